@@ -1,0 +1,40 @@
+# SPDX-License-Identifier: MIT
+#
+# Test build rules. Every test program prints one line per case,
+# "PASS name", "FAIL name: why" or "SKIP name: why"; tests/check.sh runs the
+# suites and tallies those lines into the closing "N passed, N failed" line.
+#
+# Suites:
+#   unit  ASan/UBSan binaries in TEST_PROGRAMS (tests/unit/test_*.c and
+#         whatever tests/*/rules.mk fragments add)
+#   host  scripts tests/host/*.sh (CLI, BPF on the host kernel, install)
+#   kmod  module compile check against Debian 6.1 and 6.12 headers, W=1
+#   vm    the QEMU rig, tests/vm/run.sh
+
+TEST_PROGRAMS :=
+TEST_PREREQS := $(O)/mtrace-user $(O)/san/mtrace-user
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(O)/san/tests/unit/%)
+TEST_PROGRAMS += $(UNIT_BINS)
+
+$(O)/san/tests/unit/%: $(O)/san/tests/unit/%.o $(O)/san/tests/lib/mt_test_main.o $(O)/san/libmtrace.a
+	@echo '  LD      $@'
+	$(Q)$(CC) $(CFLAGS_USER) $(CFLAGS_SAN) -o $@ $^ $(LDLIBS_USER)
+
+-include $(wildcard tests/*/rules.mk)
+
+TEST_PREREQS += $(TEST_PROGRAMS)
+CHECK_ENV = O=$(O) TEST_PROGRAMS="$(TEST_PROGRAMS)"
+
+check: $(TEST_PREREQS)
+	$(Q)$(CHECK_ENV) tests/check.sh unit host kmod vm
+
+check-unit: $(TEST_PROGRAMS)
+	$(Q)$(CHECK_ENV) tests/check.sh unit
+
+check-vm: $(TEST_PREREQS)
+	$(Q)$(CHECK_ENV) tests/check.sh vm
+
+check-kmod:
+	$(Q)$(CHECK_ENV) tests/check.sh kmod

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: MIT */
+/* The mtrace-user subcommands; each takes its own argv (argv[0] = name). */
+#ifndef MTRACE_CLI_COMMANDS_H
+#define MTRACE_CLI_COMMANDS_H
+
+struct mt_command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+/* The table, terminated by an entry with a NULL name (commands.c). */
+extern const struct mt_command mt_commands[];
+
+#endif

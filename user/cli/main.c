@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT
+/* mtrace-user: dispatch to a subcommand. */
+#include "commands.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: mtrace-user [--version] [--help] COMMAND [ARGS]\n\ncommands:\n");
+	for (const struct mt_command *c = mt_commands; c->name; c++)
+		fprintf(out, "  %-12s %s\n", c->name, c->summary);
+	fprintf(out, "\n'mtrace-user COMMAND --help' describes one command; see also mtrace-user(1).\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("mtrace-user %s\n", MTRACE_VERSION);
+		return 0;
+	}
+	for (const struct mt_command *c = mt_commands; c->name; c++)
+		if (!strcmp(argv[1], c->name))
+			return c->run(argc - 1, argv + 1);
+	fprintf(stderr, "mtrace-user: unknown command '%s' (see mtrace-user --help)\n", argv[1]);
+	return 2;
+}
