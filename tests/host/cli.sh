@@ -1,0 +1,26 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# mtrace-user's command-line surface: help, version, and bad invocations.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+bin=$top/${O:-build}/san/mtrace-user
+
+# expect NAME STATUS PATTERN CMD...: exit status and a line of output.
+expect() {
+	local name=$1 want=$2 pattern=$3 out rc
+	shift 3
+	out=$("$@" 2>&1)
+	rc=$?
+	if [ "$rc" -ne "$want" ]; then
+		echo "FAIL cli/$name: exit status $rc, expected $want; output: $out"
+	elif ! grep -qE -- "$pattern" <<<"$out"; then
+		echo "FAIL cli/$name: output lacks /$pattern/: $out"
+	else
+		echo "PASS cli/$name"
+	fi
+}
+
+expect version 0 "^mtrace-user $(cat "$top/VERSION")\$" "$bin" --version
+expect help 0 '^usage: mtrace-user' "$bin" --help
+expect no-args 2 '^usage: mtrace-user' "$bin"
+expect unknown-command 2 "unknown command 'frobnicate'" "$bin" frobnicate
