@@ -13,5 +13,7 @@ shift 2
 mkdir -p "$out"
 # Copy only what the module build reads; -p keeps mtimes so rebuilds stay incremental.
 cp -rp "$top/Kbuild" "$top/VERSION" "$top/kmod" "$top/include" "$out/"
-make -C "$kdir" M="$(cd "$out" && pwd)" "$@" modules >&2
+# A calling make passes its command-line variables (O= among them, which
+# Kbuild would take as its output directory) through MAKEFLAGS: drop them.
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$kdir" M="$(cd "$out" && pwd)" "$@" modules >&2
 echo "$out/mtrace.ko"

@@ -9,6 +9,7 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 action=$1 dest=$2 prefix=$3 build=$4 version=$5
+case $build in /*) ;; *) build=$top/$build ;; esac
 bindir=$dest$prefix/bin
 mandir=$dest$prefix/share/man/man1
 bpfdir=$dest$prefix/lib/mtrace/bpf
@@ -17,10 +18,10 @@ live_dkms() { [ -z "$dest" ] && command -v dkms >/dev/null; }
 
 case $action in
 install)
-	install -D -m 755 "$top/$build/mtrace-user" "$bindir/mtrace-user"
+	install -D -m 755 "$build/mtrace-user" "$bindir/mtrace-user"
 	install -D -m 644 "$top/docs/mtrace-user.1" "$mandir/mtrace-user.1"
 	mkdir -p "$bpfdir"
-	for o in "$top/$build"/bpf/*.bpf.o; do
+	for o in "$build"/bpf/*.bpf.o; do
 		[ -e "$o" ] && install -m 644 "$o" "$bpfdir/"
 	done
 	rm -rf "$srcdir"

@@ -8,7 +8,10 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 O=${O:-build}
+# Test programs see an absolute O and none of the calling make's flags.
+case $O in /*) ;; *) O=$PWD/$O ;; esac
 export O
+unset MAKEFLAGS MFLAGS MAKELEVEL
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 

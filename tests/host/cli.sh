@@ -3,7 +3,7 @@
 # mtrace-user's command-line surface: help, version, and bad invocations.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-bin=$top/${O:-build}/san/mtrace-user
+bin=${O:-$top/build}/san/mtrace-user
 
 # expect NAME STATUS PATTERN CMD...: exit status and a line of output.
 expect() {

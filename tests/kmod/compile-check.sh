@@ -9,6 +9,8 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 O=${O:-build}
+case $O in /*) ;; *) O=$top/$O ;; esac
+export O
 . tests/vm/kernels.env
 
 build() {

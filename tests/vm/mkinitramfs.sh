@@ -9,6 +9,8 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$(realpath -m "$1") ko=$2 kconfig=$3 kver=$4
 O=${O:-build}
+case $O in /*) ;; *) O=$top/$O ;; esac
+export O
 busybox=$(command -v busybox)
 file -L "$busybox" | grep -q 'statically linked' || {
 	echo "mkinitramfs: need a static busybox (package busybox-static)" >&2
@@ -36,8 +38,8 @@ add_program() {
 		cp -L "$l" "$st$l"
 	done
 }
-add_program "$top/$O/mtrace-user"
-for p in "$top/$O"/vm/bin/*; do
+add_program "$O/mtrace-user"
+for p in "$O"/vm/bin/*; do
 	[ -x "$p" ] && add_program "$p"
 done
 add_program "$(command -v bpftool)"

@@ -12,6 +12,8 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 O=${O:-build}
+case $O in /*) ;; *) O=$top/$O ;; esac
+export O
 work=$O/vm/run
 . tests/vm/kernels.env
 kver=$MTRACE_VM_KVER
