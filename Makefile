@@ -28,7 +28,7 @@ CFLAGS_USER := -std=gnu11 -Wall -Wextra -Werror -g -fno-omit-frame-pointer -MMD 
 CFLAGS_REL := -O2
 # Tests run against an ASan/UBSan build of the same sources.
 CFLAGS_SAN := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all
-LDLIBS_USER := -lbpf -lipt -ldw -lelf -lcapstone -lzstd -lz -lpthread -lm
+LDLIBS_USER := -lbpf -lipt -ldw -lelf -liberty -lcapstone -lzstd -lz -lpthread -lm
 
 # Components are directories under user/; everything but user/cli/ forms libmtrace.
 LIB_SRCS := $(filter-out user/cli/%,$(wildcard user/*/*.c))
@@ -37,8 +37,8 @@ BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(BPF_SRCS:bpf/%.bpf.c=$(O)/bpf/%.bpf.o)
 BPF_SKELS := $(BPF_SRCS:bpf/%.bpf.c=$(O)/bpf/%.skel.h)
 
-.PHONY: all user bpf kmod check check-unit check-vm check-kmod deps install \
-	uninstall clean help
+.PHONY: all user bpf kmod check check-unit check-vm check-kmod check-fuzz bench deps \
+	install uninstall clean help
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -52,6 +52,8 @@ help:
 	@echo 'make check-unit   unit tests only (ASan/UBSan)'
 	@echo 'make check-vm     the QEMU VM suite only'
 	@echo 'make check-kmod   compile the module against Debian 6.1 and 6.12 headers (W=1)'
+	@echo 'make check-fuzz   run each libFuzzer target briefly (FUZZ_SECONDS=N, default 30)'
+	@echo 'make bench        build and run the benchmarks in bench/'
 	@echo 'make install      install mtrace-user, man page, BPF objects; module via DKMS'
 	@echo 'make uninstall    undo make install'
 
@@ -103,6 +105,19 @@ $(O)/san/mtrace-user: $(CLI_SRCS:%.c=$(O)/san/%.o) $(O)/san/libmtrace.a
 	@echo '  LD      $@'
 	$(Q)$(CC) $(CFLAGS_USER) $(CFLAGS_SAN) -o $@ $^ $(LDLIBS_USER)
 
+# ---- fuzzing (libFuzzer needs clang; a third build of libmtrace) ---------
+CFLAGS_FUZZ := -std=gnu11 -Wall -Wextra -Werror -g -O1 -fno-omit-frame-pointer -MMD -MP \
+	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+
+$(O)/fuzz/%.o: %.c | $(BPF_SKELS)
+	@mkdir -p $(@D)
+	@echo '  CLANG   $@'
+	$(Q)$(CLANG) $(CPPFLAGS_USER) $(CFLAGS_FUZZ) -c $< -o $@
+
+$(O)/fuzz/libmtrace.a: $(LIB_SRCS:%.c=$(O)/fuzz/%.o)
+	@mkdir -p $(@D)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
 # ---- kernel module ---------------------------------------------------------
 # Built in a copy under $(O) so that several kernels can be built side by
 # side and the source tree stays free of Kbuild's objects.
@@ -111,6 +126,7 @@ kmod:
 	else echo "mtrace: no kernel build directory at $(KDIR): skipping mtrace.ko (use make KDIR=...)"; fi
 
 include tests/tests.mk
+include bench/bench.mk
 
 # ---- install ---------------------------------------------------------------
 install: user
@@ -122,4 +138,4 @@ uninstall:
 clean:
 	rm -rf $(O)
 
--include $(shell find $(O)/rel $(O)/san -name '*.d' 2>/dev/null)
+-include $(shell find $(O)/rel $(O)/san $(O)/fuzz -name '*.d' 2>/dev/null)

@@ -42,12 +42,16 @@ for suite in "$@"; do
 		for t in tests/host/*.sh; do
 			[ -e "$t" ] && run "host/$(basename "$t" .sh)" 900 "$t"
 		done ;;
+	fuzz)
+		for f in ${FUZZ_BINS:-}; do
+			run "fuzz/$(basename "$f")" $((${FUZZ_SECONDS:-30} + 120)) tests/fuzz/run.sh "$f" "${FUZZ_SECONDS:-30}"
+		done ;;
 	kmod)
 		run kmod-compile 900 tests/kmod/compile-check.sh ;;
 	vm)
 		run vm 1800 tests/vm/run.sh ;;
 	*)
-		echo "check.sh: unknown suite '$suite' (unit, host, kmod, vm)" >&2
+		echo "check.sh: unknown suite '$suite' (unit, host, fuzz, kmod, vm)" >&2
 		exit 2 ;;
 	esac
 done

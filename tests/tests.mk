@@ -10,6 +10,8 @@
 #   host  scripts tests/host/*.sh (CLI, BPF on the host kernel, install)
 #   kmod  module compile check against Debian 6.1 and 6.12 headers, W=1
 #   vm    the QEMU rig, tests/vm/run.sh
+#   fuzz  each libFuzzer target tests/fuzz/fuzz_*.c for FUZZ_SECONDS over its
+#         seed corpus tests/fuzz/corpus/NAME/
 
 TEST_PROGRAMS :=
 TEST_PREREQS := $(O)/mtrace-user $(O)/san/mtrace-user
@@ -22,13 +24,22 @@ $(O)/san/tests/unit/%: $(O)/san/tests/unit/%.o $(O)/san/tests/lib/mt_test_main.o
 	@echo '  LD      $@'
 	$(Q)$(CC) $(CFLAGS_USER) $(CFLAGS_SAN) -o $@ $^ $(LDLIBS_USER)
 
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(O)/fuzz/bin/%)
+
+$(O)/fuzz/bin/%: $(O)/fuzz/tests/fuzz/%.o $(O)/fuzz/libmtrace.a
+	@mkdir -p $(@D)
+	@echo '  LD      $@'
+	$(Q)$(CLANG) -fsanitize=fuzzer,address,undefined -o $@ $^ $(LDLIBS_USER)
+
 -include $(wildcard tests/*/rules.mk)
 
-TEST_PREREQS += $(TEST_PROGRAMS)
-CHECK_ENV = O=$(O) TEST_PROGRAMS="$(TEST_PROGRAMS)"
+TEST_PREREQS += $(TEST_PROGRAMS) $(FUZZ_BINS)
+FUZZ_SECONDS ?= 30
+CHECK_ENV = O=$(O) TEST_PROGRAMS="$(TEST_PROGRAMS)" FUZZ_BINS="$(FUZZ_BINS)" FUZZ_SECONDS=$(FUZZ_SECONDS)
 
 check: $(TEST_PREREQS)
-	$(Q)$(CHECK_ENV) tests/check.sh unit host kmod vm
+	$(Q)$(CHECK_ENV) tests/check.sh unit host fuzz kmod vm
 
 check-unit: $(TEST_PROGRAMS)
 	$(Q)$(CHECK_ENV) tests/check.sh unit
@@ -38,3 +49,6 @@ check-vm: $(TEST_PREREQS)
 
 check-kmod:
 	$(Q)$(CHECK_ENV) tests/check.sh kmod
+
+check-fuzz: $(FUZZ_BINS)
+	$(Q)$(CHECK_ENV) tests/check.sh fuzz
