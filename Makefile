@@ -70,7 +70,7 @@ $(O)/bpf/vmlinux.h:
 
 $(O)/bpf/%.bpf.o: bpf/%.bpf.c $(O)/bpf/vmlinux.h $(wildcard bpf/*.h) include/uapi/linux/mtrace.h
 	@echo '  BPF     $@'
-	$(Q)$(CLANG) -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_x86 \
+	$(Q)$(CLANG) -g -O2 -Wall -Werror -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 \
 		-I$(O)/bpf -Ibpf -Iinclude -c $< -o $@
 	$(Q)$(LLVM_STRIP) -g $@
 
@@ -81,12 +81,17 @@ $(O)/bpf/%.skel.h: $(O)/bpf/%.bpf.o
 # ---- user space ------------------------------------------------------------
 user: $(O)/mtrace-user
 
-$(O)/rel/%.o: %.c | $(BPF_SKELS)
+# Sources that include a BPF skeleton need it generated before they compile
+# (afterwards the .d files track it); the others do not wait for BPF.
+SKEL_USERS := $(shell grep -l 'skel\.h"' $(wildcard user/*/*.c tests/*/*.c tests/*/*/*.c bench/*.c) /dev/null)
+$(foreach v,rel san fuzz,$(SKEL_USERS:%.c=$(O)/$(v)/%.o)): | $(BPF_SKELS)
+
+$(O)/rel/%.o: %.c
 	@mkdir -p $(@D)
 	@echo '  CC      $@'
 	$(Q)$(CC) $(CPPFLAGS_USER) $(CFLAGS_USER) $(CFLAGS_REL) -c $< -o $@
 
-$(O)/san/%.o: %.c | $(BPF_SKELS)
+$(O)/san/%.o: %.c
 	@mkdir -p $(@D)
 	@echo '  CC      $@'
 	$(Q)$(CC) $(CPPFLAGS_USER) $(CFLAGS_USER) $(CFLAGS_SAN) -c $< -o $@
@@ -109,7 +114,7 @@ $(O)/san/mtrace-user: $(CLI_SRCS:%.c=$(O)/san/%.o) $(O)/san/libmtrace.a
 CFLAGS_FUZZ := -std=gnu11 -Wall -Wextra -Werror -g -O1 -fno-omit-frame-pointer -MMD -MP \
 	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 
-$(O)/fuzz/%.o: %.c | $(BPF_SKELS)
+$(O)/fuzz/%.o: %.c
 	@mkdir -p $(@D)
 	@echo '  CLANG   $@'
 	$(Q)$(CLANG) $(CPPFLAGS_USER) $(CFLAGS_FUZZ) -c $< -o $@

@@ -45,6 +45,15 @@ void mt_skip(const char *fmt, ...)
 	longjmp(case_env, 1);
 }
 
+/* setjmp lives in its own frame so main's locals cannot be clobbered. */
+static void run_case(struct mt_case *c)
+{
+	case_state = RUNNING;
+	current = c->name;
+	if (!setjmp(case_env))
+		c->fn();
+}
+
 int main(int argc, char **argv)
 {
 	int passed = 0, failed = 0, skipped = 0;
@@ -55,10 +64,7 @@ int main(int argc, char **argv)
 	for (struct mt_case *c = cases; c; c = c->next) {
 		if (only && strcmp(only, c->name))
 			continue;
-		case_state = RUNNING;
-		current = c->name;
-		if (!setjmp(case_env))
-			c->fn();
+		run_case(c);
 		if (case_state == RUNNING) {
 			printf("PASS %s/%s\n", suite, c->name);
 			passed++;
