@@ -5,5 +5,9 @@
 #include <stddef.h>
 
 const struct mt_command mt_commands[] = {
+	{ "bundle-info", cmd_info, "check a snapshot bundle and list its sections" },
+	{ "record", cmd_record, "trace a program and write a snapshot bundle" },
+	{ "doctor", cmd_doctor, "check every prerequisite of a capture on this machine" },
+	{ "decode", cmd_decode, "decode a snapshot bundle into a Perfetto trace (or text)" },
 	{ NULL, NULL, NULL },
 };

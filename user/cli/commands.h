@@ -12,4 +12,9 @@ struct mt_command {
 /* The table, terminated by an entry with a NULL name (commands.c). */
 extern const struct mt_command mt_commands[];
 
+int cmd_info(int argc, char **argv);
+int cmd_record(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
+int cmd_decode(int argc, char **argv);
+
 #endif

@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * /dev/mtrace: open/release, the ioctls of include/uapi/linux/mtrace.h,
+ * mmap of the rings and poll for a completed freeze.
+ */
+#include <linux/capability.h>
+#include <linux/cpu.h>
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/poll.h>
+#include <linux/slab.h>
+#include <linux/topology.h>
+#include <linux/uaccess.h>
+
+#include "mtrace_internal.h"
+#include "mtrace_pt_defs.h"
+#include "mtrace_target.h"
+
+static int state(void)
+{
+	return atomic_read_acquire(&mtrace_sess.state);
+}
+
+static bool zeroed(const void *p, size_t n)
+{
+	return !memchr_inv(p, 0, n);
+}
+
+/* Frees the rings; every CPU is stopped (state READY or IDLE). */
+static void free_rings(void)
+{
+	int cpu;
+
+	for_each_cpu(cpu, mtrace_sess.cpus) {
+		struct mtrace_pcpu *pc = per_cpu_ptr(&mtrace_pcpu, cpu);
+
+		mtrace_ring_free(pc->ring, &mtrace_sess.plan);
+		mtrace_sb_free(pc->sb);
+		pc->ring = NULL;
+		pc->sb = NULL;
+	}
+	cpumask_clear(mtrace_sess.cpus);
+	atomic_set(&mtrace_sess.state, MTRACE_STATE_IDLE);
+}
+
+static int alloc_rings(u32 sb_records)
+{
+	int cpu;
+
+	cpus_read_lock();
+	cpumask_copy(mtrace_sess.cpus, cpu_online_mask);
+	cpus_read_unlock();
+	for_each_cpu(cpu, mtrace_sess.cpus) {
+		struct mtrace_pcpu *pc = per_cpu_ptr(&mtrace_pcpu, cpu);
+		int node = cpu_to_node(cpu);
+
+		pc->ring = mtrace_ring_alloc(&mtrace_sess.plan, node);
+		pc->sb = mtrace_sb_alloc(sb_records, node);
+		if (!pc->ring || !pc->sb) {
+			free_rings();
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static int ioc_set_config(void __user *arg)
+{
+	struct mtrace_config cfg;
+	struct mtrace_pt_program prog;
+	struct mtrace_topa_plan plan;
+	pid_t tgid = 0;
+	int err;
+
+	if (copy_from_user(&cfg, arg, sizeof(cfg)))
+		return -EFAULT;
+	err = mtrace_config_encode(&cfg, &mtrace_caps,
+				   mtrace_max_single_region(), &prog);
+	if (!err)
+		err = mtrace_topa_plan(&plan, cfg.ring_size, prog.region_size,
+				       mtrace_caps.multi_topa);
+	if (err)
+		return err;
+	if (cfg.flags & MTRACE_CFG_KERNEL && !capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	if (!(cfg.flags & MTRACE_CFG_SYSTEM_WIDE)) {
+		err = mtrace_target_lookup(cfg.pid, &tgid);
+		if (err)
+			return err;
+	}
+	if (state() == MTRACE_STATE_ARMED || state() == MTRACE_STATE_FREEZING)
+		return -EBADFD;
+	/* User mappings of the old rings must go before the rings do. */
+	if (atomic_read(&mtrace_sess.mmaps))
+		return -EBUSY;
+	if (!mtrace_sess.tp_registered) {
+		err = mtrace_sched_register();
+		if (err)
+			return err;
+		mtrace_sess.tp_registered = true;
+	}
+	free_rings();
+	mtrace_sess.prog = prog;
+	mtrace_sess.plan = plan;
+	mtrace_sess.sb_records = cfg.sb_records;
+	mtrace_sess.per_task = !(cfg.flags & MTRACE_CFG_SYSTEM_WIDE);
+	mtrace_sess.tgid = tgid;
+	mtrace_sess.snapshots = 0;
+	err = alloc_rings(cfg.sb_records);
+	if (err)
+		return err;
+	atomic_set(&mtrace_sess.state, MTRACE_STATE_READY);
+	return 0;
+}
+
+static int ioc_arm(void)
+{
+	int st = state();
+
+	if (st != MTRACE_STATE_READY && st != MTRACE_STATE_FROZEN)
+		return -EBADFD;
+	atomic_set(&mtrace_sess.state, MTRACE_STATE_READY);
+	return mtrace_arm();
+}
+
+static int ioc_freeze(void __user *arg)
+{
+	struct mtrace_freeze req;
+	int err;
+
+	if (copy_from_user(&req, arg, sizeof(req)))
+		return -EFAULT;
+	if (req.reserved || (req.path != MTRACE_PATH_FALLBACK &&
+			     req.path != MTRACE_PATH_MANUAL &&
+			     req.path != MTRACE_PATH_EXIT))
+		return -EINVAL;
+	err = mtrace_freeze_now(req.path, req.cookie);
+	if (err == -ENODATA)
+		return -EBADFD;
+	/* Whoever won, the snapshot is complete when this returns. */
+	wait_event(mtrace_sess.wq, state() != MTRACE_STATE_FREEZING);
+	return err;
+}
+
+static int ioc_status(void __user *arg)
+{
+	struct mtrace_status st = {
+		.state = state(),
+		.nr_cpus = cpumask_weight(mtrace_sess.cpus),
+		.snapshots = mtrace_sess.snapshots,
+		.ring_size = mtrace_sess.plan.ring_size,
+		.rtit_ctl = mtrace_sess.prog.ctl,
+		.arm_tsc = mtrace_sess.arm_tsc,
+		.arm_ns = mtrace_sess.arm_ns,
+	};
+	int cpu;
+
+	if (st.state == MTRACE_STATE_FROZEN) {
+		st.freeze_tsc = mtrace_sess.freeze_tsc;
+		st.freeze_ns = mtrace_sess.freeze_ns;
+		st.trigger = mtrace_sess.trigger;
+		for_each_cpu(cpu, mtrace_sess.cpus)
+			if (per_cpu(mtrace_pcpu, cpu).flags & MTRACE_CPU_CLOBBERED)
+				st.flags |= MTRACE_STATUS_CLOBBERED;
+	}
+	return copy_to_user(arg, &st, sizeof(st)) ? -EFAULT : 0;
+}
+
+static int ioc_get_cpu(void __user *arg)
+{
+	struct mtrace_cpu_info info;
+	struct mtrace_pcpu *pc;
+
+	if (copy_from_user(&info, arg, sizeof(info)))
+		return -EFAULT;
+	if (info.cpu >= nr_cpu_ids ||
+	    !zeroed(&info.flags, sizeof(info) - sizeof(info.cpu)))
+		return -EINVAL;
+	if (state() == MTRACE_STATE_IDLE)
+		return -EBADFD;
+	if (!cpumask_test_cpu(info.cpu, mtrace_sess.cpus))
+		return copy_to_user(arg, &info, sizeof(info)) ? -EFAULT : 0;
+	pc = per_cpu_ptr(&mtrace_pcpu, info.cpu);
+	info.flags = MTRACE_CPU_RING;
+	info.ring_size = mtrace_sess.plan.ring_size;
+	info.mmap_offset = (u64)info.cpu * info.ring_size;
+	if (state() == MTRACE_STATE_FROZEN) {
+		info.flags = pc->flags;
+		info.write_offset = pc->write_offset;
+		info.stop_tsc = pc->stop_tsc;
+		info.rtit_status = pc->status;
+		info.output_base = pc->output_base;
+		info.output_mask_ptrs = pc->mask_ptrs;
+		info.sb_written = pc->sb->head;
+		if (!(pc->flags & MTRACE_CPU_CLOBBERED) &&
+		    mtrace_ring_wrapped(pc->ring, &mtrace_sess.plan,
+					pc->write_offset))
+			info.flags |= MTRACE_CPU_WRAPPED;
+	}
+	return copy_to_user(arg, &info, sizeof(info)) ? -EFAULT : 0;
+}
+
+static int ioc_read_sideband(void __user *arg)
+{
+	struct mtrace_sb_read req;
+	struct mtrace_sb_record __user *out;
+	struct mtrace_sb *sb;
+	u64 first, seq, n;
+
+	if (copy_from_user(&req, arg, sizeof(req)))
+		return -EFAULT;
+	if (req.cpu >= nr_cpu_ids || req.first_seq ||
+	    !zeroed(req.reserved, sizeof(req.reserved)))
+		return -EINVAL;
+	if (state() != MTRACE_STATE_FROZEN)
+		return -EBADFD;
+	if (!cpumask_test_cpu(req.cpu, mtrace_sess.cpus))
+		return -ENODEV;
+	sb = per_cpu(mtrace_pcpu, req.cpu).sb;
+	first = max(mtrace_sb_first_seq(sb->head, (u64)sb->mask + 1),
+		    req.start_seq);
+	n = first < sb->head ? min_t(u64, req.count, sb->head - first) : 0;
+	out = u64_to_user_ptr(req.records_ptr);
+	for (seq = first; seq < first + n; seq++)
+		if (copy_to_user(out++, &sb->recs[seq & sb->mask],
+				 sizeof(*out)))
+			return -EFAULT;
+	req.first_seq = first;
+	req.count = n;
+	return copy_to_user(arg, &req, sizeof(req)) ? -EFAULT : 0;
+}
+
+struct sim_call {
+	struct mtrace_pcpu *pc;
+	const u8 *data;
+	u64 len;
+	long ret;
+	struct mtrace_sim_msr msr;
+};
+
+/* On the CPU whose "hardware" writes: serialised with its PT sequences. */
+static void sim_inject_local(void *info)
+{
+	struct sim_call *c = info;
+
+	c->ret = mtrace_ring_sim_write(c->pc->ring, &mtrace_sess.plan,
+				       &c->pc->sim, c->data, c->len);
+}
+
+static long ioc_sim_inject(void __user *arg)
+{
+	struct mtrace_sim_inject req;
+	struct sim_call c = { 0 };
+	void *buf;
+	int err;
+
+	if (copy_from_user(&req, arg, sizeof(req)))
+		return -EFAULT;
+	if (req.reserved || req.cpu >= nr_cpu_ids || !req.len ||
+	    req.len > MTRACE_SIM_INJECT_MAX)
+		return -EINVAL;
+	if (state() == MTRACE_STATE_IDLE)
+		return -EBADFD;
+	if (!cpumask_test_cpu(req.cpu, mtrace_sess.cpus))
+		return -ENODEV;
+	buf = kvmalloc(req.len, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	if (copy_from_user(buf, u64_to_user_ptr(req.data_ptr), req.len)) {
+		kvfree(buf);
+		return -EFAULT;
+	}
+	c.pc = per_cpu_ptr(&mtrace_pcpu, req.cpu);
+	c.data = buf;
+	c.len = req.len;
+	err = smp_call_function_single(req.cpu, sim_inject_local, &c, 1);
+	kvfree(buf);
+	return err ? err : c.ret;
+}
+
+static void sim_set_msr_local(void *info)
+{
+	struct sim_call *c = info;
+
+	mtrace_wrmsr(c->msr.msr, c->msr.value);
+}
+
+static int ioc_sim_set_msr(void __user *arg)
+{
+	struct sim_call c = { 0 };
+
+	if (copy_from_user(&c.msr, arg, sizeof(c.msr)))
+		return -EFAULT;
+	if (c.msr.cpu >= nr_cpu_ids ||
+	    (c.msr.msr != MTRACE_MSR_RTIT_OUTPUT_BASE &&
+	     c.msr.msr != MTRACE_MSR_RTIT_OUTPUT_MASK &&
+	     c.msr.msr != MTRACE_MSR_RTIT_CTL &&
+	     c.msr.msr != MTRACE_MSR_RTIT_STATUS))
+		return -EINVAL;
+	return smp_call_function_single(c.msr.cpu, sim_set_msr_local, &c, 1);
+}
+
+static int ioc_version(void __user *arg)
+{
+	struct mtrace_version v = { .abi_version = MTRACE_ABI_VERSION };
+
+	strscpy(v.module_version, MTRACE_VERSION, sizeof(v.module_version));
+	return copy_to_user(arg, &v, sizeof(v)) ? -EFAULT : 0;
+}
+
+static int ioc_caps(void __user *arg)
+{
+	struct mtrace_caps c = {
+		.nr_cpu_ids = nr_cpu_ids,
+		.cpuid_1_eax = mtrace_caps.leaf1_eax,
+		.max_nonturbo_ratio = mtrace_nonturbo_ratio,
+		.tsc_khz = tsc_khz,
+		.max_single_region = mtrace_max_single_region(),
+	};
+
+	memcpy(c.cpuid_14_0, mtrace_caps.c14_0, sizeof(c.cpuid_14_0));
+	memcpy(c.cpuid_14_1, mtrace_caps.c14_1, sizeof(c.cpuid_14_1));
+	memcpy(c.cpuid_15, mtrace_caps.c15, sizeof(c.cpuid_15));
+	c.flags = (mtrace_sim ? MTRACE_CAPS_SIMULATED : 0) |
+		  (mtrace_caps.multi_topa ? MTRACE_CAPS_MULTI_TOPA : 0) |
+		  (mtrace_kfunc_ok ? MTRACE_CAPS_KFUNC : 0) |
+		  (mtrace_caps.branch_always_on ? MTRACE_CAPS_BRANCH_ON : 0);
+	return copy_to_user(arg, &c, sizeof(c)) ? -EFAULT : 0;
+}
+
+static long dispatch(unsigned int cmd, void __user *arg)
+{
+	switch (cmd) {
+	case MTRACE_IOC_GET_VERSION:
+		return ioc_version(arg);
+	case MTRACE_IOC_GET_CAPS:
+		return ioc_caps(arg);
+	case MTRACE_IOC_SET_CONFIG:
+		return ioc_set_config(arg);
+	case MTRACE_IOC_ARM:
+		return ioc_arm();
+	case MTRACE_IOC_DISARM:
+		if (state() == MTRACE_STATE_IDLE)
+			return -EBADFD;
+		mtrace_disarm();
+		return 0;
+	case MTRACE_IOC_FREEZE:
+		return ioc_freeze(arg);
+	case MTRACE_IOC_GET_STATUS:
+		return ioc_status(arg);
+	case MTRACE_IOC_GET_CPU:
+		return ioc_get_cpu(arg);
+	case MTRACE_IOC_READ_SIDEBAND:
+		return ioc_read_sideband(arg);
+	case MTRACE_IOC_SIM_INJECT:
+		return mtrace_sim ? ioc_sim_inject(arg) : -ENOTTY;
+	case MTRACE_IOC_SIM_SET_MSR:
+		return mtrace_sim ? ioc_sim_set_msr(arg) : -ENOTTY;
+	default:
+		return -ENOTTY;
+	}
+}
+
+static long mtrace_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	long ret;
+
+	mutex_lock(&mtrace_sess.lock);
+	ret = dispatch(cmd, (void __user *)arg);
+	mutex_unlock(&mtrace_sess.lock);
+	return ret;
+}
+
+static __poll_t mtrace_poll(struct file *file, poll_table *wait)
+{
+	poll_wait(file, &mtrace_sess.wq, wait);
+	return state() == MTRACE_STATE_FROZEN ? EPOLLIN | EPOLLRDNORM : 0;
+}
+
+static int mtrace_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	int err = -EBADFD;
+
+	mutex_lock(&mtrace_sess.lock);
+	if (state() != MTRACE_STATE_IDLE)
+		err = mtrace_ring_mmap(vma);
+	mutex_unlock(&mtrace_sess.lock);
+	return err;
+}
+
+static int mtrace_open(struct inode *inode, struct file *file)
+{
+	if (!perfmon_capable())
+		return -EPERM;
+	if (test_and_set_bit(0, &mtrace_sess.busy))
+		return -EBUSY;
+	return stream_open(inode, file);
+}
+
+/* Last reference gone (close, owner death, last munmap): stop and free. */
+static int mtrace_release(struct inode *inode, struct file *file)
+{
+	mutex_lock(&mtrace_sess.lock);
+	mtrace_disarm();
+	if (mtrace_sess.tp_registered) {
+		mtrace_sched_unregister();
+		mtrace_sess.tp_registered = false;
+	}
+	free_rings();
+	mutex_unlock(&mtrace_sess.lock);
+	clear_bit(0, &mtrace_sess.busy);
+	return 0;
+}
+
+static const struct file_operations mtrace_fops = {
+	.owner = THIS_MODULE,
+	.open = mtrace_open,
+	.release = mtrace_release,
+	.unlocked_ioctl = mtrace_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.poll = mtrace_poll,
+	.mmap = mtrace_mmap,
+};
+
+/* World-openable node: open() itself demands CAP_PERFMON/CAP_SYS_ADMIN. */
+static struct miscdevice mtrace_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "mtrace",
+	.fops = &mtrace_fops,
+	.mode = 0666,
+};
+
+int mtrace_dev_init(void)
+{
+	return misc_register(&mtrace_misc);
+}
+
+void mtrace_dev_exit(void)
+{
+	misc_deregister(&mtrace_misc);
+}

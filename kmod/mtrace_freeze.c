@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Arm, freeze and disarm across CPUs.
+ *
+ * The session state moves ARMED -> FREEZING exactly once per arm, by
+ * cmpxchg: the first trigger wins. The winner stops PT on its own CPU
+ * before anything else, then stops the others with asynchronous IPIs (safe
+ * with interrupts off, so from probe and BPF context). The CPU that stops
+ * last moves the state to FROZEN and wakes poll() through irq_work, since
+ * a trigger may fire where waking a task is not allowed.
+ */
+#include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
+#include <linux/ptrace.h>
+#include <linux/reboot.h>
+#include <linux/sched/task_stack.h>
+#include <linux/suspend.h>
+#include <linux/timekeeping.h>
+#include <asm/msr.h>
+
+#include "mtrace_internal.h"
+
+static int cpuhp_state;
+
+static void freeze_done(void)
+{
+	if (!atomic_dec_and_test(&mtrace_sess.pending))
+		return;
+	mtrace_sess.freeze_tsc = rdtsc_ordered();
+	mtrace_sess.freeze_ns = ktime_get_mono_fast_ns();
+	mtrace_sess.snapshots++;
+	atomic_set_release(&mtrace_sess.state, MTRACE_STATE_FROZEN);
+	irq_work_queue(&mtrace_sess.wake_work);
+}
+
+static void freeze_ipi(void *info)
+{
+	mtrace_cpu_stop_local();
+	freeze_done();
+}
+
+/* Interrupts are off: the sender's own CPU is already stopped. */
+static void send_freeze_ipis(void)
+{
+	int cpu, self = smp_processor_id();
+
+	for_each_cpu(cpu, mtrace_sess.cpus) {
+		if (cpu == self)
+			continue;
+		atomic_inc(&mtrace_sess.pending);
+		/* An offline CPU was stopped by its hotplug callback. */
+		if (smp_call_function_single_async(cpu,
+						   &per_cpu(mtrace_pcpu, cpu).csd))
+			atomic_dec(&mtrace_sess.pending);
+	}
+	freeze_done();
+}
+
+static void ipi_work_fn(struct irq_work *work)
+{
+	send_freeze_ipis();
+}
+
+static void wake_work_fn(struct irq_work *work)
+{
+	wake_up_all(&mtrace_sess.wq);
+}
+
+static u64 user_ip(void)
+{
+	if (!current->mm || current->flags & PF_KTHREAD)
+		return 0;
+	return instruction_pointer(task_pt_regs(current));
+}
+
+/* Callable from any context, NMI included. */
+int mtrace_freeze_now(u32 path, u64 cookie)
+{
+	struct mtrace_trigger *t = &mtrace_sess.trigger;
+	unsigned long flags;
+	u64 tsc;
+	int old;
+
+	tsc = rdtsc_ordered();
+	old = atomic_cmpxchg(&mtrace_sess.state, MTRACE_STATE_ARMED,
+			     MTRACE_STATE_FREEZING);
+	if (old != MTRACE_STATE_ARMED)
+		return old == MTRACE_STATE_FREEZING ||
+		       old == MTRACE_STATE_FROZEN ? -EALREADY : -ENODATA;
+	local_irq_save(flags);
+	mtrace_cpu_stop_local();
+	t->tsc = tsc;
+	t->ip = user_ip();
+	t->cookie = cookie;
+	t->cpu = smp_processor_id();
+	t->pid = current->tgid;
+	t->tid = current->pid;
+	t->path = path;
+	atomic_set(&mtrace_sess.pending, 1);
+	/* IPIs cannot be sent from NMI context; irq_work can. */
+	if (in_nmi())
+		irq_work_queue(&mtrace_sess.ipi_work);
+	else
+		send_freeze_ipis();
+	local_irq_restore(flags);
+	return 0;
+}
+
+static void arm_ipi(void *info)
+{
+	atomic_t *refused = info;
+
+	if (!mtrace_cpu_arm_local())
+		atomic_inc(refused);
+}
+
+static void stop_ipi(void *info)
+{
+	mtrace_cpu_stop_local();
+}
+
+/* Stops every armed CPU and waits until none runs PT for us. */
+static void stop_all(void)
+{
+	cpus_read_lock();
+	on_each_cpu_mask(mtrace_sess.cpus, stop_ipi, NULL, 1);
+	cpus_read_unlock();
+}
+
+/*
+ * Session lock held, state READY. The state becomes ARMED only once every
+ * CPU is programmed, so no trigger can race with a CPU still arming.
+ */
+int mtrace_arm(void)
+{
+	atomic_t refused = ATOMIC_INIT(0);
+	int cpu;
+
+	for_each_cpu(cpu, mtrace_sess.cpus) {
+		mtrace_ring_clear(per_cpu(mtrace_pcpu, cpu).ring, &mtrace_sess.plan);
+		per_cpu(mtrace_pcpu, cpu).flags = MTRACE_CPU_RING |
+						  MTRACE_CPU_OFFLINED;
+	}
+	memset(&mtrace_sess.trigger, 0, sizeof(mtrace_sess.trigger));
+	mtrace_sess.freeze_tsc = 0;
+	mtrace_sess.freeze_ns = 0;
+	cpus_read_lock();
+	mtrace_sess.arm_tsc = rdtsc_ordered();
+	mtrace_sess.arm_ns = ktime_get_mono_fast_ns();
+	on_each_cpu_mask(mtrace_sess.cpus, arm_ipi, &refused, 1);
+	if (atomic_read(&refused))
+		on_each_cpu_mask(mtrace_sess.cpus, stop_ipi, NULL, 1);
+	else
+		atomic_set_release(&mtrace_sess.state, MTRACE_STATE_ARMED);
+	cpus_read_unlock();
+	return atomic_read(&refused) ? -EBUSY : 0;
+}
+
+/* Session lock held. Leaves the state READY with every CPU stopped. */
+void mtrace_disarm(void)
+{
+	for (;;) {
+		int st = atomic_read(&mtrace_sess.state);
+
+		if (st == MTRACE_STATE_FREEZING) {
+			wait_event(mtrace_sess.wq, atomic_read(&mtrace_sess.state) !=
+				   MTRACE_STATE_FREEZING);
+			continue;
+		}
+		if (st != MTRACE_STATE_ARMED && st != MTRACE_STATE_FROZEN)
+			return;
+		if (atomic_cmpxchg(&mtrace_sess.state, st, MTRACE_STATE_READY) == st)
+			break;
+	}
+	stop_all();
+}
+
+/* On the CPU going down: PT must be off before it leaves. */
+static int cpu_offline(unsigned int cpu)
+{
+	struct mtrace_pcpu *pc = this_cpu_ptr(&mtrace_pcpu);
+	unsigned long flags;
+
+	local_irq_save(flags);
+	if (pc->armed) {
+		mtrace_cpu_stop_local();
+		pc->flags |= MTRACE_CPU_OFFLINED;
+	}
+	local_irq_restore(flags);
+	return 0;
+}
+
+/* Suspend and reboot: keep the snapshot, and be sure PT is off. */
+static void power_stop(void)
+{
+	mutex_lock(&mtrace_sess.lock);
+	if (atomic_read(&mtrace_sess.state) >= MTRACE_STATE_ARMED) {
+		mtrace_freeze_now(MTRACE_PATH_POWER, 0);
+		stop_all();
+	}
+	mutex_unlock(&mtrace_sess.lock);
+}
+
+static int pm_event(struct notifier_block *nb, unsigned long event, void *unused)
+{
+	if (event == PM_SUSPEND_PREPARE || event == PM_HIBERNATION_PREPARE)
+		power_stop();
+	return NOTIFY_DONE;
+}
+
+static int reboot_event(struct notifier_block *nb, unsigned long event,
+			void *unused)
+{
+	power_stop();
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block pm_nb = { .notifier_call = pm_event };
+static struct notifier_block reboot_nb = { .notifier_call = reboot_event };
+
+int mtrace_freeze_init(void)
+{
+	int cpu, err;
+
+	for_each_possible_cpu(cpu)
+		INIT_CSD(&per_cpu(mtrace_pcpu, cpu).csd, freeze_ipi, NULL);
+	init_irq_work(&mtrace_sess.wake_work, wake_work_fn);
+	init_irq_work(&mtrace_sess.ipi_work, ipi_work_fn);
+	err = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "mtrace:online",
+					NULL, cpu_offline);
+	if (err < 0)
+		return err;
+	cpuhp_state = err;
+	err = register_pm_notifier(&pm_nb);
+	if (err)
+		goto err_pm;
+	err = register_reboot_notifier(&reboot_nb);
+	if (err)
+		goto err_reboot;
+	return 0;
+err_reboot:
+	unregister_pm_notifier(&pm_nb);
+err_pm:
+	cpuhp_remove_state_nocalls(cpuhp_state);
+	return err;
+}
+
+void mtrace_freeze_exit(void)
+{
+	unregister_reboot_notifier(&reboot_nb);
+	unregister_pm_notifier(&pm_nb);
+	cpuhp_remove_state_nocalls(cpuhp_state);
+	irq_work_sync(&mtrace_sess.ipi_work);
+	irq_work_sync(&mtrace_sess.wake_work);
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Round-trip check: libipt's instruction decoder, run over a generated
+ * stream with the captured memory as its image, must reproduce exactly the
+ * single-stepped instruction sequence of that CPU (every IP, in order).
+ */
+#ifndef PTG_CHECK_H
+#define PTG_CHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ptg_gen.h"
+#include "ptg_image.h"
+
+struct ptg_check {
+	size_t decoded;		/* instructions libipt produced */
+	size_t expected;	/* instructions the ring still describes */
+	size_t overflows, enables;
+	size_t timed;		/* enables whose time was checked */
+	uint64_t max_lag;	/* largest (true - decoded) time at an enable */
+	char msg[512];		/* why it failed */
+};
+
+/* Decodes @len bytes at @buf (the CPU's stream, or a modified copy) and
+ * compares them with CPU @c's sequence from seq_start on. 0 if equal.
+ * Timing is checked too: the time libipt gives each enable event (from
+ * TSC, TMA and MTC) must be at most one MTC period before the true time of
+ * the instruction tracing resumes at, and never after it. After an
+ * overflow the CPU's timing is not checked any more: libipt 2.0.5 was seen
+ * to keep a stale time past the next PSB+ (see docs/ptgen.md). */
+int ptg_check_cpu(const struct ptg_gen *g, unsigned c, const struct ptg_image *img,
+		  const uint8_t *buf, size_t len, struct ptg_check *r);
+/* Every recorded instruction of every thread was scheduled exactly once,
+ * in order (needs a generation without trigger or ring cut). */
+int ptg_check_coverage(const struct ptg_gen *g, struct ptg_check *r);
+
+#endif

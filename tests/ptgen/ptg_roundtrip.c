@@ -1,0 +1,444 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Round-trip test of the PT generator: each test program is single-stepped,
+ * turned into PT on one or more virtual CPUs under several configurations,
+ * and decoded back with libipt; the decoded IPs must equal the stepped ones.
+ * Negative cases prove the check notices corrupted streams.
+ * Test programs are looked up in programs/ next to this executable.
+ */
+#include <errno.h>
+#include <intel-pt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ptg_check.h"
+#include "ptg_gen.h"
+#include "ptg_sym.h"
+#include "ptg_trace.h"
+#include "ptg_walk.h"
+
+struct program {
+	const char *name;
+	const char *arg;	/* one argument or NULL */
+	unsigned ncpu;
+	const char *trigger;	/* symbol for the trigger case, or NULL */
+	unsigned hit;
+};
+
+static const struct program programs[] = {
+	{ "recursion", NULL, 1, "depth", 40 },
+	{ "indirect", NULL, 1, "classify", 20 },
+	{ "tailcall", NULL, 1, "leaf", 10 },
+	{ "plt", NULL, 1, "cmp", 5 },
+	{ "longjmp", NULL, 1, NULL, 0 },
+	{ "signals", NULL, 1, "on_usr1", 2 },
+	{ "syscalls", NULL, 1, NULL, 0 },
+	{ "threads", "2", 2, "work_step", 150 },
+	{ "threads", "4", 4, "work_step", 300 },
+	{ "threads", "4", 2, NULL, 0 },
+};
+
+static char progdir[PATH_MAX];
+static int failures;
+
+static void report(bool ok, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ok) {
+		printf("PASS ptgen/%s\n", name);
+		return;
+	}
+	failures++;
+	printf("FAIL ptgen/%s: ", name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+/* Enables whose time was checked in the last gen_and_check(). */
+static size_t timed;
+
+/* Generates with @cfg and checks every CPU; returns 0 or fills @msg. */
+static int gen_and_check(const struct ptg_run *run, struct ptg_insn_cache *ic,
+			 const struct ptg_gen_cfg *cfg, struct ptg_gen *g, char *msg, size_t len)
+{
+	struct ptg_check r;
+	int err = ptg_gen_run(g, cfg, run->thr, run->nthr, ic);
+
+	timed = 0;
+	if (err) {
+		snprintf(msg, len, "generator failed (%d)", err);
+		return -1;
+	}
+	for (unsigned c = 0; c < cfg->ncpu; c++) {
+		const struct ptg_cpu *cpu = &g->cpu[c];
+
+		if (ptg_check_cpu(g, c, &run->image, cpu->pkt.buf + cpu->ring_start,
+				  cpu->pkt.len - cpu->ring_start, &r)) {
+			snprintf(msg, len, "cpu %u: %s", c, r.msg);
+			return -1;
+		}
+		timed += r.timed;
+	}
+	if (!cfg->trigger_ip && !cfg->ring_size && !cfg->ovf_every &&
+	    ptg_check_coverage(g, &r)) {
+		snprintf(msg, len, "%s", r.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static void positive(const char *name, const struct ptg_run *run, struct ptg_insn_cache *ic,
+		     const struct ptg_gen_cfg *cfg, bool (*extra)(const struct ptg_gen *, char *,
+								 size_t))
+{
+	struct ptg_gen g;
+	char msg[600] = "";
+	bool ok = !gen_and_check(run, ic, cfg, &g, msg, sizeof(msg));
+
+	if (ok && extra)
+		ok = extra(&g, msg, sizeof(msg));
+	report(ok, name, "%s", msg);
+	ptg_gen_fini(&g);
+}
+
+/* The variant cases must really exercise what they are named after. */
+static bool saw_timing(const struct ptg_gen *g, char *msg, size_t len)
+{
+	(void)g;
+	snprintf(msg, len, "no enable event had its time checked");
+	return timed > 0;
+}
+
+static bool saw_psbs(const struct ptg_gen *g, char *msg, size_t len)
+{
+	size_t psb = 0;
+
+	for (unsigned c = 0; c < g->cfg->ncpu; c++)
+		psb += g->cpu[c].pkt.st.psb;
+	snprintf(msg, len, "only %zu PSBs", psb);
+	return psb > g->cfg->ncpu;
+}
+
+static bool saw_overflow(const struct ptg_gen *g, char *msg, size_t len)
+{
+	snprintf(msg, len, "no overflow injected");
+	return g->cpu[0].pkt.st.ovf > 0;
+}
+
+static bool wrapped(const struct ptg_gen *g, char *msg, size_t len)
+{
+	snprintf(msg, len, "ring never wrapped or nothing decodable left");
+	return g->cpu[0].wrapped && g->cpu[0].nseq > g->cpu[0].seq_start;
+}
+
+static bool triggered(const struct ptg_gen *g, char *msg, size_t len)
+{
+	const struct ptg_cpu *cpu = &g->cpu[g->trigger.cpu];
+	const struct ptg_pos *last = cpu->nseq ? &cpu->seq[cpu->nseq - 1] : NULL;
+
+	/* The trigger CPU's trace ends just before the probed instruction. */
+	snprintf(msg, len, "trigger not hit or trace does not end there");
+	return g->trigger.hit && last && last->thread == g->trigger.thread &&
+	       last->index + 1 == g->trigger.index;
+}
+
+/* Finds the first packet of @type (for TNT: either size); returns its
+ * offset, or -1. */
+static long find_packet(const uint8_t *buf, size_t len, enum pt_packet_type type,
+			struct pt_packet *pkt)
+{
+	struct pt_config cfg;
+	struct pt_packet_decoder *d;
+	long at = -1;
+
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)buf;
+	cfg.end = (uint8_t *)buf + len;
+	d = pt_pkt_alloc_decoder(&cfg);
+	if (!d || pt_pkt_sync_forward(d) < 0) {
+		pt_pkt_free_decoder(d);
+		return -1;
+	}
+	for (;;) {
+		uint64_t off;
+
+		if (pt_pkt_get_offset(d, &off) < 0 || pt_pkt_next(d, pkt, sizeof(*pkt)) < 0)
+			break;
+		if (pkt->type == type ||
+		    (type == ppt_tnt_8 && pkt->type == ppt_tnt_64 && pkt->payload.tnt.bit_size)) {
+			at = (long)off;
+			break;
+		}
+	}
+	pt_pkt_free_decoder(d);
+	return at;
+}
+
+/* Writes @pkt over the packet of the same size at @at. */
+static int reencode(uint8_t *at, size_t room, const struct pt_packet *pkt)
+{
+	struct pt_config cfg;
+	struct pt_encoder *e;
+	int n;
+
+	pt_config_init(&cfg);
+	cfg.begin = at;
+	cfg.end = at + room;
+	e = pt_alloc_encoder(&cfg);
+	n = e ? pt_enc_next(e, pkt) : -1;
+	pt_free_encoder(e);
+	return n == pkt->size ? 0 : -1;
+}
+
+/* Corrupts a copy of CPU 0's stream with @how and expects the check to fail. */
+static void negative(const char *name, const struct ptg_run *run, struct ptg_insn_cache *ic,
+		     const struct ptg_gen_cfg *cfg, int how)
+{
+	struct ptg_gen g;
+	struct ptg_check r;
+	struct pt_packet pkt;
+	char msg[600] = "";
+	uint8_t *buf = NULL;
+	size_t len;
+	long at = -1;
+	bool detected = false;
+
+	if (gen_and_check(run, ic, cfg, &g, msg, sizeof(msg))) {
+		report(false, name, "uncorrupted stream already fails: %s", msg);
+		goto out;
+	}
+	len = g.cpu[0].pkt.len;
+	buf = malloc(len);
+	if (!buf) {
+		report(false, name, "out of memory");
+		goto out;
+	}
+	memcpy(buf, g.cpu[0].pkt.buf, len);
+	if (how == 0 && (at = find_packet(buf, len, ppt_tnt_8, &pkt)) >= 0) {
+		/* Flip the last branch of the first TNT: same size, different
+		 * path. */
+		pkt.payload.tnt.payload ^= 1;
+		if (reencode(buf + at, len - (size_t)at, &pkt))
+			at = -1;
+	} else if (how == 1 && (at = find_packet(buf, len, ppt_tip, &pkt)) >= 0) {
+		/* Remove the first TIP. */
+		size_t size = (size_t)pkt.size;
+
+		memmove(buf + at, buf + at + size, len - (size_t)at - size);
+		len -= size;
+	} else if (how == 3 && (at = find_packet(buf, len, ppt_tsc, &pkt)) >= 0) {
+		/* A TSC two MTC periods late: the enable times are wrong. */
+		pkt.payload.tsc.tsc += 2 * (cfg->pkt.art_ratio << cfg->pkt.mtc_freq);
+		if (reencode(buf + at, len - (size_t)at, &pkt))
+			at = -1;
+	} else if (how == 2 && g.cpu[0].nseq > 10) {
+		/* Keep the stream, expect one instruction less. */
+		memmove(&g.cpu[0].seq[5], &g.cpu[0].seq[6],
+			(g.cpu[0].nseq - 6) * sizeof(g.cpu[0].seq[0]));
+		g.cpu[0].nseq--;
+		at = 0;
+	}
+	if (at < 0) {
+		report(false, name, "nothing to corrupt in the stream");
+		goto out;
+	}
+	detected = ptg_check_cpu(&g, 0, &run->image, buf, len, &r) != 0;
+	report(detected, name, "corruption not detected (%zu instructions decoded)", r.decoded);
+out:
+	free(buf);
+	ptg_gen_fini(&g);
+}
+
+/* Random walk over @path: the generated stream must decode to the walk. */
+static void walk_case(const char *name, const char *path, bool expect_dyn)
+{
+	struct ptg_image img;
+	struct ptg_insn_cache *ic = NULL;
+	struct ptg_thread t = { 0 };
+	struct ptg_walk_cfg wcfg = { .seed = 7, .insns = 200000 };
+	struct ptg_gen_cfg cfg;
+	struct ptg_gen g;
+	struct ptg_check r;
+	uint64_t bias, *funcs = NULL;
+	size_t nfuncs = 0;
+	char msg[600] = "";
+	bool ok = false;
+
+	if (ptg_walk_bias(path, &bias) || ptg_image_load_elf(&img, path, bias)) {
+		report(false, name, "cannot load %s", path);
+		return;
+	}
+	ic = ptg_insn_cache_new(&img);
+	if (!ic || ptg_sym_functions(path, bias, &img, &funcs, &nfuncs) ||
+	    ptg_walk(&t, ic, funcs, nfuncs, &wcfg)) {
+		report(false, name, "cannot walk %s", path);
+		goto out;
+	}
+	ptg_gen_cfg_default(&cfg);
+	cfg.pkt.psb_period = 2048;
+	if (ptg_gen_run(&g, &cfg, &t, 1, ic)) {
+		snprintf(msg, sizeof(msg), "generator failed");
+	} else if (ptg_check_cpu(&g, 0, &img, g.cpu[0].pkt.buf, g.cpu[0].pkt.len, &r)) {
+		snprintf(msg, sizeof(msg), "%s", r.msg);
+	} else {
+		/* Also a real walk: big enough, and placed as the file type
+		 * demands (PIE/shared objects relocated, executables not). */
+		snprintf(msg, sizeof(msg), "%zu instructions, %zu functions, bias %#llx",
+			 r.decoded, nfuncs, (unsigned long long)bias);
+		ok = r.decoded == wcfg.insns && (bias != 0) == expect_dyn;
+	}
+	ptg_gen_fini(&g);
+	report(ok, name, "%s", msg);
+out:
+	free(funcs);
+	free(t.ip);
+	free(t.async);
+	ptg_insn_cache_free(ic);
+	ptg_image_fini(&img);
+}
+
+static void run_walks(void)
+{
+	char path[PATH_MAX + 32], *argv[2] = { path, NULL };
+	struct ptg_run run;
+	struct ptg_trace_opts topt = { 0 };
+
+	snprintf(path, sizeof(path), "%s/indirect-nopie", progdir);
+	walk_case("walk/non-pie", path, false);
+	snprintf(path, sizeof(path), "%s/plt", progdir);
+	walk_case("walk/pie", path, true);
+	/* The C library the test programs really map. */
+	if (ptg_trace_run(&run, argv, &topt)) {
+		report(false, "walk/libc", "cannot trace %s", path);
+		return;
+	}
+	for (size_t i = 0; i < run.image.nseg; i++) {
+		const char *p = run.image.seg[i].path;
+		size_t len = strlen(p);
+
+		if (run.image.seg[i].bytes && len > 10 && !strcmp(p + len - 10, "/libc.so.6")) {
+			walk_case("walk/libc", p, true);
+			break;
+		}
+	}
+	ptg_run_fini(&run);
+}
+
+static void run_program(const struct program *p)
+{
+	char path[PATH_MAX + 32], base[64], name[160], arg[16];
+	char *argv[3] = { path, NULL, NULL };
+	struct ptg_run run;
+	struct ptg_trace_opts topt = { 0 };
+	struct ptg_insn_cache *ic;
+	struct ptg_gen_cfg cfg;
+	struct ptg_gen g;
+	char msg[600];
+	size_t maxlen = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", progdir, p->name);
+	snprintf(base, sizeof(base), "%s%s%s/cpus%u", p->name, p->arg ? "-" : "", p->arg ? p->arg : "",
+		 p->ncpu);
+	if (p->arg) {
+		snprintf(arg, sizeof(arg), "%s", p->arg);
+		argv[1] = arg;
+	}
+	snprintf(name, sizeof(name), "%s/trace", base);
+	if (ptg_trace_run(&run, argv, &topt)) {
+		report(false, name, "cannot trace %s", path);
+		return;
+	}
+	report(run.nthr >= (p->arg ? (size_t)atoi(p->arg) + 1 : 1) && ptg_run_insns(&run) > 100,
+	       name, "%zu threads, %zu instructions", run.nthr, ptg_run_insns(&run));
+	ic = ptg_insn_cache_new(&run.image);
+	if (!ic) {
+		report(false, name, "no instruction cache");
+		ptg_run_fini(&run);
+		return;
+	}
+	ptg_gen_cfg_default(&cfg);
+	cfg.ncpu = p->ncpu;
+	snprintf(name, sizeof(name), "%s/roundtrip", base);
+	positive(name, &run, ic, &cfg, saw_timing);
+
+	/* Small PSB period, short TNT only, no RET compression. */
+	cfg.pkt.psb_period = 256;
+	cfg.pkt.tnt_max = 6;
+	cfg.pkt.ret_compression = false;
+	cfg.slice_insns = 700;
+	snprintf(name, sizeof(name), "%s/psb256-tnt6-disretc-slice700", base);
+	positive(name, &run, ic, &cfg, saw_psbs);
+
+	ptg_gen_cfg_default(&cfg);
+	cfg.ncpu = p->ncpu;
+	cfg.pkt.psb_period = 512;
+	cfg.ovf_every = 250;
+	cfg.ovf_len = 37;
+	snprintf(name, sizeof(name), "%s/overflow", base);
+	positive(name, &run, ic, &cfg, saw_overflow);
+
+	/* A ring smaller than the largest stream. */
+	ptg_gen_cfg_default(&cfg);
+	cfg.ncpu = p->ncpu;
+	cfg.pkt.psb_period = 128;
+	if (!gen_and_check(&run, ic, &cfg, &g, msg, sizeof(msg)))
+		for (unsigned c = 0; c < cfg.ncpu; c++)
+			maxlen = g.cpu[c].pkt.len > maxlen ? g.cpu[c].pkt.len : maxlen;
+	ptg_gen_fini(&g);
+	/* Half the stream, but room for a few PSB periods. */
+	cfg.ring_size = maxlen / 2 > 3 * cfg.pkt.psb_period ? maxlen / 2 : 3 * cfg.pkt.psb_period;
+	snprintf(name, sizeof(name), "%s/ring-wrap", base);
+	positive(name, &run, ic, &cfg, wrapped);
+
+	if (p->trigger) {
+		ptg_gen_cfg_default(&cfg);
+		cfg.ncpu = p->ncpu;
+		cfg.trigger_hit = p->hit;
+		snprintf(name, sizeof(name), "%s/trigger-%s-%u", base, p->trigger, p->hit);
+		if (ptg_sym_addr(&run.image, run.exe, p->trigger, &cfg.trigger_ip))
+			report(false, name, "no symbol %s", p->trigger);
+		else
+			positive(name, &run, ic, &cfg, triggered);
+	}
+	if (p->ncpu == 1 && !p->arg) {
+		ptg_gen_cfg_default(&cfg);
+		snprintf(name, sizeof(name), "%s/negative-flipped-tnt", base);
+		negative(name, &run, ic, &cfg, 0);
+		snprintf(name, sizeof(name), "%s/negative-dropped-tip", base);
+		negative(name, &run, ic, &cfg, 1);
+		snprintf(name, sizeof(name), "%s/negative-missing-instruction", base);
+		negative(name, &run, ic, &cfg, 2);
+		snprintf(name, sizeof(name), "%s/negative-late-tsc", base);
+		negative(name, &run, ic, &cfg, 3);
+	}
+	ptg_insn_cache_free(ic);
+	ptg_run_fini(&run);
+}
+
+int main(int argc, char **argv)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n < 0) {
+		printf("FAIL ptgen/setup: cannot find my own path: %s\n", strerror(errno));
+		return 1;
+	}
+	self[n] = 0;
+	snprintf(progdir, sizeof(progdir), "%s/programs", dirname(self));
+	for (size_t i = 0; i < sizeof(programs) / sizeof(programs[0]); i++)
+		if (argc < 2 || !strcmp(argv[1], programs[i].name))
+			run_program(&programs[i]);
+	if (argc < 2 || !strcmp(argv[1], "walk"))
+		run_walks();
+	return failures ? 1 : 0;
+}

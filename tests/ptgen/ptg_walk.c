@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: MIT
+/* Random walk over a binary's code. */
+#include "ptg_walk.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptg_sym.h"
+
+/* Where ET_DYN files are placed: a typical user-space address that needs
+ * sext-48 IP compression, as shared libraries do. */
+#define PTG_WALK_DYN_BASE 0x7f1234500000ull
+#define PTG_WALK_STACK 4096
+
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static int push_ip(struct ptg_thread *t, uint64_t ip)
+{
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 1 << 16;
+		uint64_t *n = realloc(t->ip, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		t->ip = n;
+		t->cap = cap;
+	}
+	t->ip[t->n++] = ip;
+	return 0;
+}
+
+/* The walk cannot follow @ip: an interrupt there, resumed elsewhere. Only
+ * the first of several in a row counts (the others were never reached),
+ * and none before the first instruction (nothing was traced yet). */
+static int interrupt(struct ptg_thread *t, uint64_t ip, size_t *cap)
+{
+	if (!t->n || (t->nasync && t->async[t->nasync - 1].index == t->n))
+		return 0;
+	if (t->nasync == *cap) {
+		size_t c = *cap ? *cap * 2 : 64;
+		struct ptg_async *a = realloc(t->async, c * sizeof(*a));
+
+		if (!a)
+			return -ENOMEM;
+		t->async = a;
+		*cap = c;
+	}
+	t->async[t->nasync++] = (struct ptg_async){ t->n, ip, 0 };
+	return 0;
+}
+
+int ptg_walk(struct ptg_thread *out, struct ptg_insn_cache *ic, const uint64_t *funcs,
+	     size_t nfuncs, const struct ptg_walk_cfg *cfg)
+{
+	uint64_t *stack, s = cfg->seed ? cfg->seed : 1, ip;
+	size_t depth = 0, acap = 0, stuck = 0;
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->tid = 1;
+	out->parent = -1;
+	if (!nfuncs)
+		return -EINVAL;
+	stack = malloc(PTG_WALK_STACK * sizeof(*stack));
+	if (!stack)
+		return -ENOMEM;
+	ip = cfg->start ? cfg->start : funcs[rnd(&s) % nfuncs];
+	while (!err && out->n < cfg->insns) {
+		struct ptg_insn in;
+		uint64_t fall;
+
+		if (ptg_insn_get(ic, ip, &in) || (!in.size && in.iclass == PTG_OTHER)) {
+			/* Nothing but undecodable code: give up rather than spin. */
+			if (++stuck > 1000) {
+				fprintf(stderr, "ptgen: the walk finds no decodable code\n");
+				err = -EINVAL;
+				break;
+			}
+			err = interrupt(out, ip, &acap);
+			ip = funcs[rnd(&s) % nfuncs];
+			depth = 0;
+			continue;
+		}
+		stuck = 0;
+		if ((err = push_ip(out, ip)))
+			break;
+		fall = ip + in.size;
+		switch (in.iclass) {
+		case PTG_JCC:
+			ip = rnd(&s) & 1 ? in.target : fall;
+			break;
+		case PTG_JMP:
+			ip = in.target;
+			break;
+		case PTG_CALL:
+		case PTG_CALL_IND:
+			/* A full stack forgets its oldest frame, like the
+			 * hardware's RET-compression stack. */
+			if (depth == PTG_WALK_STACK) {
+				memmove(stack, stack + 1, (PTG_WALK_STACK - 1) * sizeof(*stack));
+				depth--;
+			}
+			if (in.iclass == PTG_CALL_IND || in.target != fall)
+				stack[depth++] = fall;
+			ip = in.iclass == PTG_CALL ? in.target : funcs[rnd(&s) % nfuncs];
+			break;
+		case PTG_JMP_IND:
+			ip = funcs[rnd(&s) % nfuncs];
+			break;
+		case PTG_RET:
+			ip = depth ? stack[--depth] : funcs[rnd(&s) % nfuncs];
+			break;
+		default:	/* other; far transfers return to the next instruction */
+			ip = fall;
+			break;
+		}
+	}
+	free(stack);
+	out->end_ip = ip;
+	if (err) {
+		free(out->ip);
+		free(out->async);
+		memset(out, 0, sizeof(*out));
+	}
+	return err;
+}
+
+int ptg_walk_bias(const char *path, uint64_t *bias)
+{
+	bool dyn;
+	int err = ptg_sym_is_dyn(path, &dyn);
+
+	if (!err)
+		*bias = dyn ? PTG_WALK_DYN_BASE : 0;
+	return err;
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Random-walk mode: walks a binary's code statically, without running it,
+ * to make large valid instruction streams quickly (benchmarks, fuzz seeds).
+ * Conditional branches go either way at random; calls and returns keep a
+ * consistent call stack; indirect branches (and returns with an empty
+ * stack) go to a random function entry, which their TIP tells the decoder.
+ * Where the walk cannot go on (code it cannot decode or leaves the image)
+ * it is "interrupted" there and resumes at a random function.
+ */
+#ifndef PTG_WALK_H
+#define PTG_WALK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ptg_insn.h"
+#include "ptg_trace.h"
+
+struct ptg_walk_cfg {
+	uint64_t seed;
+	size_t insns;		/* instructions to produce */
+	uint64_t start;		/* first IP; 0: a random function */
+};
+
+/* Fills @out (one synthetic thread, tid 1) from the code in @ic's image,
+ * with @funcs (sorted function entries) as indirect-branch targets. */
+int ptg_walk(struct ptg_thread *out, struct ptg_insn_cache *ic, const uint64_t *funcs,
+	     size_t nfuncs, const struct ptg_walk_cfg *cfg);
+/* The load bias the walk gives @path: 0 for ET_EXEC, a fixed base for
+ * PIE executables and shared libraries. */
+int ptg_walk_bias(const char *path, uint64_t *bias);
+
+#endif

@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Forward compatibility (unknown sections, longer descriptors and entries
+ * from newer writers) and the API's argument and misuse errors.
+ */
+#include "test_bundle_sample.h"
+
+#include <fcntl.h>
+
+static struct mt_bundle_writer *new_writer(char *path, size_t len)
+{
+	struct mt_bundle_writer *w;
+	char err[256];
+
+	sample_tmp(path, len, "compat");
+	MT_ASSERT_MSG(mt_bundle_writer_create(&w, path, NULL, err, sizeof(err)) == 0, "%s", err);
+	return w;
+}
+
+static struct mt_bundle_reader *finish_and_open(struct mt_bundle_writer *w, const char *path)
+{
+	struct mt_bundle_reader *r;
+	char err[512];
+
+	MT_ASSERT_MSG(mt_bundle_writer_finish(w) == 0, "%s", mt_bundle_writer_errmsg(w));
+	mt_bundle_writer_free(w);
+	MT_ASSERT_MSG(mt_bundle_open(&r, path, err, sizeof(err)) == 0, "%s", err);
+	return r;
+}
+
+MT_TEST(unknown_sections_are_skipped)
+{
+	struct mt_bundle_writer *w;
+	struct mt_bundle_reader *r;
+	struct mt_bundle_section_info si;
+	struct mt_bundle_cpu_desc cpu = sample_cpu(), got;
+	uint8_t junk[600];
+	char path[256];
+
+	memset(junk, 0xab, sizeof(junk));
+	w = new_writer(path, sizeof(path));
+	MT_ASSERT_EQ(mt_bundle_write_section(w, 0x7777, "future", 6, junk, sizeof(junk),
+					     MT_BUNDLE_COMP_ZSTD), 0);
+	MT_ASSERT_EQ(mt_bundle_write_cpu(w, &cpu), 0);
+	/* An unknown compression method inside an unknown section does not matter either. */
+	MT_ASSERT_EQ(mt_bundle_write_section(w, 0x7778, NULL, 0, junk, 10, MT_BUNDLE_COMP_NONE), 0);
+	r = finish_and_open(w, path);
+	MT_ASSERT_EQ(mt_bundle_section_count(r), 3);
+	MT_ASSERT_EQ(mt_bundle_section_info(r, 0, &si), 0);
+	MT_ASSERT_EQ(si.type, 0x7777);
+	MT_ASSERT_EQ(si.known, 0);
+	MT_ASSERT_EQ(si.raw_size, sizeof(junk));
+	MT_ASSERT(si.stored_size < si.raw_size);
+	MT_ASSERT_STREQ(mt_bundle_section_name(si.type), "unknown");
+	MT_ASSERT_EQ(mt_bundle_get_cpu(r, &got), 0);
+	MT_ASSERT_EQ(got.model, cpu.model);
+	mt_bundle_close(r);
+	unlink(path);
+}
+
+/* A newer minor version may append fields to descriptors and entries. */
+MT_TEST(longer_descriptors_and_entries)
+{
+	struct {
+		struct mt_bundle_pt_desc d;
+		uint64_t future_field;
+	} pt = { { .size = sizeof(pt), .cpu = 3, .stop_tsc = 99 }, 0x5555 };
+	struct {
+		struct mt_bundle_switch_entry e;
+		uint64_t future_field;
+	} sw[2] = { { { .tsc = 1, .cpu = 2, .next_tid = 7 }, 0x1111 },
+		    { { .tsc = 2, .cpu = 3, .next_tid = 8 }, 0x2222 } };
+	struct mt_bundle_table_desc td = { sizeof(td), sizeof(sw[0]), 2 };
+	struct mt_bundle_writer *w;
+	struct mt_bundle_reader *r;
+	const struct mt_bundle_switch_entry *got;
+	struct mt_bundle_pt_desc gpt;
+	const uint8_t *data;
+	size_t len;
+	char path[256];
+
+	w = new_writer(path, sizeof(path));
+	MT_ASSERT_EQ(mt_bundle_write_section(w, MT_BUNDLE_SEC_PT_DATA, &pt, sizeof(pt), "PT", 2,
+					     MT_BUNDLE_COMP_NONE), 0);
+	MT_ASSERT_EQ(mt_bundle_write_section(w, MT_BUNDLE_SEC_SWITCHES, &td, sizeof(td), sw,
+					     sizeof(sw), MT_BUNDLE_COMP_ZSTD), 0);
+	r = finish_and_open(w, path);
+	MT_ASSERT_EQ(mt_bundle_pt_desc(r, 0, &gpt), 0);
+	MT_ASSERT_EQ(gpt.cpu, 3);
+	MT_ASSERT_EQ(gpt.stop_tsc, 99);
+	MT_ASSERT_EQ(mt_bundle_pt_data(r, 0, &data, &len), 0);
+	MT_ASSERT_EQ(len, 2);
+	MT_ASSERT_MEMEQ(data, "PT", 2);
+	MT_ASSERT_EQ(mt_bundle_switches(r, &got), 2);
+	MT_ASSERT_EQ(got[1].tsc, 2);
+	MT_ASSERT_EQ(got[1].cpu, 3);
+	MT_ASSERT_EQ(got[1].next_tid, 8);
+	mt_bundle_close(r);
+	unlink(path);
+}
+
+MT_TEST(writer_rejects_misuse)
+{
+	struct mt_bundle_writer *w;
+	struct mt_bundle_cpu_desc cpu = sample_cpu();
+	struct mt_bundle_pt_desc pt = { .cpu = 1 };
+	struct mt_bundle_pt_desc bad_off = { .cpu = 2, .write_offset = 100 };
+	uint8_t long_bid[65] = { 0 };
+	struct mt_bundle_file f = { "/bin/x", long_bid, sizeof(long_bid), 0, 0 };
+	struct mt_bundle_file nopath = { NULL, NULL, 0, 0, 0 };
+	char path[256];
+
+	w = new_writer(path, sizeof(path));
+	MT_ASSERT_EQ(mt_bundle_write_cpu(w, &cpu), 0);
+	MT_ASSERT_EQ(mt_bundle_write_cpu(w, &cpu), -EINVAL);
+	MT_ASSERT_STREQ(mt_bundle_writer_errmsg(w), "section cpu may appear only once");
+	MT_ASSERT_EQ(mt_bundle_write_pt(w, &pt, "x", 1), 0);
+	MT_ASSERT_EQ(mt_bundle_write_pt(w, &pt, "x", 1), -EINVAL);
+	MT_ASSERT_STREQ(mt_bundle_writer_errmsg(w), "PT data of cpu 1 written twice");
+	MT_ASSERT_EQ(mt_bundle_write_pt_ring(w, &bad_off, "ring", 4), -EINVAL);
+	MT_ASSERT_STREQ(mt_bundle_writer_errmsg(w), "cpu 2: write offset 100 beyond ring of 4 bytes");
+	MT_ASSERT_EQ(mt_bundle_write_file(w, &f, "x", 1), -EINVAL);
+	MT_ASSERT_STREQ(mt_bundle_writer_errmsg(w), "/bin/x: build-id of 65 bytes (at most 64)");
+	MT_ASSERT_EQ(mt_bundle_write_file(w, &nopath, "x", 1), -EINVAL);
+	MT_ASSERT_EQ(mt_bundle_write_pt(w, NULL, "x", 1), -EINVAL);
+	MT_ASSERT_EQ(mt_bundle_write_maps(w, NULL, 2), -EINVAL);
+	MT_ASSERT_EQ(mt_bundle_write_section(w, 99, NULL, 0, NULL, 0, 5), -EINVAL);
+	MT_ASSERT_STREQ(mt_bundle_writer_errmsg(w), "unknown compression 5");
+	MT_ASSERT_EQ(mt_bundle_embed_file(w, &f, "/nonexistent/mtrace-test"), -ENOENT);
+	MT_ASSERT(strstr(mt_bundle_writer_errmsg(w), "/nonexistent/mtrace-test"));
+	/* Misuse leaves the bundle intact: it still finishes and reads back. */
+	MT_ASSERT_EQ(mt_bundle_writer_finish(w), 0);
+	MT_ASSERT_EQ(mt_bundle_write_cpu(w, &cpu), -EINVAL);
+	MT_ASSERT_STREQ(mt_bundle_writer_errmsg(w), "bundle already finished");
+	mt_bundle_writer_free(w);
+	{
+		struct mt_bundle_reader *r;
+		char err[512];
+
+		MT_ASSERT_MSG(mt_bundle_open(&r, path, err, sizeof(err)) == 0, "%s", err);
+		MT_ASSERT_EQ(mt_bundle_pt_count(r), 1);
+		mt_bundle_close(r);
+	}
+	unlink(path);
+}
+
+MT_TEST(writer_null_and_create_errors)
+{
+	struct mt_bundle_writer *w = (struct mt_bundle_writer *)1;
+	char err[256];
+
+	MT_ASSERT_EQ(mt_bundle_writer_create(&w, "/nonexistent-dir/x.mtrace", NULL, err,
+					     sizeof(err)), -ENOENT);
+	MT_ASSERT(w == NULL);
+	MT_ASSERT_STREQ(err, "/nonexistent-dir/x.mtrace: No such file or directory");
+	MT_ASSERT_EQ(mt_bundle_writer_create(NULL, "x", NULL, err, sizeof(err)), -EINVAL);
+	MT_ASSERT_EQ(mt_bundle_writer_finish(NULL), -EINVAL);
+	MT_ASSERT_EQ(mt_bundle_write_cpu(NULL, NULL), -EINVAL);
+	MT_ASSERT_EQ(mt_bundle_write_switches(NULL, NULL, 0), -EINVAL);
+	MT_ASSERT_EQ(mt_bundle_write_clock(NULL, NULL, NULL, 0), -EINVAL);
+	MT_ASSERT_STREQ(mt_bundle_writer_errmsg(NULL), "no writer");
+	mt_bundle_writer_free(NULL);
+}
+
+/* A writer freed before finish leaves a file every reader rejects as truncated. */
+MT_TEST(unfinished_bundle_is_truncated)
+{
+	struct mt_bundle_writer *w;
+	struct mt_bundle_reader *r;
+	struct mt_bundle_cpu_desc cpu = sample_cpu();
+	char path[256], err[512], want[400];
+
+	w = new_writer(path, sizeof(path));
+	MT_ASSERT_EQ(mt_bundle_write_cpu(w, &cpu), 0);
+	mt_bundle_writer_free(w);
+	MT_ASSERT_EQ(mt_bundle_open(&r, path, err, sizeof(err)), -ENODATA);
+	snprintf(want, sizeof(want), "%s: section 1 at offset %zu: truncated: the file ends without an end section",
+		 path, sizeof(struct mt_bundle_file_header) + sizeof(struct mt_bundle_shdr) +
+		 sizeof(struct mt_bundle_cpu_desc));
+	MT_ASSERT_STREQ(err, want);
+	unlink(path);
+}
+
+MT_TEST(reader_open_errors)
+{
+	struct mt_bundle_reader *r = (struct mt_bundle_reader *)1;
+	char path[256], err[512];
+	const struct mt_bundle_map *maps;
+	struct mt_bundle_cpu_desc cpu;
+	const char *text;
+	size_t len;
+
+	MT_ASSERT_EQ(mt_bundle_open(&r, "/nonexistent/b.mtrace", err, sizeof(err)), -ENOENT);
+	MT_ASSERT(r == NULL);
+	MT_ASSERT_STREQ(err, "/nonexistent/b.mtrace: No such file or directory");
+	MT_ASSERT_EQ(mt_bundle_open(&r, "/", err, sizeof(err)), -EINVAL);
+	MT_ASSERT_STREQ(err, "/: not a regular file");
+	sample_tmp(path, sizeof(path), "empty");
+	MT_ASSERT_EQ(mt_bundle_open(&r, path, err, sizeof(err)), -ENODATA);
+	MT_ASSERT(strstr(err, "empty file"));
+	unlink(path);
+	MT_ASSERT_EQ(mt_bundle_open(NULL, path, NULL, 0), -EINVAL);
+	/* NULL handles: counts are 0, getters -EINVAL, close is a no-op. */
+	MT_ASSERT_EQ(mt_bundle_section_count(NULL), 0);
+	MT_ASSERT_EQ(mt_bundle_maps(NULL, &maps), 0);
+	MT_ASSERT(maps == NULL);
+	MT_ASSERT_EQ(mt_bundle_get_cpu(NULL, &cpu), -EINVAL);
+	MT_ASSERT_EQ(mt_bundle_kallsyms(NULL, &text, &len), -EINVAL);
+	MT_ASSERT_STREQ(mt_bundle_reader_errmsg(NULL), "no reader");
+	mt_bundle_close(NULL);
+}
+
+/* Absent optional sections read as -ENOENT or empty, never as garbage. */
+MT_TEST(absent_sections)
+{
+	struct mt_bundle_writer *w;
+	struct mt_bundle_reader *r;
+	struct mt_bundle_cpu_desc cpu;
+	struct mt_bundle_pt_config_desc cfg;
+	struct mt_bundle_trigger trig;
+	const struct mt_bundle_clock_entry *anchors;
+	const uint8_t *data;
+	const char *text;
+	size_t n;
+	char path[256];
+
+	w = new_writer(path, sizeof(path));
+	r = finish_and_open(w, path);
+	MT_ASSERT_EQ(mt_bundle_section_count(r), 0);
+	MT_ASSERT_EQ(mt_bundle_get_cpu(r, &cpu), -ENOENT);
+	MT_ASSERT_EQ(mt_bundle_get_pt_config(r, &cfg), -ENOENT);
+	MT_ASSERT_EQ(mt_bundle_get_trigger(r, &trig), -ENOENT);
+	MT_ASSERT_EQ(mt_bundle_clock(r, NULL, &anchors, &n), -ENOENT);
+	MT_ASSERT_EQ(mt_bundle_kallsyms(r, &text, &n), -ENOENT);
+	MT_ASSERT_EQ(mt_bundle_pt_data(r, 0, &data, &n), -EINVAL);
+	MT_ASSERT_EQ(mt_bundle_file_find(r, NULL, 0, "/bin/true"), -ENOENT);
+	MT_ASSERT_EQ(mt_bundle_switches(r, NULL), 0);
+	mt_bundle_close(r);
+	unlink(path);
+}

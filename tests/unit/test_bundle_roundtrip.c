@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: MIT
+/* Bundle round trips: every section type written and read back field by field. */
+#include "test_bundle_sample.h"
+
+/* Writes the sample, opens it from the file and from memory, checks both. */
+static void roundtrip(size_t nswitch, size_t pt_random, int no_compression)
+{
+	struct sample sm;
+	struct mt_bundle_reader *r;
+	char path[256], src[256], err[512];
+	uint8_t *buf;
+	size_t len;
+	FILE *f;
+
+	sample_init(&sm, nswitch, pt_random);
+	sample_tmp(path, sizeof(path), "rt");
+	sample_tmp(src, sizeof(src), "src");
+	f = fopen(src, "wb");
+	MT_ASSERT(f && fwrite("embedded library bytes", 1, 22, f) == 22 && !fclose(f));
+	sample_write(&sm, path, no_compression, src);
+
+	MT_ASSERT_MSG(mt_bundle_open(&r, path, err, sizeof(err)) == 0, "open: %s", err);
+	sample_check(&sm, r, 1);
+	{
+		const uint8_t *data;
+		struct mt_bundle_file fi;
+		int i = mt_bundle_file_find(r, NULL, 0, "/usr/lib/libembedded.so");
+
+		MT_ASSERT_EQ(i, 1);
+		MT_ASSERT_EQ(mt_bundle_file_info(r, 1, &fi), 0);
+		MT_ASSERT(fi.mtime_ns != 0); /* taken from the source file */
+		MT_ASSERT_EQ(mt_bundle_file_data(r, 1, &data, &len), 0);
+		MT_ASSERT_EQ(len, 22);
+		MT_ASSERT_MEMEQ(data, "embedded library bytes", 22);
+	}
+	mt_bundle_close(r);
+
+	buf = sample_load(path, &len);
+	MT_ASSERT_MSG(mt_bundle_open_mem(&r, buf, len, err, sizeof(err)) == 0, "open_mem: %s", err);
+	sample_check(&sm, r, 1);
+	mt_bundle_close(r);
+	free(buf);
+	unlink(path);
+	unlink(src);
+	sample_fini(&sm);
+}
+
+MT_TEST(every_section_compressed)
+{
+	roundtrip(1000, 100000, 0);
+}
+
+MT_TEST(every_section_uncompressed)
+{
+	roundtrip(1000, 100000, 1);
+}
+
+MT_TEST(empty_tables_and_pt)
+{
+	roundtrip(0, 0, 0);
+}
+
+/* Compression is chosen per section: big compressible payloads shrink, tiny ones stay raw. */
+MT_TEST(compression_where_it_pays)
+{
+	struct sample sm;
+	struct mt_bundle_reader *r;
+	struct mt_bundle_section_info si;
+	char path[256], err[512];
+	int saw_zstd_switches = 0, saw_raw_maps = 0;
+
+	sample_init(&sm, 5000, 1000);
+	sample_tmp(path, sizeof(path), "comp");
+	sample_write(&sm, path, 0, NULL);
+	MT_ASSERT_MSG(mt_bundle_open(&r, path, err, sizeof(err)) == 0, "open: %s", err);
+	for (size_t i = 0; i < mt_bundle_section_count(r); i++) {
+		MT_ASSERT_EQ(mt_bundle_section_info(r, i, &si), 0);
+		MT_ASSERT(si.known);
+		if (si.type == MT_BUNDLE_SEC_SWITCHES) {
+			MT_ASSERT_EQ(si.compression, MT_BUNDLE_COMP_ZSTD);
+			MT_ASSERT_MSG(si.stored_size * 4 < si.raw_size, "switches %llu -> %llu",
+				      (unsigned long long)si.raw_size,
+				      (unsigned long long)si.stored_size);
+			saw_zstd_switches++;
+		}
+		if (si.type == MT_BUNDLE_SEC_MAPS) {
+			/* 3 maps: below the size where a zstd frame pays */
+			MT_ASSERT_EQ(si.compression, MT_BUNDLE_COMP_NONE);
+			saw_raw_maps++;
+		}
+	}
+	MT_ASSERT_EQ(saw_zstd_switches, 2);
+	MT_ASSERT_EQ(saw_raw_maps, 1);
+	mt_bundle_close(r);
+	unlink(path);
+	sample_fini(&sm);
+}
+
+/* Uncompressed PT is handed out in place: the pointer lies inside the caller's buffer. */
+MT_TEST(uncompressed_pt_is_not_copied)
+{
+	struct sample sm;
+	struct mt_bundle_reader *r;
+	const uint8_t *data;
+	char path[256], err[512];
+	uint8_t *buf;
+	size_t len, dlen;
+
+	sample_init(&sm, 10, 4096);
+	sample_tmp(path, sizeof(path), "inplace");
+	sample_write(&sm, path, 1, NULL);
+	buf = sample_load(path, &len);
+	MT_ASSERT_MSG(mt_bundle_open_mem(&r, buf, len, err, sizeof(err)) == 0, "open: %s", err);
+	MT_ASSERT_EQ(mt_bundle_pt_data(r, 2, &data, &dlen), 0);
+	MT_ASSERT(data > buf && data + dlen <= buf + len);
+	MT_ASSERT_MEMEQ(data, sm.random, dlen);
+	mt_bundle_close(r);
+	free(buf);
+	unlink(path);
+	sample_fini(&sm);
+}
+
+/* A larger bundle: several MiB of PT per CPU stream through the writer and back. */
+MT_TEST(large_pt_streams)
+{
+	struct mt_bundle_writer *w;
+	struct mt_bundle_reader *r;
+	struct mt_bundle_pt_desc pt = { .cpu = 7, .flags = MT_BUNDLE_PT_WRAPPED };
+	const size_t ring = 16u << 20;
+	uint8_t *buf = malloc(ring);
+	const uint8_t *data;
+	char path[256], err[512];
+	uint64_t seed = 42;
+	size_t len;
+
+	MT_ASSERT(buf);
+	/* Half random, half a repeating packet-like pattern: realistic for compression. */
+	for (size_t i = 0; i < ring; i++)
+		buf[i] = i < ring / 2 ? (uint8_t)sample_rand(&seed) : (uint8_t)(i % 17 < 3 ? 0x02 : i);
+	pt.write_offset = ring / 3;
+	sample_tmp(path, sizeof(path), "large");
+	MT_ASSERT_EQ(mt_bundle_writer_create(&w, path, NULL, err, sizeof(err)), 0);
+	MT_ASSERT_EQ(mt_bundle_write_pt_ring(w, &pt, buf, ring), 0);
+	MT_ASSERT_EQ(mt_bundle_writer_finish(w), 0);
+	mt_bundle_writer_free(w);
+	MT_ASSERT_MSG(mt_bundle_open(&r, path, err, sizeof(err)) == 0, "open: %s", err);
+	MT_ASSERT_EQ(mt_bundle_pt_data(r, 0, &data, &len), 0);
+	MT_ASSERT_EQ(len, ring);
+	MT_ASSERT_MEMEQ(data, buf + ring / 3, ring - ring / 3);
+	MT_ASSERT_MEMEQ(data + ring - ring / 3, buf, ring / 3);
+	mt_bundle_close(r);
+	free(buf);
+	unlink(path);
+}
+
+MT_TEST(print_info_lists_sections)
+{
+	struct sample sm;
+	char path[256], *text = NULL;
+	size_t tlen = 0;
+	FILE *out;
+
+	sample_init(&sm, 3, 100);
+	sample_tmp(path, sizeof(path), "info");
+	sample_write(&sm, path, 0, NULL);
+	out = open_memstream(&text, &tlen);
+	MT_ASSERT(out);
+	MT_ASSERT_EQ(mt_bundle_print_info(path, out), 0);
+	fclose(out);
+	MT_ASSERT_MSG(strstr(text, "format 1.0, 15 sections"), "%s", text);
+	MT_ASSERT_MSG(strstr(text, "pt-data"), "%s", text);
+	MT_ASSERT_MSG(strstr(text, "pt cpu 0: 8192 bytes, wrapped"), "%s", text);
+	MT_ASSERT_MSG(strstr(text, "uprobe:/usr/bin/app:handle_request"), "%s", text);
+	MT_ASSERT_MSG(strstr(text, "records: 6 switches, 3 maps, 2 threads, 2 modules, 1 files, 1 kernel text ranges"),
+		      "%s", text);
+	free(text);
+	unlink(path);
+	sample_fini(&sm);
+}

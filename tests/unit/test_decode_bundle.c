@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The whole decoder on a bundle written at test time: a small assembled
+ * program (functions A..E), its map records, PT streams for two CPUs, the
+ * context-switch sideband, clock anchors and a trigger. The text dump must
+ * show each thread's exact call stack, stitched across CPUs, named from
+ * the program's symbols, in nanoseconds, with the trigger in place.
+ */
+#include "test_decode_fixture.h"
+#include "test_decode_ptenc.h"
+
+#include "decode/decode.h"
+#include "decode/pfout.h"
+#include "decode/textout.h"
+
+static const char prog_s[] =
+	"\t.text\n"
+	"\t.globl A, B, C, D, E, _start\n"
+	"_start:\n"
+	"A:\tcall B\n"		/* A+0 */
+	"\tcall C\n"		/* A+5 */
+	"\tsyscall\n"		/* A+10 */
+	"\tcall *%rbx\n"	/* A+12 */
+	"\tnop\n"		/* A+14 */
+	"1:\tjmp 1b\n"
+	"\t.type A, @function\n\t.size A, .-A\n"
+	"\t.p2align 4\nB:\tret\n\t.type B, @function\n\t.size B, .-B\n"
+	"\t.p2align 4\nC:\tjmp *%rax\n\t.type C, @function\n\t.size C, .-C\n"
+	"\t.p2align 4\nD:\tret\n\t.type D, @function\n\t.size D, .-D\n"
+	"\t.p2align 4\nE:\tret\n\t.type E, @function\n\t.size E, .-E\n";
+
+static uint64_t fn[5];	/* A..E */
+#define F(c) fn[(c) - 'A']
+
+static void mode64(struct ptenc *e)
+{
+	struct pt_packet p = { .type = ppt_mode };
+
+	p.payload.mode.leaf = pt_mol_exec;
+	p.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
+	ptenc_packet(e, &p);
+}
+
+/* CPU 0: thread 101 runs A → B, A → C → E (tail), switched out in E; then
+ * thread 102 is switched in inside D (mid-stack), returns into A. */
+static void cpu0(struct ptenc *e)
+{
+	ptenc_begin(e, 1000, F('A'));
+	ptenc_tnt(e, "1");
+	ptenc_ip(e, ppt_tip, F('E'), pt_ipc_sext_48);
+	ptenc_tsc(e, 1500);
+	ptenc_ip(e, ppt_fup, F('E'), pt_ipc_sext_48);
+	ptenc_ip(e, ppt_tip_pgd, 0, pt_ipc_suppressed);
+	ptenc_tsc(e, 1600);
+	ptenc_ip(e, ppt_tip_pge, F('D'), pt_ipc_sext_48);
+	ptenc_ip(e, ppt_tip, F('A') + 14, pt_ipc_sext_48);
+	ptenc_tsc(e, 1700);
+	ptenc_ip(e, ppt_fup, F('A') + 14, pt_ipc_sext_48);
+	ptenc_ip(e, ppt_tip_pgd, 0, pt_ipc_suppressed);
+	ptenc_end(e);
+}
+
+/* CPU 1: thread 101 continues in E, returns to A, makes a syscall, calls
+ * D through %rbx, and is stopped. */
+static void cpu1(struct ptenc *e)
+{
+	memset(e, 0, sizeof(*e));
+	ptenc_begin(e, 2000, F('E'));
+	/* Re-open the stream as "tracing off at sync": rebuild without FUP. */
+	ptenc_end(e);
+	{
+		struct pt_config cfg;
+
+		memset(e, 0, sizeof(*e));
+		pt_config_init(&cfg);
+		cfg.begin = e->buf;
+		cfg.end = e->buf + sizeof(e->buf);
+		e->enc = pt_alloc_encoder(&cfg);
+	}
+	ptenc_simple(e, ppt_psb);
+	ptenc_tsc(e, 2000);
+	mode64(e);
+	ptenc_simple(e, ppt_psbend);
+	ptenc_ip(e, ppt_tip_pge, F('E'), pt_ipc_sext_48);
+	ptenc_ip(e, ppt_tip, F('A') + 10, pt_ipc_sext_48);
+	ptenc_ip(e, ppt_tip_pgd, 0, pt_ipc_suppressed);
+	ptenc_tsc(e, 3000);
+	ptenc_ip(e, ppt_tip_pge, F('A') + 12, pt_ipc_sext_48);
+	ptenc_ip(e, ppt_tip, F('D'), pt_ipc_sext_48);
+	ptenc_tnt(e, "1");
+	ptenc_tsc(e, 4000);
+	ptenc_ip(e, ppt_fup, F('A') + 14, pt_ipc_sext_48);
+	ptenc_ip(e, ppt_tip_pgd, 0, pt_ipc_suppressed);
+	ptenc_end(e);
+}
+
+static void write_bundle(const char *path, const char *exe)
+{
+	struct mt_bundle_cpu_desc cpu = { .vendor = MT_BUNDLE_VENDOR_INTEL, .family = 6,
+					  .model = 0x55, .stepping = 4 };
+	struct mt_bundle_pt_config_desc ptc = { .rtit_ctl = MT_RTIT_CTL_TRACEEN |
+							    MT_RTIT_CTL_USER | MT_RTIT_CTL_TSCEN,
+						.target_pid = 100 };
+	struct mt_bundle_switch_entry sw[] = {
+		{ .tsc = 1550, .cpu = 0, .prev_pid = 100, .prev_tid = 101, .next_pid = 100,
+		  .next_tid = 102 },
+		{ .tsc = 1750, .cpu = 0, .prev_pid = 100, .prev_tid = 102 },
+		{ .tsc = 1990, .cpu = 1, .next_pid = 100, .next_tid = 101 },
+	};
+	/* ns = 1000000 + tsc / 2 */
+	struct mt_bundle_clock_entry clk[] = { { .tsc = 0, .boottime_ns = 1000000 },
+					       { .tsc = 10000, .boottime_ns = 1005000 } };
+	struct mt_bundle_clock_desc cd = { .tsc_hz = 2000000000 };
+	struct mt_bundle_trigger trig = { .d = { .reason = MT_BUNDLE_REASON_UPROBE, .cpu = 1,
+						 .pid = 100, .tid = 101, .tsc = 3500 } };
+	struct mt_bundle_map map = { .start = 0, .pid = 100,
+				     .prot = MT_BUNDLE_PROT_READ | MT_BUNDLE_PROT_EXEC,
+				     .path = exe };
+	struct mt_bundle_pt_desc pt0 = { .cpu = 0, .stop_tsc = 1800 },
+				 pt1 = { .cpu = 1, .stop_tsc = 4100 };
+	struct mt_bundle_writer *w;
+	unsigned long long vaddr, off, filesz;
+	char err[256], cmd[600], line[256];
+	struct ptenc e0, e1;
+	FILE *p;
+
+	/* The executable PT_LOAD segment, as the kernel would map it. */
+	snprintf(cmd, sizeof(cmd), "readelf -lW '%s' | awk '$1==\"LOAD\" && / E / {print $2, $3, $5}'",
+		 exe);
+	p = popen(cmd, "r");
+	MT_ASSERT(p && fgets(line, sizeof(line), p));
+	pclose(p);
+	MT_ASSERT(sscanf(line, "%llx %llx %llx", &off, &vaddr, &filesz) == 3);
+	map.start = vaddr & ~0xfffull;
+	map.file_offset = off & ~0xfffull;
+	map.end = (vaddr + filesz + 0xfff) & ~0xfffull;
+
+	cpu0(&e0);
+	cpu1(&e1);
+	MT_ASSERT_EQ(mt_bundle_writer_create(&w, path, NULL, err, sizeof(err)), 0);
+	MT_ASSERT_EQ(mt_bundle_write_cpu(w, &cpu), 0);
+	MT_ASSERT_EQ(mt_bundle_write_pt_config(w, &ptc), 0);
+	MT_ASSERT_EQ(mt_bundle_write_pt(w, &pt0, e0.buf, e0.len), 0);
+	MT_ASSERT_EQ(mt_bundle_write_pt(w, &pt1, e1.buf, e1.len), 0);
+	MT_ASSERT_EQ(mt_bundle_write_switches(w, sw, 3), 0);
+	MT_ASSERT_EQ(mt_bundle_write_maps(w, &map, 1), 0);
+	MT_ASSERT_EQ(mt_bundle_write_clock(w, &cd, clk, 2), 0);
+	MT_ASSERT_EQ(mt_bundle_write_trigger(w, &trig), 0);
+	MT_ASSERT_MSG(mt_bundle_writer_finish(w) == 0, "%s", mt_bundle_writer_errmsg(w));
+	mt_bundle_writer_free(w);
+}
+
+/* Assembles the program, writes the bundle and opens a decoder on it. */
+static void open_bundle(struct mt_bundle_reader **r, struct mt_decode **d)
+{
+	const char *c = "ABCDE";
+	char err[512];
+
+	fx_write("prog.s", prog_s);
+	fx_sh("cc -nostdlib -static -no-pie -o prog prog.s");
+	for (int i = 0; i < 5; i++) {
+		char name[2] = { c[i], 0 };
+
+		fn[i] = fx_nm("prog", name);
+		MT_ASSERT(fn[i]);
+	}
+	write_bundle(fx_path("t.mtrace"), fx_path("prog"));
+	MT_ASSERT_MSG(mt_bundle_open(r, fx_path("t.mtrace"), err, sizeof(err)) == 0, "%s", err);
+	MT_ASSERT_MSG(mt_decode_open(d, *r, NULL, err, sizeof(err)) == 0, "%s", err);
+}
+
+MT_TEST(two_threads_two_cpus_text_dump)
+{
+	/* Block times are libipt's, which reads up to one timing packet
+	 * ahead; ns = 1000000 + tsc / 2 by the anchors. */
+	static const char want[] =
+		"1000500 101 B A inferred\n"
+		"1000500 101 B B\n"
+		"1000500 101 E B\n"
+		"1000750 101 B C\n"
+		"1000800 101 E C\n"
+		"1000800 101 B E tail\n"
+		"1000800 101 B [untraced]\n"
+		"1000850 102 B A inferred\n"
+		"1000850 102 B D inferred\n"
+		"1000850 102 E D\n"
+		"1000850 102 B [untraced]\n"
+		"1000850 102 E [untraced] truncated\n"
+		"1000850 102 E A truncated\n"
+		"1001000 101 E [untraced]\n"
+		"1001000 101 E E\n"
+		"1001500 101 B [syscall]\n"
+		"1001500 101 E [syscall]\n"
+		"1001750 trigger 101 0x0\n"
+		"1002000 101 B D\n"
+		"1002000 101 E D\n"
+		"1002000 101 B [untraced]\n"
+		"1002000 101 E [untraced] truncated\n"
+		"1002000 101 E A truncated\n";
+	struct mt_bundle_reader *r;
+	struct mt_textout t;
+	struct mt_decode *d;
+	char *text;
+	size_t len;
+
+	open_bundle(&r, &d);
+	t.d = d;
+	t.out = open_memstream(&text, &len);
+	{
+		struct mt_decode_sink s = mt_textout_sink(&t);
+
+		MT_ASSERT_EQ(mt_decode_run(d, &s), 0);
+	}
+	fclose(t.out);
+	MT_ASSERT_EQ(mt_decode_get_stats(d)->threads, 2);
+	MT_ASSERT_EQ(mt_decode_get_stats(d)->errors, 0);
+	MT_ASSERT_STREQ(text, want);
+	free(text);
+	mt_decode_free(d);
+	mt_bundle_close(r);
+}
+
+MT_TEST(perfetto_writer_accepts_the_stream)
+{
+	struct mt_bundle_reader *r;
+	struct mt_decode_sink sink;
+	struct pf_options o;
+	struct mt_pfout po;
+	struct pf_stats st;
+	struct pf_writer *w;
+	struct mt_decode *d;
+
+	fx_need("python3");
+	open_bundle(&r, &d);
+	pf_options_init(&o);
+	o.format = PF_FORMAT_JSON;
+	MT_ASSERT_MSG(pf_writer_open(&w, fx_path("t.json"), &o) == 0, "%s", pf_last_error());
+	MT_ASSERT_EQ(mt_pfout_init(&po, d, r, w, &sink), 0);
+	MT_ASSERT_MSG(mt_decode_run(d, &sink) == 0, "%s", po.err);
+	MT_ASSERT_MSG(pf_writer_close(w, po.last_ns, &st) == 0, "%s", pf_last_error());
+	mt_pfout_fini(&po);
+	mt_decode_free(d);
+	mt_bundle_close(r);
+	/* Every function appears, and begins balance ends per thread. */
+	fx_sh("python3 -c 'import json,sys,collections\n"
+	      "t = json.load(open(\"t.json\"))\n"
+	      "ev = t[\"traceEvents\"] if isinstance(t, dict) else t\n"
+	      "names = {e.get(\"name\") for e in ev}\n"
+	      "assert {\"A\",\"B\",\"C\",\"D\",\"E\"} <= names, names\n"
+	      "d = collections.Counter()\n"
+	      "for e in ev:\n"
+	      "  d[e.get(\"tid\")] += {\"B\": 1, \"E\": -1}.get(e.get(\"ph\"), 0)\n"
+	      "assert all(v == 0 for v in d.values()), d\n'");
+}

@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Process images from maps: a real PIE and shared library are run, their
+ * /proc/self/maps become bundle map records, and the libipt image built
+ * from them must hold, at the run-time addresses the process printed, the
+ * very bytes the process read from its own memory; addresses must resolve
+ * to the right symbols through the load bias; a bundle's embedded copy
+ * must win over a local file with another build-id.
+ */
+#include "test_decode_fixture.h"
+#include "test_decode_ptenc.h"
+
+#include "decode/funcs.h"
+
+#include <inttypes.h>
+
+static const char lib_c[] = "int libfn(int x) { return x * 5 + 2; }\n";
+static const char lib_old_c[] = "int libfn(int x) { return x * 7 + 3; }\n";
+static const char main_c[] =
+	"#include <stdio.h>\n"
+	"int libfn(int);\n"
+	"__attribute__((noinline)) int alpha(int x) { return libfn(x) + 1; }\n"
+	"static void dump(const char *n, const void *p) {\n"
+	"\tconst unsigned char *b = p;\n"
+	"\tprintf(\"%s %p \", n, p);\n"
+	"\tfor (int i = 0; i < 16; i++) printf(\"%02x\", b[i]);\n"
+	"\tprintf(\"\\n\");\n"
+	"}\n"
+	"int main(void) {\n"
+	"\tchar line[512];\n"
+	"\tFILE *f = fopen(\"/proc/self/maps\", \"r\");\n"
+	"\tdump(\"alpha\", (void *)alpha);\n"
+	"\tdump(\"libfn\", (void *)libfn);\n"
+	"\twhile (fgets(line, sizeof(line), f)) printf(\"map %s\", line);\n"
+	"\treturn alpha(1) == 8 ? 0 : 1;\n"
+	"}\n";
+
+struct fx_run {
+	struct mt_bundle_map maps[64];
+	char paths[64][256];
+	size_t nmaps;
+	uint64_t addr[2];
+	uint8_t bytes[2][16];
+};
+
+static void run_fixture(struct fx_run *r)
+{
+	char line[1024];
+	FILE *f;
+
+	fx_write("lib.c", lib_c);
+	fx_write("lib_old.c", lib_old_c);
+	fx_write("main.c", main_c);
+	fx_sh("cc -g -O0 -fPIC -shared -o libfx.so lib.c && "
+	      "cc -g -O0 -fPIC -shared -o libfx_old.so lib_old.c && "
+	      "cc -g -O0 -fPIE -pie -o fxmain main.c -L. -lfx -Wl,-rpath,\"\\$ORIGIN\" && "
+	      "./fxmain > run.txt");
+	f = fopen(fx_path("run.txt"), "r");
+	MT_ASSERT(f);
+	memset(r, 0, sizeof(*r));
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long s, e, off;
+		char perms[8], name[16], hex[40];
+		int pos = 0;
+		void *p;
+
+		if (sscanf(line, "%15s %p %39s", name, &p, hex) == 3 &&
+		    (!strcmp(name, "alpha") || !strcmp(name, "libfn"))) {
+			int k = name[0] == 'l';
+
+			r->addr[k] = (uint64_t)(uintptr_t)p;
+			for (int i = 0; i < 16; i++)
+				sscanf(hex + 2 * i, "%2hhx", &r->bytes[k][i]);
+			continue;
+		}
+		if (sscanf(line, "map %llx-%llx %7s %llx %*s %*s %n", &s, &e, perms, &off, &pos) < 4 ||
+		    r->nmaps == 64)
+			continue;
+		struct mt_bundle_map *m = &r->maps[r->nmaps];
+
+		line[strcspn(line, "\n")] = 0;
+		snprintf(r->paths[r->nmaps], sizeof(r->paths[0]), "%s", pos ? line + pos : "");
+		*m = (struct mt_bundle_map){ .start = s, .end = e, .file_offset = off, .pid = 42,
+					      .path = r->paths[r->nmaps] };
+		m->prot = (perms[0] == 'r' ? MT_BUNDLE_PROT_READ : 0) |
+			  (perms[2] == 'x' ? MT_BUNDLE_PROT_EXEC : 0);
+		r->nmaps++;
+	}
+	fclose(f);
+	MT_ASSERT(r->addr[0] && r->addr[1] && r->nmaps > 4);
+}
+
+static char warnings[4096];
+
+static void warn(void *ctx, const char *msg)
+{
+	size_t n = strlen(warnings);
+
+	(void)ctx;
+	snprintf(warnings + n, sizeof(warnings) - n, "%s\n", msg);
+}
+
+/*
+ * The bytes of the instruction at IP as libipt's instruction decoder reads
+ * them from IMG (libipt 2.0.5 exports no direct image read): decode a
+ * stream that starts tracing at IP. Returns the instruction's size.
+ */
+static size_t read_image(struct pt_image *img, uint64_t ip, uint8_t *buf)
+{
+	struct pt_insn_decoder *dec;
+	struct pt_config cfg;
+	struct pt_insn insn;
+	struct ptenc e;
+	int st;
+
+	ptenc_begin(&e, 1000, ip);
+	ptenc_end(&e);
+	pt_config_init(&cfg);
+	cfg.begin = e.buf;
+	cfg.end = e.buf + e.len;
+	dec = pt_insn_alloc_decoder(&cfg);
+	MT_ASSERT(dec);
+	MT_ASSERT_EQ(pt_insn_set_image(dec, img), 0);
+	st = pt_insn_sync_forward(dec);
+	while (st >= 0 && (st & pts_event_pending)) {
+		struct pt_event ev;
+
+		st = pt_insn_event(dec, &ev, sizeof(ev));
+	}
+	MT_ASSERT_MSG(st >= 0, "sync: %s", pt_errstr(pt_errcode(st)));
+	st = pt_insn_next(dec, &insn, sizeof(insn));
+	pt_insn_free_decoder(dec);
+	MT_ASSERT_MSG(st >= 0, "no instruction at 0x%" PRIx64 ": %s", ip,
+		      pt_errstr(pt_errcode(st)));
+	MT_ASSERT_EQ(insn.ip, ip);
+	MT_ASSERT(insn.size > 0);
+	memcpy(buf, insn.raw, insn.size);
+	return insn.size;
+}
+
+MT_TEST(image_bytes_and_symbols_match_the_live_process)
+{
+	struct pt_image_section_cache *isc = pt_iscache_alloc(NULL);
+	struct mt_bincache bins;
+	struct mt_funcs funcs;
+	struct mt_proc proc;
+	struct mt_cs_fn fn;
+	struct mt_func f;
+	struct fx_run r;
+	uint8_t buf[16];
+
+	run_fixture(&r);
+	mt_bincache_init(&bins, NULL, NULL);
+	mt_funcs_init(&funcs, &bins);
+	warnings[0] = 0;
+	MT_ASSERT_EQ(mt_proc_build(&proc, 42, r.maps, r.nmaps, &bins, isc, warn, NULL), 0);
+	for (int k = 0; k < 2; k++) {
+		size_t n = read_image(proc.image, r.addr[k], buf);
+
+		MT_ASSERT_MEMEQ(buf, r.bytes[k], n);
+	}
+	/* The vDSO has no file here and no copy: reported, not fatal. */
+	MT_ASSERT_MSG(strstr(warnings, "[vdso]: no such file, and no copy in the bundle"),
+		      "warnings: %s", warnings);
+
+	mt_funcs_resolve(&funcs, &proc, r.addr[0] + 3, &fn);
+	f = mt_funcs_get(&funcs, fn.id);
+	MT_ASSERT_STREQ(f.name, "alpha");
+	MT_ASSERT_EQ(fn.start, r.addr[0]);
+	MT_ASSERT(strstr(f.binary, "/fxmain"));
+	mt_funcs_resolve(&funcs, &proc, r.addr[1], &fn);
+	f = mt_funcs_get(&funcs, fn.id);
+	MT_ASSERT_STREQ(f.name, "libfn");
+	MT_ASSERT_EQ(fn.start, r.addr[1]);
+	MT_ASSERT(strstr(f.binary, "/libfx.so"));
+	/* Same function, same id; unmapped address: unknown. */
+	mt_funcs_resolve(&funcs, &proc, r.addr[1] + 1, &fn);
+	MT_ASSERT_STREQ(mt_funcs_get(&funcs, fn.id).name, "libfn");
+	mt_funcs_resolve(&funcs, &proc, 0x1000, &fn);
+	MT_ASSERT_EQ(fn.id, MT_FN_UNKNOWN);
+
+	mt_proc_fini(&proc);
+	mt_funcs_fini(&funcs);
+	mt_bincache_fini(&bins);
+	pt_iscache_free(isc);
+}
+
+/* Build-id of a fixture file according to readelf, as bytes. */
+static size_t build_id(const char *file, uint8_t *id)
+{
+	char cmd[600], hex[200] = "";
+	size_t n = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "readelf -n '%s' | sed -n 's/.*Build ID: //p'", fx_path(file));
+	p = popen(cmd, "r");
+	MT_ASSERT(p && fgets(hex, sizeof(hex), p));
+	pclose(p);
+	while (n < 64 && sscanf(hex + 2 * n, "%2hhx", &id[n]) == 1)
+		n++;
+	return n;
+}
+
+MT_TEST(embedded_copy_wins_over_a_different_local_file)
+{
+	struct pt_image_section_cache *isc = pt_iscache_alloc(NULL);
+	struct mt_bundle_writer *w;
+	struct mt_bundle_reader *rd;
+	struct mt_bincache bins;
+	struct mt_bundle_file bf;
+	struct mt_proc proc;
+	const struct mt_pmap *pm;
+	uint8_t old_id[64], buf[16], want[16];
+	size_t idlen, n;
+	char err[256];
+	struct fx_run r;
+	FILE *f;
+
+	run_fixture(&r);
+	idlen = build_id("libfx_old.so", old_id);
+	MT_ASSERT_EQ(idlen, 20);
+	/* The maps claim the old build of libfx.so; only the bundle has it. */
+	for (size_t i = 0; i < r.nmaps; i++) {
+		if (strstr(r.maps[i].path, "/libfx.so")) {
+			r.maps[i].build_id = old_id;
+			r.maps[i].build_id_len = idlen;
+		}
+	}
+	pm = NULL;
+	memset(&bf, 0, sizeof(bf));
+	for (size_t i = 0; i < r.nmaps; i++)
+		if (strstr(r.maps[i].path, "/libfx.so"))
+			bf.path = r.maps[i].path;
+	MT_ASSERT(bf.path);
+	bf.build_id = old_id;
+	bf.build_id_len = idlen;
+	MT_ASSERT_EQ(mt_bundle_writer_create(&w, fx_path("emb.mtrace"), NULL, err, sizeof(err)), 0);
+	MT_ASSERT_EQ(mt_bundle_embed_file(w, &bf, fx_path("libfx_old.so")), 0);
+	MT_ASSERT_EQ(mt_bundle_writer_finish(w), 0);
+	mt_bundle_writer_free(w);
+	MT_ASSERT_MSG(mt_bundle_open(&rd, fx_path("emb.mtrace"), err, sizeof(err)) == 0, "%s", err);
+
+	mt_bincache_init(&bins, rd, NULL);
+	MT_ASSERT_EQ(mt_proc_build(&proc, 42, r.maps, r.nmaps, &bins, isc, NULL, NULL), 0);
+	pm = mt_proc_find(&proc, r.addr[1]);
+	MT_ASSERT(pm && pm->bin && pm->bin->embedded);
+	MT_ASSERT_MEMEQ(pm->bin->build_id, old_id, idlen);
+	/* The image holds the old library's bytes at libfn's address. */
+	n = read_image(proc.image, r.addr[1], buf);
+	f = fopen(fx_path("libfx_old.so"), "rb");
+	MT_ASSERT(f);
+	fseek(f, (long)(r.addr[1] - pm->start + pm->offset), SEEK_SET);
+	MT_ASSERT_EQ(fread(want, 1, 16, f), 16);
+	fclose(f);
+	MT_ASSERT_MEMEQ(buf, want, n);
+	MT_ASSERT_STREQ(mt_sym_lookup(mt_binfile_syms(&bins, pm->bin), r.addr[1] - pm->bias)->name,
+			"libfn");
+
+	mt_proc_fini(&proc);
+	mt_bincache_fini(&bins);
+	mt_bundle_close(rd);
+	pt_iscache_free(isc);
+}

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Who may use /dev/mtrace: without CAP_PERFMON or CAP_SYS_ADMIN nobody
+ * opens it; with CAP_PERFMON only, a user may trace its own processes but
+ * not another user's (ptrace-attach rule) and not the kernel (needs
+ * CAP_SYS_ADMIN).
+ */
+#include <linux/capability.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "kmod_guest.h"
+
+/* Keeps exactly CAP_PERFMON (or nothing) after switching to uid. */
+static void become(uid_t uid, int perfmon)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	memset(d, 0, sizeof(d));
+	if (perfmon) {
+		d[CAP_PERFMON / 32].effective = 1U << (CAP_PERFMON % 32);
+		d[CAP_PERFMON / 32].permitted = 1U << (CAP_PERFMON % 32);
+	}
+	if (prctl(PR_SET_KEEPCAPS, 1) || setresgid(uid, uid, uid) ||
+	    setresuid(uid, uid, uid) || syscall(SYS_capset, &h, d)) {
+		printf("FAIL kmod-perm-setup: %s\n", strerror(errno));
+		exit(1);
+	}
+}
+
+static int run_as(uid_t uid, int perfmon, pid_t victim)
+{
+	pid_t pid = fork();
+	int status, fd;
+	struct mtrace_config c;
+
+	if (pid)
+		return waitpid(pid, &status, 0) == pid && WIFEXITED(status) ?
+		       WEXITSTATUS(status) : 1;
+	become(uid, perfmon);
+	fd = open(MTRACE_DEVICE, O_RDWR);
+	if (!perfmon)
+		exit(!kg_check("kmod-perm-open-needs-cap", fd < 0 && errno == EPERM,
+			       "opened without CAP_PERFMON"));
+	if (!kg_check("kmod-perm-open-perfmon", fd >= 0, "%s", strerror(errno)))
+		exit(1);
+	c = kg_config(victim, 64 << 10, 4096);
+	kg_check("kmod-perm-other-user", kg_ioctl(fd, MTRACE_IOC_SET_CONFIG, &c) ==
+		 -EPERM, "traced another user's process");
+	c = kg_config(getpid(), 64 << 10, 4096);
+	c.flags |= MTRACE_CFG_KERNEL;
+	kg_check("kmod-perm-kernel-needs-admin",
+		 kg_ioctl(fd, MTRACE_IOC_SET_CONFIG, &c) == -EPERM,
+		 "kernel tracing without CAP_SYS_ADMIN");
+	c.flags &= ~MTRACE_CFG_KERNEL;
+	kg_check("kmod-perm-own-process", !kg_ioctl(fd, MTRACE_IOC_SET_CONFIG, &c),
+		 "%s", strerror(errno));
+	exit(kg_failures != 0);
+}
+
+int main(void)
+{
+	pid_t victim = fork();
+	int rc;
+
+	if (!victim) {
+		become(1001, 0);
+		pause();
+		_exit(0);
+	}
+	usleep(100000);		/* let it drop its ids */
+	rc = run_as(65534, 0, victim) | run_as(1000, 1, victim);
+	kill(victim, SIGKILL);
+	waitpid(victim, NULL, 0);
+	return rc;
+}

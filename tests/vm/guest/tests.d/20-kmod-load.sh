@@ -1,0 +1,37 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Loading mtrace.ko: refused without Intel PT, bad parameters rejected,
+# the simulated backend loads with its device, module BTF and modinfo.
+check() {
+	name=$1
+	shift
+	if "$@" >/dev/null 2>&1; then echo "PASS $name"; else echo "FAIL $name: '$*' failed"; fi
+}
+mlines() { dmesg | grep -c 'mtrace: '; }
+
+before=$(mlines)
+if insmod "$MTRACE_KO" 2>/dev/null; then
+	echo "FAIL kmod-refuses-without-pt: loaded on a CPU without Intel PT"
+	rmmod mtrace
+else
+	after=$(mlines)
+	msg=$(dmesg | grep 'mtrace: ' | tail -1)
+	case "$msg" in
+	*"Intel PT not usable: not an Intel CPU (load with sim=1"*)
+		if [ $((after - before)) -eq 1 ]; then echo "PASS kmod-refuses-without-pt"
+		else echo "FAIL kmod-refuses-without-pt: $((after - before)) log lines"; fi ;;
+	*) echo "FAIL kmod-refuses-without-pt: dmesg says '$msg'" ;;
+	esac
+fi
+check kmod-rejects-bad-sim sh -c "! insmod $MTRACE_KO sim=3"
+check kmod-modinfo-version sh -c "modinfo $MTRACE_KO | grep -q '^version: *[0-9]'"
+check kmod-modinfo-abi sh -c "modinfo $MTRACE_KO | grep -q '^mtrace_abi: *1'"
+for round in 1 2 3; do
+	check kmod-load-sim-$round insmod "$MTRACE_KO" sim=1
+	check kmod-device-$round sh -c "ls -l /dev/mtrace | grep -q '^crw-rw-rw-'"
+	check kmod-btf-$round test -s /sys/kernel/btf/mtrace
+	check kmod-param-$round grep -qx 1 /sys/module/mtrace/parameters/sim
+	check kmod-unload-$round rmmod mtrace
+	check kmod-device-gone-$round test ! -e /dev/mtrace
+done
+check kmod-load-banner sh -c "dmesg | grep -q 'mtrace: version .*, ABI 1, simulated backend'"

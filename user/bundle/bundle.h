@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libmtrace bundle API: write and read snapshot bundles (.mtrace files).
+ * The on-disk layout is in include/mtrace/bundle_format.h and
+ * docs/bundle-format.md.
+ *
+ * Contents
+ *   1. Conventions
+ *   2. Records (what the sections hold, in host form)
+ *   3. Writer
+ *   4. Reader
+ *   5. Tools
+ *
+ * 1. Conventions
+ * - Handles are opaque. Every function taking a handle rejects NULL with
+ *   -EINVAL; every free/close function accepts NULL.
+ * - Functions return 0 (or a count) on success and a negative errno on
+ *   failure. The handle then keeps a message naming what failed (for the
+ *   reader: the section index and type and the file offset), read with
+ *   mt_bundle_writer_errmsg() / mt_bundle_reader_errmsg(). Creation
+ *   functions, which have no handle yet on failure, write the message into a
+ *   caller buffer (err, errlen; may be NULL/0).
+ * - Errors: -EINVAL bad argument; -EBADMSG corrupt bundle (bad magic,
+ *   checksum, structure); -ENODATA truncated bundle; -EPROTONOSUPPORT newer
+ *   major version; -EFBIG a declared size beyond the reader's limits;
+ *   -ENOENT section absent; -ENOMEM; other errnos from the system calls.
+ * - Records carrying strings point into memory owned by the reader, valid
+ *   until mt_bundle_close(). Text strings are NUL-terminated.
+ */
+#ifndef MTRACE_BUNDLE_H
+#define MTRACE_BUNDLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "mtrace/bundle_format.h"
+
+/* ---- 2. Records ----
+ * Fixed-size records use the on-disk structs directly (cpu, pt config,
+ * per-CPU PT descriptor, context switches, clock anchors); their `size`
+ * fields are filled in by the writer and by the reader. Records with strings
+ * have host forms here.
+ */
+
+struct mt_bundle_trigger {
+	struct mt_bundle_trigger_desc d;
+	const char *spec;               /* trigger specification; may be NULL on write */
+};
+
+struct mt_bundle_map {
+	uint64_t tsc;
+	uint64_t start;
+	uint64_t end;                   /* exclusive */
+	uint64_t file_offset;
+	uint32_t pid;
+	uint32_t prot;                  /* MT_BUNDLE_PROT_* */
+	uint32_t event;                 /* enum mt_bundle_map_event */
+	const char *path;               /* "" for anonymous; NULL is written as "" */
+	const uint8_t *build_id;
+	size_t build_id_len;            /* 0 if unknown */
+};
+
+struct mt_bundle_thread {
+	uint64_t tsc;
+	uint32_t pid;
+	uint32_t tid;
+	const char *comm;
+	const char *cmdline;            /* arguments separated by NUL bytes */
+	size_t cmdline_len;             /* bytes of cmdline, including inner NULs */
+};
+
+struct mt_bundle_module {
+	uint64_t start;
+	uint64_t end;
+	const char *name;
+};
+
+struct mt_bundle_file {
+	const char *path;
+	const uint8_t *build_id;
+	size_t build_id_len;            /* at most sizeof(mt_bundle_file_desc.build_id) */
+	uint64_t mtime_ns;
+	uint64_t size;                  /* bytes of content (reader fills it in) */
+};
+
+struct mt_bundle_ktext {
+	uint64_t addr;
+	const char *name;
+	uint64_t size;                  /* bytes of code (reader fills it in) */
+};
+
+/* ---- 3. Writer ----
+ * Streaming: each call writes its section to the file at once; nothing is
+ * buffered across calls. Sections may come in any order; the format imposes
+ * none. mt_bundle_writer_finish() writes the END section and closes the
+ * file; a bundle without END is rejected by readers as truncated.
+ */
+struct mt_bundle_writer;
+
+struct mt_bundle_writer_opts {
+	uint32_t size;                  /* sizeof(struct mt_bundle_writer_opts) */
+	int zstd_level;                 /* 0: default (3); negative: fast modes */
+	int no_compression;             /* store every payload uncompressed */
+};
+
+/* Creates (truncates) `path`. opts may be NULL for defaults. */
+int mt_bundle_writer_create(struct mt_bundle_writer **out, const char *path,
+			    const struct mt_bundle_writer_opts *opts, char *err, size_t errlen);
+/* Writes END, flushes and closes. The handle must still be freed. */
+int mt_bundle_writer_finish(struct mt_bundle_writer *w);
+/* Closes without END if unfinished (the file is then rejected by readers). */
+void mt_bundle_writer_free(struct mt_bundle_writer *w);
+const char *mt_bundle_writer_errmsg(const struct mt_bundle_writer *w);
+
+int mt_bundle_write_cpu(struct mt_bundle_writer *w, const struct mt_bundle_cpu_desc *cpu);
+int mt_bundle_write_pt_config(struct mt_bundle_writer *w,
+			      const struct mt_bundle_pt_config_desc *cfg);
+/* One CPU's PT bytes, already oldest first. */
+int mt_bundle_write_pt(struct mt_bundle_writer *w, const struct mt_bundle_pt_desc *pt,
+		       const void *data, size_t len);
+/*
+ * One CPU's PT bytes straight from its ring: [write_offset, ring_size) then
+ * [0, write_offset) when MT_BUNDLE_PT_WRAPPED is set in pt->flags, else
+ * [0, write_offset). pt->write_offset must be <= ring_size.
+ */
+int mt_bundle_write_pt_ring(struct mt_bundle_writer *w, const struct mt_bundle_pt_desc *pt,
+			    const void *ring, size_t ring_size);
+int mt_bundle_write_trigger(struct mt_bundle_writer *w, const struct mt_bundle_trigger *t);
+/* Table writers: each call writes one section; several calls append. */
+int mt_bundle_write_switches(struct mt_bundle_writer *w,
+			     const struct mt_bundle_switch_entry *sw, size_t n);
+int mt_bundle_write_maps(struct mt_bundle_writer *w, const struct mt_bundle_map *maps, size_t n);
+int mt_bundle_write_threads(struct mt_bundle_writer *w, const struct mt_bundle_thread *t,
+			    size_t n);
+int mt_bundle_write_modules(struct mt_bundle_writer *w, const struct mt_bundle_module *m,
+			    size_t n);
+/* desc->table is filled in by the writer; only tsc_hz and time_* are read. */
+int mt_bundle_write_clock(struct mt_bundle_writer *w, const struct mt_bundle_clock_desc *desc,
+			  const struct mt_bundle_clock_entry *anchors, size_t n);
+/* An embedded file from memory (f->size is ignored), or copied from disk. */
+int mt_bundle_write_file(struct mt_bundle_writer *w, const struct mt_bundle_file *f,
+			 const void *data, size_t len);
+int mt_bundle_embed_file(struct mt_bundle_writer *w, const struct mt_bundle_file *f,
+			 const char *src_path);
+int mt_bundle_write_ktext(struct mt_bundle_writer *w, const struct mt_bundle_ktext *kt,
+			  const void *code, size_t len);
+int mt_bundle_write_kallsyms(struct mt_bundle_writer *w, const char *text, size_t len);
+/* Compression argument: let the writer choose (zstd unless tiny or disabled). */
+#define MT_BUNDLE_COMP_AUTO (-1)
+
+/*
+ * Any section: for types this library does not know yet, and for tests.
+ * compression is an enum mt_bundle_compression or MT_BUNDLE_COMP_AUTO.
+ */
+int mt_bundle_write_section(struct mt_bundle_writer *w, uint32_t type, const void *desc,
+			    size_t desc_len, const void *payload, size_t len, int compression);
+
+/* ---- 4. Reader ----
+ * mt_bundle_open() maps the file, checks the file header, every section
+ * header and descriptor, every payload checksum and the END section, and
+ * decodes the small sections. Large payloads (PT bytes, files, kernel text)
+ * are returned as pointers into the mapping when stored uncompressed and
+ * decompressed once, on first access, otherwise.
+ */
+struct mt_bundle_reader;
+
+struct mt_bundle_section_info {
+	uint32_t type;
+	uint16_t compression;
+	int known;                      /* this library knows the type */
+	uint64_t offset;                /* file offset of the section header */
+	uint64_t desc_size;
+	uint64_t stored_size;
+	uint64_t raw_size;
+};
+
+int mt_bundle_open(struct mt_bundle_reader **out, const char *path, char *err, size_t errlen);
+/* Reads a bundle held in memory; buf must outlive the reader. */
+int mt_bundle_open_mem(struct mt_bundle_reader **out, const void *buf, size_t len,
+		       char *err, size_t errlen);
+void mt_bundle_close(struct mt_bundle_reader *r);
+const char *mt_bundle_reader_errmsg(const struct mt_bundle_reader *r);
+
+void mt_bundle_version(const struct mt_bundle_reader *r, uint16_t *major, uint16_t *minor);
+size_t mt_bundle_section_count(const struct mt_bundle_reader *r);
+int mt_bundle_section_info(const struct mt_bundle_reader *r, size_t idx,
+			   struct mt_bundle_section_info *info);
+/* "pt-data", "maps", ...; "unknown" for types this library does not know. */
+const char *mt_bundle_section_name(uint32_t type);
+
+int mt_bundle_get_cpu(const struct mt_bundle_reader *r, struct mt_bundle_cpu_desc *cpu);
+int mt_bundle_get_pt_config(const struct mt_bundle_reader *r,
+			    struct mt_bundle_pt_config_desc *cfg);
+int mt_bundle_get_trigger(const struct mt_bundle_reader *r, struct mt_bundle_trigger *t);
+
+size_t mt_bundle_pt_count(const struct mt_bundle_reader *r);
+int mt_bundle_pt_desc(const struct mt_bundle_reader *r, size_t i, struct mt_bundle_pt_desc *pt);
+int mt_bundle_pt_data(struct mt_bundle_reader *r, size_t i, const uint8_t **data, size_t *len);
+
+/* Tables: all sections of one type, concatenated in file order. */
+size_t mt_bundle_switches(const struct mt_bundle_reader *r,
+			  const struct mt_bundle_switch_entry **sw);
+size_t mt_bundle_maps(const struct mt_bundle_reader *r, const struct mt_bundle_map **maps);
+size_t mt_bundle_threads(const struct mt_bundle_reader *r, const struct mt_bundle_thread **t);
+size_t mt_bundle_modules(const struct mt_bundle_reader *r, const struct mt_bundle_module **m);
+/* desc may be NULL; -ENOENT without a clock section. */
+int mt_bundle_clock(const struct mt_bundle_reader *r, struct mt_bundle_clock_desc *desc,
+		    const struct mt_bundle_clock_entry **anchors, size_t *n);
+
+size_t mt_bundle_file_count(const struct mt_bundle_reader *r);
+int mt_bundle_file_info(const struct mt_bundle_reader *r, size_t i, struct mt_bundle_file *f);
+/* Index of the file with this build-id (if given) or else this path; -ENOENT. */
+int mt_bundle_file_find(const struct mt_bundle_reader *r, const uint8_t *build_id,
+			size_t build_id_len, const char *path);
+int mt_bundle_file_data(struct mt_bundle_reader *r, size_t i, const uint8_t **data,
+			size_t *len);
+
+size_t mt_bundle_ktext_count(const struct mt_bundle_reader *r);
+int mt_bundle_ktext_info(const struct mt_bundle_reader *r, size_t i, struct mt_bundle_ktext *kt);
+int mt_bundle_ktext_data(struct mt_bundle_reader *r, size_t i, const uint8_t **code,
+			 size_t *len);
+/* The kallsyms text; not NUL-terminated (it may point into the mapping). */
+int mt_bundle_kallsyms(struct mt_bundle_reader *r, const char **text, size_t *len);
+
+/* ---- 5. Tools ---- */
+/* `mtrace-user bundle-info FILE`: the header and one line per section. */
+int mt_bundle_print_info(const char *path, FILE *out);
+
+#endif

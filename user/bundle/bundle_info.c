@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: MIT
+/* `bundle-info`: a bundle's version, its sections with sizes, and a summary. */
+#include "bundle/bundle.h"
+
+#include <errno.h>
+#include <inttypes.h>
+
+static const char *comp_name(uint16_t c)
+{
+	return c == MT_BUNDLE_COMP_ZSTD ? "zstd" : c == MT_BUNDLE_COMP_NONE ? "none" : "?";
+}
+
+static void print_sections(const struct mt_bundle_reader *r, FILE *out)
+{
+	size_t n = mt_bundle_section_count(r);
+
+	fprintf(out, "%5s  %-10s %12s %-5s %12s %12s\n", "index", "section", "offset", "comp",
+		"stored", "raw");
+	for (size_t i = 0; i < n; i++) {
+		struct mt_bundle_section_info si;
+
+		if (mt_bundle_section_info(r, i, &si))
+			continue;
+		fprintf(out, "%5zu  %-10s %12" PRIu64 " %-5s %12" PRIu64 " %12" PRIu64 "%s\n", i,
+			mt_bundle_section_name(si.type), si.offset, comp_name(si.compression),
+			si.stored_size, si.raw_size, si.known ? "" : "  (skipped: unknown type)");
+	}
+}
+
+static void print_summary(struct mt_bundle_reader *r, FILE *out)
+{
+	struct mt_bundle_cpu_desc cpu;
+	struct mt_bundle_pt_config_desc cfg;
+	struct mt_bundle_trigger trig;
+
+	if (!mt_bundle_get_cpu(r, &cpu))
+		fprintf(out, "cpu: %.16s family %u model %#x stepping %u, %u cpus\n",
+			cpu.vendor_id, cpu.family, cpu.model, cpu.stepping, cpu.nr_cpus);
+	if (!mt_bundle_get_pt_config(r, &cfg))
+		fprintf(out, "pt: rtit_ctl %#" PRIx64 ", ring %" PRIu64 " bytes, target pid %u\n",
+			cfg.rtit_ctl, cfg.ring_size, cfg.target_pid);
+	for (size_t i = 0; i < mt_bundle_pt_count(r); i++) {
+		struct mt_bundle_pt_desc pt;
+		const uint8_t *data;
+		size_t len;
+
+		if (mt_bundle_pt_desc(r, i, &pt) || mt_bundle_pt_data(r, i, &data, &len))
+			continue;
+		fprintf(out, "pt cpu %u: %zu bytes%s%s%s, stop tsc %" PRIu64 ", status %#" PRIx64 "\n",
+			pt.cpu, len, pt.flags & MT_BUNDLE_PT_WRAPPED ? ", wrapped" : "",
+			pt.flags & MT_BUNDLE_PT_CLOBBERED ? ", clobbered" : "",
+			pt.flags & MT_BUNDLE_PT_PARTIAL ? ", partial" : "", pt.stop_tsc,
+			pt.rtit_status);
+	}
+	if (!mt_bundle_get_trigger(r, &trig))
+		fprintf(out, "trigger: \"%s\" cpu %u pid %u tid %u ip %#" PRIx64 " tsc %" PRIu64
+			" skid %" PRIu64 " ns\n", trig.spec, trig.d.cpu, trig.d.pid, trig.d.tid,
+			trig.d.ip, trig.d.tsc, trig.d.skid_ns);
+	fprintf(out, "records: %zu switches, %zu maps, %zu threads, %zu modules, %zu files, %zu kernel text ranges\n",
+		mt_bundle_switches(r, NULL), mt_bundle_maps(r, NULL), mt_bundle_threads(r, NULL),
+		mt_bundle_modules(r, NULL), mt_bundle_file_count(r), mt_bundle_ktext_count(r));
+}
+
+int mt_bundle_print_info(const char *path, FILE *out)
+{
+	struct mt_bundle_reader *r;
+	char err[512];
+	uint16_t major, minor;
+	int rc;
+
+	if (!path || !out)
+		return -EINVAL;
+	rc = mt_bundle_open(&r, path, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "mtrace: %s\n", err);
+		return rc;
+	}
+	mt_bundle_version(r, &major, &minor);
+	fprintf(out, "%s: mtrace bundle format %u.%u, %zu sections\n", path, major, minor,
+		mt_bundle_section_count(r));
+	print_sections(r, out);
+	print_summary(r, out);
+	mt_bundle_close(r);
+	return 0;
+}

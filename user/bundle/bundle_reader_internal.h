@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reader internals shared by bundle_reader.c (file and section framing),
+ * bundle_reader_sections.c (per-type decoding), bundle_reader_payload.c
+ * (decompression) and bundle_reader_access.c (the public getters).
+ */
+#ifndef MTRACE_BUNDLE_READER_INTERNAL_H
+#define MTRACE_BUNDLE_READER_INTERNAL_H
+
+#include "bundle/bundle.h"
+
+#include <stdbool.h>
+
+/*
+ * Limits on what a bundle may make the reader allocate. A payload may expand
+ * at most RD_MAX_RATIO times its stored size (real PT, code and sideband
+ * compress by far less), and no section beyond RD_MAX_RAW.
+ */
+#define RD_MAX_RATIO 1024ULL
+#define RD_MAX_RAW (4ULL << 30)
+#define RD_MAX_DESC (64U * 1024)
+#define RD_MAX_ENTRY 4096U
+
+struct rd_section {
+	size_t index;
+	uint64_t off;                   /* of the section header */
+	bool have_hdr;                  /* h holds a header read from the file */
+	struct mt_bundle_shdr h;
+	const uint8_t *desc;            /* desc_size bytes in the file image */
+	const uint8_t *stored;          /* stored_size bytes in the file image */
+	uint8_t *raw;                   /* decompressed payload, once loaded */
+	bool known;
+};
+
+struct rd_file {
+	size_t sec;
+	struct mt_bundle_file f;
+	char *path;
+};
+
+struct rd_ktext {
+	size_t sec;
+	struct mt_bundle_ktext k;
+	char *name;
+};
+
+struct rd_pt {
+	size_t sec;
+	struct mt_bundle_pt_desc d;
+};
+
+#define RD_NONE ((size_t)-1)
+
+struct mt_bundle_reader {
+	const uint8_t *base;
+	size_t size;
+	bool mapped;
+	uint16_t major, minor;
+	struct rd_section *secs;
+	size_t nsecs;
+
+	size_t cpu_sec, cfg_sec, trig_sec, kallsyms_sec, clock_sec;
+	struct mt_bundle_cpu_desc cpu;
+	struct mt_bundle_pt_config_desc cfg;
+	struct mt_bundle_trigger trig;
+	char *trig_spec;
+	struct mt_bundle_clock_desc clock;
+
+	struct rd_pt *pts;
+	size_t npts;
+	struct rd_file *files;
+	size_t nfiles;
+	struct rd_ktext *ktexts;
+	size_t nktexts;
+
+	struct mt_bundle_switch_entry *sw;
+	size_t nsw;
+	struct mt_bundle_map *maps;
+	size_t nmaps;
+	struct mt_bundle_thread *threads;
+	size_t nthreads;
+	struct mt_bundle_module *modules;
+	size_t nmodules;
+	struct mt_bundle_clock_entry *anchors;
+	size_t nanchors;
+
+	char errmsg[512];
+};
+
+/*
+ * Sets the reader's message, prefixed with the section's index, type and
+ * file offset (s may be NULL for the file header); returns code.
+ */
+int rd_err(struct mt_bundle_reader *r, const struct rd_section *s, int code,
+	   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Decodes a known section after its framing and checksums were verified. */
+int rd_section_load(struct mt_bundle_reader *r, struct rd_section *s);
+
+/* The payload, decompressed on first use and kept until close. */
+int rd_payload(struct mt_bundle_reader *r, struct rd_section *s, const uint8_t **p,
+	       size_t *len);
+
+/* Grows *arr (of elem-sized items) to hold n more; -ENOMEM on failure. */
+int rd_grow(void *arr, size_t have, size_t more, size_t elem);
+
+#endif

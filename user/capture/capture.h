@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Capture: run or attach to a target, arm the mtrace module, wait for the
+ * snapshot (trigger, Ctrl-C, target exit) and write it as a bundle.
+ *
+ * Errors are one-line messages written into a caller buffer of
+ * MT_CAPTURE_ERRLEN bytes, with a negative errno as the return value.
+ */
+#ifndef MTRACE_CAPTURE_H
+#define MTRACE_CAPTURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "uapi/linux/mtrace.h"
+
+#define MT_CAPTURE_ERRLEN 512
+#define MT_CAPTURE_DEFAULT_OUTPUT "trace.mtrace"
+#define MT_CAPTURE_DEFAULT_BUFFER (4ULL << 20)
+#define MT_CAPTURE_DEFAULT_SB_RECORDS 8192U
+#define MT_CAPTURE_MAX_SNAPSHOTS 10000U
+
+/* Timing presets, from least to most timing packets. */
+enum mt_timing {
+	MT_TIMING_LOW,     /* TSC + MTC: about 1 us resolution, longest lookback */
+	MT_TIMING_NORMAL,  /* + CYC packets: cycle-accurate between branches */
+	MT_TIMING_HIGH,    /* + no RET compression: every return timed */
+};
+
+/* What the user asked for; -1 in the *_freq/thresh fields means "unset". */
+struct mt_capture_opts {
+	const char *output;             /* bundle path (suffixed -N with several snapshots) */
+	uint64_t buffer_size;           /* PT bytes per CPU */
+	int kernel;                     /* trace CPL 0 as well */
+	int system_wide;
+	pid_t pid;                      /* -p; 0 when launching or system-wide */
+	char **argv;                    /* -- CMD ARGS; NULL otherwise */
+	unsigned int snapshots;         /* freezes to take before stopping */
+	enum mt_timing timing;
+	int timing_given;               /* --timing was on the command line */
+	int mtc_freq;                   /* RTIT_CTL.MTCFreq encoding */
+	int cyc_thresh;                 /* RTIT_CTL.CycThresh encoding (--cyc[=N]) */
+	int psb_freq;                   /* RTIT_CTL.PSBFreq encoding */
+	int no_retcomp;
+	int embed;                      /* copy mapped executables into the bundle */
+	const char **triggers;          /* --trigger specs */
+	size_t nr_triggers;
+	int freeze;                     /* enum mt_trigger_freeze_pref (--freeze) */
+	int quiet;
+};
+
+void mt_capture_opts_init(struct mt_capture_opts *o);
+
+/*
+ * "4096", "64K", "4M", "1G" (binary units, optional trailing "iB"/"B") to
+ * bytes. -EINVAL with a message on anything else or on overflow.
+ */
+int mt_capture_parse_size(const char *s, uint64_t *bytes, char *err, size_t errlen);
+/* A decimal integer in [min, max]; `what` names the option in the message. */
+int mt_capture_parse_uint(const char *s, const char *what, long min, long max, long *out,
+			  char *err, size_t errlen);
+/* "low", "normal", "high". */
+int mt_capture_parse_timing(const char *s, enum mt_timing *t, char *err, size_t errlen);
+
+/*
+ * Checks what can be checked without the module: target choice, buffer
+ * size bounds and power of two, snapshot count, option conflicts.
+ */
+int mt_capture_opts_check(const struct mt_capture_opts *o, char *err, size_t errlen);
+
+/*
+ * Builds the module configuration for the options and this machine's PT
+ * capabilities. An explicitly requested timing feature the CPU lacks is an
+ * error naming the option and the supported values; a preset quietly drops
+ * what the CPU lacks and says so in `note` (empty when nothing was dropped).
+ * cfg->pid is left 0 (the target is known only later).
+ */
+int mt_capture_build_config(const struct mt_capture_opts *o, const struct mtrace_caps *caps,
+			    struct mtrace_config *cfg, char *note, size_t notelen,
+			    char *err, size_t errlen);
+
+/* Output path of snapshot `index` (1-based) out of `total`: "a.mtrace" -> "a-2.mtrace". */
+int mt_capture_output_path(const char *base, unsigned int index, unsigned int total,
+			   char *out, size_t outlen);
+
+/* The whole `record` workflow; returns the process exit status. */
+int mt_capture_record(const struct mt_capture_opts *o);
+
+#endif

@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: MIT
+/* /dev/mtrace access (see capture_dev.h). */
+#include "capture/capture_dev.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define SB_CHUNK 4096U
+
+static int dev_fail(char *err, size_t errlen, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int dev_fail(char *err, size_t errlen, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+const char *mt_dev_path(void)
+{
+	const char *p = getenv("MTRACE_DEVICE");
+
+	return p && *p ? p : MTRACE_DEVICE;
+}
+
+static int open_error(const char *path, int e, char *err, size_t errlen)
+{
+	struct stat st;
+
+	switch (e) {
+	case ENOENT:
+		if (stat("/sys/module/mtrace", &st) == 0)
+			return dev_fail(err, errlen, -e,
+					"%s does not exist although the mtrace module is loaded: is devtmpfs mounted on /dev?",
+					path);
+		return dev_fail(err, errlen, -e,
+				"%s does not exist: the mtrace kernel module is not loaded (load it with 'modprobe mtrace'; 'mtrace-user doctor' checks every prerequisite)",
+				path);
+	case EACCES:
+	case EPERM:
+		return dev_fail(err, errlen, -e,
+				"cannot open %s: permission denied (it needs CAP_PERFMON or CAP_SYS_ADMIN: run as root)",
+				path);
+	case EBUSY:
+		return dev_fail(err, errlen, -e,
+				"%s is busy: another capture owns it (one capture at a time)", path);
+	case ENODEV:
+	case ENXIO:
+		return dev_fail(err, errlen, -e,
+				"cannot open %s: the mtrace module found no usable Intel PT ('mtrace-user doctor' says why)",
+				path);
+	default:
+		return dev_fail(err, errlen, -e, "cannot open %s: %s", path, strerror(e));
+	}
+}
+
+int mt_dev_open(struct mt_dev *d, char *err, size_t errlen)
+{
+	memset(d, 0, sizeof(*d));
+	d->path = mt_dev_path();
+	d->fd = open(d->path, O_RDONLY | O_CLOEXEC);
+	if (d->fd < 0)
+		return open_error(d->path, errno, err, errlen);
+	if (ioctl(d->fd, MTRACE_IOC_GET_VERSION, &d->version) < 0) {
+		int e = errno;
+
+		mt_dev_close(d);
+		return dev_fail(err, errlen, -e, "%s is not an mtrace device (GET_VERSION: %s)",
+				mt_dev_path(), strerror(e));
+	}
+	if (d->version.abi_version != MTRACE_ABI_VERSION) {
+		int abi = (int)d->version.abi_version;
+
+		mt_dev_close(d);
+		return dev_fail(err, errlen, -EPROTO,
+				"the loaded mtrace module speaks ABI %d, this mtrace-user needs ABI %d: install matching versions of both",
+				abi, MTRACE_ABI_VERSION);
+	}
+	d->version.module_version[sizeof(d->version.module_version) - 1] = '\0';
+	if (ioctl(d->fd, MTRACE_IOC_GET_CAPS, &d->caps) < 0) {
+		int e = errno;
+
+		mt_dev_close(d);
+		return dev_fail(err, errlen, -e, "GET_CAPS on %s failed: %s", mt_dev_path(),
+				strerror(e));
+	}
+	return 0;
+}
+
+void mt_dev_close(struct mt_dev *d)
+{
+	if (d->fd >= 0)
+		close(d->fd);
+	d->fd = -1;
+}
+
+int mt_dev_configure(struct mt_dev *d, const struct mtrace_config *cfg, char *err, size_t errlen)
+{
+	if (ioctl(d->fd, MTRACE_IOC_SET_CONFIG, cfg) == 0)
+		return 0;
+	switch (errno) {
+	case ESRCH:
+		return dev_fail(err, errlen, -ESRCH, "process %d does not exist (or exited)", cfg->pid);
+	case EPERM:
+	case EACCES:
+		if (cfg->flags & MTRACE_CFG_KERNEL)
+			return dev_fail(err, errlen, -errno,
+					"permission denied: --kernel needs CAP_SYS_ADMIN, and tracing process %d needs the right to ptrace it",
+					cfg->pid);
+		return dev_fail(err, errlen, -errno,
+				"permission denied: tracing process %d needs the right to ptrace it (same user, or CAP_SYS_PTRACE)",
+				cfg->pid);
+	case ENOMEM:
+		return dev_fail(err, errlen, -ENOMEM,
+				"the module could not allocate %llu bytes of ring per CPU: try a smaller --buffer-size",
+				(unsigned long long)cfg->ring_size);
+	case EOPNOTSUPP:
+	case EINVAL:
+		return dev_fail(err, errlen, -errno,
+				"the mtrace module rejected the configuration (%s): this CPU does not support the requested timing or buffer options",
+				strerror(errno));
+	default:
+		return dev_fail(err, errlen, -errno, "SET_CONFIG failed: %s", strerror(errno));
+	}
+}
+
+int mt_dev_arm(struct mt_dev *d, char *err, size_t errlen)
+{
+	if (ioctl(d->fd, MTRACE_IOC_ARM) == 0)
+		return 0;
+	if (errno == EBUSY)
+		return dev_fail(err, errlen, -EBUSY,
+				"cannot arm: Intel PT is already in use on some CPU (perf's intel_pt event?); stop the other PT user and retry");
+	return dev_fail(err, errlen, -errno, "ARM failed: %s", strerror(errno));
+}
+
+int mt_dev_disarm(struct mt_dev *d, char *err, size_t errlen)
+{
+	if (ioctl(d->fd, MTRACE_IOC_DISARM) == 0)
+		return 0;
+	return dev_fail(err, errlen, -errno, "DISARM failed: %s", strerror(errno));
+}
+
+int mt_dev_freeze(struct mt_dev *d, uint32_t path, uint64_t cookie, char *err, size_t errlen)
+{
+	struct mtrace_freeze fr = { .path = path, .cookie = cookie };
+
+	if (ioctl(d->fd, MTRACE_IOC_FREEZE, &fr) == 0)
+		return 0;
+	return dev_fail(err, errlen, -errno, "FREEZE failed: %s", strerror(errno));
+}
+
+int mt_dev_status(struct mt_dev *d, struct mtrace_status *st, char *err, size_t errlen)
+{
+	memset(st, 0, sizeof(*st));
+	if (ioctl(d->fd, MTRACE_IOC_GET_STATUS, st) == 0)
+		return 0;
+	return dev_fail(err, errlen, -errno, "GET_STATUS failed: %s", strerror(errno));
+}
+
+int mt_dev_cpu(struct mt_dev *d, uint32_t cpu, struct mtrace_cpu_info *ci, char *err,
+	       size_t errlen)
+{
+	memset(ci, 0, sizeof(*ci));
+	ci->cpu = cpu;
+	if (ioctl(d->fd, MTRACE_IOC_GET_CPU, ci) == 0)
+		return 0;
+	return dev_fail(err, errlen, -errno, "GET_CPU %u failed: %s", cpu, strerror(errno));
+}
+
+int mt_dev_map_ring(struct mt_dev *d, const struct mtrace_cpu_info *ci, const void **ring,
+		    char *err, size_t errlen)
+{
+	void *p = mmap(NULL, ci->ring_size, PROT_READ, MAP_SHARED, d->fd, (off_t)ci->mmap_offset);
+
+	if (p == MAP_FAILED)
+		return dev_fail(err, errlen, -errno, "cannot map the ring of CPU %u: %s", ci->cpu,
+				strerror(errno));
+	*ring = p;
+	return 0;
+}
+
+int mt_dev_read_sideband(struct mt_dev *d, uint32_t cpu, struct mtrace_sb_record **recs,
+			 size_t *n, uint64_t *lost, char *err, size_t errlen)
+{
+	struct mtrace_sb_record *all = NULL;
+	size_t used = 0, cap = 0;
+	uint64_t next = 0;
+
+	*lost = 0;
+	for (;;) {
+		struct mtrace_sb_read rd = { .cpu = cpu, .count = SB_CHUNK, .start_seq = next };
+
+		if (cap - used < SB_CHUNK) {
+			struct mtrace_sb_record *p = realloc(all, (cap + SB_CHUNK) * sizeof(*p));
+
+			if (!p) {
+				free(all);
+				return dev_fail(err, errlen, -ENOMEM, "out of memory reading sideband");
+			}
+			all = p;
+			cap += SB_CHUNK;
+		}
+		rd.records_ptr = (uint64_t)(uintptr_t)(all + used);
+		if (ioctl(d->fd, MTRACE_IOC_READ_SIDEBAND, &rd) < 0) {
+			int e = errno;
+
+			free(all);
+			return dev_fail(err, errlen, -e, "READ_SIDEBAND of CPU %u failed: %s", cpu,
+					strerror(e));
+		}
+		/* Records before first_seq were overwritten in the ring. */
+		*lost += rd.first_seq - next;
+		if (rd.count == 0)
+			break;
+		used += rd.count;
+		next = rd.first_seq + rd.count;
+	}
+	*recs = all;
+	*n = used;
+	return 0;
+}

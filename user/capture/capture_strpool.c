@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: MIT
+/* Owned string copies for records that hold pointers (see capture_procfs.h). */
+#include "capture/capture_procfs.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+char *mt_strpool_add(struct mt_strpool *p, const void *data, size_t len)
+{
+	char *c;
+
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? 2 * p->cap : 32;
+		char **s = realloc(p->s, cap * sizeof(*s));
+
+		if (!s)
+			return NULL;
+		p->s = s;
+		p->cap = cap;
+	}
+	c = malloc(len + 1);
+	if (!c)
+		return NULL;
+	memcpy(c, data, len);
+	c[len] = '\0';
+	p->s[p->n++] = c;
+	return c;
+}
+
+void mt_strpool_free(struct mt_strpool *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		free(p->s[i]);
+	free(p->s);
+	memset(p, 0, sizeof(*p));
+}

@@ -1,0 +1,415 @@
+// SPDX-License-Identifier: MIT
+/* The traced process (see capture_target.h). */
+#include "capture/capture_target.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define SEIZE_OPTS (PTRACE_O_TRACEEXIT | PTRACE_O_TRACECLONE)
+#define SIGKILL_BIT (1ULL << (SIGKILL - 1))
+
+static int tgt_fail(char *err, size_t errlen, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int tgt_fail(char *err, size_t errlen, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+static void target_init(struct mt_target *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->pidfd = t->release_fd = t->exec_fd = -1;
+}
+
+/* execvp's PATH search, done up front so a typo fails before arming. */
+static int find_command(const char *cmd, char *err, size_t errlen)
+{
+	const char *path = getenv("PATH");
+	char buf[4096];
+
+	if (strchr(cmd, '/')) {
+		if (access(cmd, X_OK) == 0)
+			return 0;
+		return tgt_fail(err, errlen, -errno, "cannot run '%s': %s", cmd, strerror(errno));
+	}
+	for (const char *p = path ? path : "/usr/local/bin:/usr/bin:/bin"; *p;) {
+		size_t n = strcspn(p, ":");
+		struct stat st;
+
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, n ? p : ".", cmd);
+		if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
+			return 0;
+		p += n + (p[n] == ':');
+	}
+	return tgt_fail(err, errlen, -ENOENT, "cannot run '%s': command not found in PATH", cmd);
+}
+
+static int seize(pid_t tid)
+{
+	return ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)SEIZE_OPTS) == 0 ? 0 : -errno;
+}
+
+/* Seizes every thread; threads created meanwhile by a seized thread are seized by the kernel. */
+static int seize_all(pid_t pid)
+{
+	char path[64];
+	int added;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	do {
+		DIR *d = opendir(path);
+		struct dirent *de;
+
+		if (!d)
+			return -errno;
+		added = 0;
+		while ((de = readdir(d))) {
+			long tid = strtol(de->d_name, NULL, 10);
+			int e;
+
+			if (tid <= 0)
+				continue;
+			e = seize((pid_t)tid);
+			if (e == 0) {
+				added = 1;
+			} else if (e == -ESRCH || (e == -EPERM && tid != pid)) {
+				/* Gone, or already ours: seized by the kernel when it was created. */
+				continue;
+			} else {
+				closedir(d);
+				return e;
+			}
+		}
+		closedir(d);
+	} while (added);
+	return 0;
+}
+
+int mt_target_launch(struct mt_target *t, char **argv, char *err, size_t errlen)
+{
+	int go[2], st[2], e;
+
+	target_init(t);
+	if ((e = find_command(argv[0], err, errlen)))
+		return e;
+	if (pipe2(go, O_CLOEXEC))
+		return tgt_fail(err, errlen, -errno, "pipe: %s", strerror(errno));
+	if (pipe2(st, O_CLOEXEC)) {
+		e = errno;
+		close(go[0]);
+		close(go[1]);
+		return tgt_fail(err, errlen, -e, "pipe: %s", strerror(e));
+	}
+	t->pid = fork();
+	if (t->pid < 0) {
+		e = errno;
+		close(go[0]);
+		close(go[1]);
+		close(st[0]);
+		close(st[1]);
+		return tgt_fail(err, errlen, -e, "fork: %s", strerror(e));
+	}
+	if (t->pid == 0) {
+		sigset_t none;
+		char c;
+
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGPIPE, SIG_DFL);
+		close(go[1]);
+		close(st[0]);
+		/* EOF instead of the go byte: set-up failed, never run the command. */
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);
+		execvp(argv[0], argv);
+		e = errno;
+		if (write(st[1], &e, sizeof(e)) != sizeof(e))
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(st[1]);
+	t->launched = 1;
+	t->release_fd = go[1];
+	t->exec_fd = st[0];
+	if ((e = seize(t->pid))) {
+		mt_target_abort(t);
+		return tgt_fail(err, errlen, e, "cannot ptrace the child: %s", strerror(-e));
+	}
+	t->traced = 1;
+	return 0;
+}
+
+/* The Tgid of a task id, or a negative errno. */
+static int tgid_of(pid_t pid)
+{
+	char path[64], buf[1024];
+	FILE *f;
+	int tgid = -ENOENT;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(buf, sizeof(buf), f))
+		if (sscanf(buf, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
+int mt_target_attach(struct mt_target *t, pid_t pid, char *err, size_t errlen)
+{
+	int tgid, e;
+
+	target_init(t);
+	t->pid = pid;
+	if (kill(pid, 0) && errno == ESRCH)
+		return tgt_fail(err, errlen, -ESRCH, "process %d does not exist", (int)pid);
+	tgid = tgid_of(pid);
+	if (tgid < 0)
+		return tgt_fail(err, errlen, -ESRCH, "process %d does not exist", (int)pid);
+	if (tgid != pid)
+		return tgt_fail(err, errlen, -EINVAL,
+				"%d is a thread of process %d: give -p %d (all its threads are traced)",
+				(int)pid, tgid, tgid);
+	e = seize_all(pid);
+	if (e == 0) {
+		t->traced = 1;
+		return 0;
+	}
+	if (e == -ESRCH || e == -ENOENT)
+		return tgt_fail(err, errlen, -ESRCH, "process %d exited before tracing started",
+				(int)pid);
+	/* Not fatal: only the maps at exit are lost. Undo a partial seize. */
+	mt_target_detach(t);
+	t->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (t->pidfd < 0)
+		return tgt_fail(err, errlen, -errno, "cannot watch process %d: %s", (int)pid,
+				strerror(errno));
+	fprintf(stderr,
+		"mtrace-user: warning: cannot ptrace process %d (%s; a debugger attached?): an exit snapshot will have no memory maps\n",
+		(int)pid, strerror(-e));
+	return 0;
+}
+
+int mt_target_release(struct mt_target *t, char *err, size_t errlen)
+{
+	ssize_t n;
+	int e = 0;
+
+	if (!t->launched || t->release_fd < 0)
+		return 0;
+	n = write(t->release_fd, "g", 1);
+	close(t->release_fd);
+	t->release_fd = -1;
+	if (n != 1)
+		return tgt_fail(err, errlen, -EPIPE, "the child process died before it could run its command");
+	/* EOF: exec succeeded (the pipe is close-on-exec); else the child's errno. */
+	do
+		n = read(t->exec_fd, &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	close(t->exec_fd);
+	t->exec_fd = -1;
+	if (n == sizeof(e))
+		return tgt_fail(err, errlen, -e, "cannot run the command: %s", strerror(e));
+	return 0;
+}
+
+/* Whether the thread stopped in its exit ends the whole process. */
+static int process_ending(pid_t pid, pid_t exiting)
+{
+	char path[64], buf[256];
+	struct dirent *de;
+	DIR *d;
+	int live = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return 1;
+	/*
+	 * exit_group() and fatal signals queue SIGKILL to every other thread,
+	 * so a thread without a pending SIGKILL that is not dead yet means
+	 * only `exiting` is leaving.
+	 */
+	while (!live && (de = readdir(d))) {
+		long tid = strtol(de->d_name, NULL, 10);
+		unsigned long long pending = 0;
+		char state = 'X';
+		FILE *f;
+
+		if (tid <= 0 || tid == exiting)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%ld/status", (int)pid, tid);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		while (fgets(buf, sizeof(buf), f)) {
+			sscanf(buf, "State: %c", &state);
+			sscanf(buf, "SigPnd: %llx", &pending);
+		}
+		fclose(f);
+		if (state != 'Z' && state != 'X' && !(pending & SIGKILL_BIT))
+			live = 1;
+	}
+	closedir(d);
+	return !live;
+}
+
+static void handle_stop(struct mt_target *t, pid_t tid, int status, enum mt_target_event *ev)
+{
+	int event = status >> 16, sig = WSTOPSIG(status);
+
+	switch (event) {
+	case PTRACE_EVENT_EXIT:
+		if (!t->exit_tid && process_ending(t->pid, tid)) {
+			t->exit_tid = tid;
+			*ev = MT_TARGET_EXITING;
+			return;
+		}
+		ptrace(PTRACE_CONT, tid, NULL, NULL);
+		return;
+	case PTRACE_EVENT_STOP:
+		if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
+			ptrace(PTRACE_LISTEN, tid, NULL, NULL); /* group stop: stay stopped */
+		else
+			ptrace(PTRACE_CONT, tid, NULL, NULL);
+		return;
+	case 0:
+		/* Signal-delivery stop: deliver the signal as if untraced. */
+		ptrace(PTRACE_CONT, tid, NULL, (void *)(long)sig);
+		return;
+	default:
+		ptrace(PTRACE_CONT, tid, NULL, NULL);
+		return;
+	}
+}
+
+enum mt_target_event mt_target_poll(struct mt_target *t)
+{
+	enum mt_target_event ev = t->exit_tid ? MT_TARGET_EXITING : MT_TARGET_RUNNING;
+	int status;
+	pid_t tid;
+
+	if (t->gone)
+		return MT_TARGET_GONE;
+	if (!t->traced && !t->launched) {
+		struct pollfd p = { .fd = t->pidfd, .events = POLLIN };
+
+		/* Only the pidfd: readable once the process has exited. */
+		if (poll(&p, 1, 0) > 0)
+			t->gone = 1;
+		return t->gone ? MT_TARGET_GONE : ev;
+	}
+	while ((tid = waitpid(-1, &status, __WALL | WNOHANG)) > 0) {
+		if (WIFSTOPPED(status)) {
+			handle_stop(t, tid, status, &ev);
+		} else if (tid == t->pid) {
+			t->gone = 1;
+			t->status = status;
+		}
+	}
+	return t->gone ? MT_TARGET_GONE : ev;
+}
+
+void mt_target_let_exit(struct mt_target *t)
+{
+	if (t->exit_tid)
+		ptrace(PTRACE_CONT, t->exit_tid, NULL, NULL);
+	t->exit_tid = 0;
+}
+
+/* Detaches one thread from whatever stop it is in, passing on a pending signal. */
+static int detach_one(pid_t tid)
+{
+	int status, sig = 0;
+
+	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL))
+		return 0; /* not (or no longer) ours */
+	if (waitpid(tid, &status, __WALL) != tid || !WIFSTOPPED(status))
+		return 1;
+	if ((status >> 16) == 0)
+		sig = WSTOPSIG(status);
+	ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig);
+	return 1;
+}
+
+void mt_target_detach(struct mt_target *t)
+{
+	char path[64];
+	int any;
+
+	if (t->exit_tid) {
+		ptrace(PTRACE_DETACH, t->exit_tid, NULL, NULL);
+		t->exit_tid = 0;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)t->pid);
+	/* Repeat: a thread may have been created (and auto-attached) during a pass. */
+	do {
+		DIR *d = opendir(path);
+		struct dirent *de;
+
+		any = 0;
+		if (!d)
+			break;
+		while ((de = readdir(d))) {
+			long tid = strtol(de->d_name, NULL, 10);
+
+			if (tid > 0)
+				any |= detach_one((pid_t)tid);
+		}
+		closedir(d);
+	} while (any);
+	t->traced = 0;
+}
+
+int mt_target_wait_exit(struct mt_target *t)
+{
+	while (t->launched && !t->gone) {
+		int status;
+		pid_t r = waitpid(t->pid, &status, 0);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			break;
+		t->gone = 1;
+		t->status = status;
+	}
+	return t->status;
+}
+
+void mt_target_abort(struct mt_target *t)
+{
+	if (t->release_fd >= 0)
+		close(t->release_fd); /* the child sees EOF and exits without exec */
+	if (t->exec_fd >= 0)
+		close(t->exec_fd);
+	t->release_fd = t->exec_fd = -1;
+	if (t->launched && !t->gone) {
+		if (t->traced)
+			mt_target_detach(t);
+		mt_target_wait_exit(t);
+	}
+}

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: MIT
+/* Thread names and the command line of a process, from /proc/PID. */
+#include "capture/capture_procfs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Reads a small /proc file; returns its length (0 if unreadable). */
+static size_t read_small(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t used = 0;
+
+	if (fd < 0)
+		return 0;
+	while (used < cap) {
+		ssize_t n = read(fd, buf + used, cap - used);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		used += (size_t)n;
+	}
+	close(fd);
+	return used;
+}
+
+static int push_thread(struct mt_thread_list *l, const struct mt_bundle_thread *t)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 16;
+		struct mt_bundle_thread *p = realloc(l->t, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		l->t = p;
+		l->cap = cap;
+	}
+	l->t[l->n++] = *t;
+	return 0;
+}
+
+static int add_task(struct mt_thread_list *l, pid_t pid, pid_t tid, uint64_t tsc)
+{
+	struct mt_bundle_thread t = { .tsc = tsc, .pid = (uint32_t)pid, .tid = (uint32_t)tid };
+	char path[64], comm[64];
+	size_t len;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+	len = read_small(path, comm, sizeof(comm));
+	if (len == 0)
+		return 0; /* exited meanwhile */
+	if (comm[len - 1] == '\n')
+		len--;
+	t.comm = mt_strpool_add(&l->pool, comm, len);
+	if (!t.comm)
+		return -ENOMEM;
+	if (tid == pid) {
+		/* Command lines are bounded by ARG_MAX in practice; 128 KiB keeps the table small. */
+		static const size_t max = 128 << 10;
+		char *buf = malloc(max);
+
+		if (!buf)
+			return -ENOMEM;
+		snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+		len = read_small(path, buf, max);
+		/* Drop the final NUL: the format separates arguments with NULs. */
+		if (len && buf[len - 1] == '\0')
+			len--;
+		t.cmdline = mt_strpool_add(&l->pool, buf, len);
+		t.cmdline_len = len;
+		free(buf);
+		if (!t.cmdline)
+			return -ENOMEM;
+	}
+	return push_thread(l, &t);
+}
+
+int mt_threads_collect(struct mt_thread_list *l, pid_t pid, uint64_t tsc)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	/* The process entry (with its command line) first. */
+	err = add_task(l, pid, pid, tsc);
+	while (!err && (de = readdir(d))) {
+		long tid = strtol(de->d_name, NULL, 10);
+
+		if (tid > 0 && tid != pid)
+			err = add_task(l, pid, (pid_t)tid, tsc);
+	}
+	closedir(d);
+	return err;
+}
+
+void mt_threads_free(struct mt_thread_list *l)
+{
+	free(l->t);
+	mt_strpool_free(&l->pool);
+	memset(l, 0, sizeof(*l));
+}

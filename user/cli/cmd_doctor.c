@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT
+/* `mtrace-user doctor`: print every prerequisite check with its fix. */
+#include "commands.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "capture/capture_doctor.h"
+
+static void print_check(const struct mt_check *c, void *ctx)
+{
+	static const char *const tags[] = { "ok", "info", "warn", "FAIL" };
+
+	(void)ctx;
+	printf("%-4s  %-14s %s\n", tags[c->status], c->name, c->detail);
+	if (c->fix[0] && c->status >= MT_CHECK_WARN)
+		printf("      %-14s fix: %s\n", "", c->fix);
+}
+
+int cmd_doctor(int argc, char **argv)
+{
+	int fails;
+
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		printf("usage: mtrace-user doctor\n\n"
+		       "Checks every prerequisite of a capture on this machine (CPU and Intel PT,\n"
+		       "the mtrace module and its ABI, /dev/mtrace, privileges, kernel version and\n"
+		       "freeze path, BTF, uprobes, PT owned by perf, kernel-tracing settings) and\n"
+		       "prints each problem with its fix. Exit status 0 when a capture can work.\n");
+		return 0;
+	}
+	if (argc != 1) {
+		fprintf(stderr, "usage: mtrace-user doctor\n");
+		return 2;
+	}
+	fails = mt_doctor_run(print_check, NULL);
+	if (fails)
+		printf("\n%d problem%s: a capture cannot work on this machine as it is\n", fails,
+		       fails > 1 ? "s" : "");
+	else
+		printf("\nall required checks passed\n");
+	return fails ? 1 : 0;
+}

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: MIT
+/* `mtrace-user record`: command-line parsing for the capture workflow. */
+#include "commands.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture/capture.h"
+#include "trigger/trigger.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: mtrace-user record [OPTIONS] [--trigger SPEC]... (-p PID | --system-wide | [--] CMD [ARGS])\n"
+		"       mtrace-user [OPTIONS] [--trigger SPEC]... -- CMD [ARGS]\n"
+		"\n"
+		"Traces CMD (started held before exec until tracing is armed), process PID\n"
+		"(all its threads, also those created later) or every CPU, and writes a\n"
+		"snapshot bundle when a trigger fires, on Ctrl-C, or when the target exits.\n"
+		"\n"
+		"Target and output:\n"
+		"  -p, --pid PID          trace a running process\n"
+		"  -a, --system-wide      trace every task on every CPU\n"
+		"  -o, --output FILE      bundle to write (default %s); with --snapshots N\n"
+		"                         the files are FILE-1 ... FILE-N (before the extension)\n"
+		"  -n, --snapshots N      re-arm after each snapshot until N were taken (default 1);\n"
+		"                         SIGUSR1 takes a snapshot and re-arms, Ctrl-C takes the last\n"
+		"      --embed            copy the mapped executables into the bundle\n"
+		"Triggers (first to fire wins; without any: Ctrl-C or target exit):\n"
+		"  -t, --trigger SPEC     uprobe:PATH:SYMBOL[+OFF]   uprobe:PATH:0xADDR\n"
+		"                         uretprobe:PATH:SYMBOL      kprobe:SYMBOL[+OFF]\n"
+		"                         slow:PATH:SYMBOL>DURATION  (e.g. >200us)\n"
+		"                         filters: ,tid=N  ,hit=N  ,if=argN==VALUE (== != < <= > >=)\n"
+		"      --freeze PATH      auto (kfunc when usable, default), notify (BPF ring buffer,\n"
+		"                         then the freeze ioctl) or sigstop (stop the thread first)\n"
+		"Trace content:\n"
+		"  -b, --buffer-size SIZE PT ring per CPU, a power of two from 4K to 256M\n"
+		"                         (default 4M; units K, M, G)\n"
+		"  -k, --kernel           trace kernel code too (CAP_SYS_ADMIN)\n"
+		"      --timing PRESET    low (TSC+MTC), normal (+CYC, default), high (+no RET\n"
+		"                         compression); features this CPU lacks are dropped\n"
+		"      --mtc-freq N       MTC frequency encoding 0-15 (CPUID-checked)\n"
+		"      --cyc[=N]          cycle-accurate mode, CYC threshold encoding N (default 1)\n"
+		"      --psb-freq N       PSB frequency encoding 0-15 (CPUID-checked)\n"
+		"      --no-retcomp       no RET compression: a timing point at every return\n"
+		"  -q, --quiet            no progress messages\n"
+		"  -h, --help             this help\n"
+		"\n"
+		"Examples:\n"
+		"  mtrace-user record -- ./server --port 8080        snapshot on Ctrl-C or exit\n"
+		"  mtrace-user --trigger uprobe:./app:fail -- ./app  snapshot when fail() runs\n"
+		"  mtrace-user record -p 1234 -n 3 -o slow.mtrace -t 'slow:/usr/bin/app:handle>2ms'\n",
+		MT_CAPTURE_DEFAULT_OUTPUT);
+}
+
+enum {
+	OPT_TIMING = 256,
+	OPT_MTC_FREQ,
+	OPT_CYC,
+	OPT_PSB_FREQ,
+	OPT_NO_RETCOMP,
+	OPT_EMBED,
+	OPT_FREEZE,
+};
+
+static const struct option long_opts[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "system-wide", no_argument, NULL, 'a' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "snapshots", required_argument, NULL, 'n' },
+	{ "trigger", required_argument, NULL, 't' },
+	{ "buffer-size", required_argument, NULL, 'b' },
+	{ "kernel", no_argument, NULL, 'k' },
+	{ "timing", required_argument, NULL, OPT_TIMING },
+	{ "mtc-freq", required_argument, NULL, OPT_MTC_FREQ },
+	{ "cyc", optional_argument, NULL, OPT_CYC },
+	{ "psb-freq", required_argument, NULL, OPT_PSB_FREQ },
+	{ "no-retcomp", no_argument, NULL, OPT_NO_RETCOMP },
+	{ "embed", no_argument, NULL, OPT_EMBED },
+	{ "freeze", required_argument, NULL, OPT_FREEZE },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int bad(const char *err)
+{
+	fprintf(stderr, "mtrace-user: %s\n", err);
+	return 2;
+}
+
+/* One option into o; 0, or the exit status of a usage error. */
+static int take_option(int c, const char *arg, struct mt_capture_opts *o, const char **trig,
+		       char *err, size_t errlen)
+{
+	long v;
+
+	switch (c) {
+	case 'p':
+		if (mt_capture_parse_uint(arg, "pid", 1, 0x7fffffff, &v, err, errlen))
+			return bad(err);
+		o->pid = (pid_t)v;
+		return 0;
+	case 'a': o->system_wide = 1; return 0;
+	case 'o': o->output = arg; return 0;
+	case 'n':
+		if (mt_capture_parse_uint(arg, "--snapshots", 1, MT_CAPTURE_MAX_SNAPSHOTS, &v, err,
+					  errlen))
+			return bad(err);
+		o->snapshots = (unsigned int)v;
+		return 0;
+	case 't': trig[o->nr_triggers++] = arg; return 0;
+	case 'b':
+		return mt_capture_parse_size(arg, &o->buffer_size, err, errlen) ? bad(err) : 0;
+	case 'k': o->kernel = 1; return 0;
+	case OPT_TIMING:
+		o->timing_given = 1;
+		return mt_capture_parse_timing(arg, &o->timing, err, errlen) ? bad(err) : 0;
+	case OPT_MTC_FREQ:
+		if (mt_capture_parse_uint(arg, "--mtc-freq", 0, 15, &v, err, errlen))
+			return bad(err);
+		o->mtc_freq = (int)v;
+		return 0;
+	case OPT_CYC:
+		v = 1;
+		if (arg && mt_capture_parse_uint(arg, "--cyc threshold", 0, 15, &v, err, errlen))
+			return bad(err);
+		o->cyc_thresh = (int)v;
+		return 0;
+	case OPT_PSB_FREQ:
+		if (mt_capture_parse_uint(arg, "--psb-freq", 0, 15, &v, err, errlen))
+			return bad(err);
+		o->psb_freq = (int)v;
+		return 0;
+	case OPT_NO_RETCOMP: o->no_retcomp = 1; return 0;
+	case OPT_EMBED: o->embed = 1; return 0;
+	case OPT_FREEZE:
+		if (!strcmp(arg, "auto"))
+			o->freeze = MT_TRIGGER_FREEZE_AUTO;
+		else if (!strcmp(arg, "notify"))
+			o->freeze = MT_TRIGGER_FREEZE_PREFER_NOTIFY;
+		else if (!strcmp(arg, "sigstop"))
+			o->freeze = MT_TRIGGER_FREEZE_PREFER_SIGSTOP;
+		else
+			return bad("invalid --freeze path: expected auto, notify or sigstop");
+		return 0;
+	case 'q': o->quiet = 1; return 0;
+	default:
+		fprintf(stderr, "mtrace-user: see 'mtrace-user record --help'\n");
+		return 2;
+	}
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct mt_capture_opts o;
+	const char **trig = calloc((size_t)argc, sizeof(*trig));
+	char err[MT_CAPTURE_ERRLEN];
+	int c, rc = 0;
+
+	if (!trig)
+		return bad("out of memory");
+	mt_capture_opts_init(&o);
+	o.triggers = trig;
+	optind = 1;
+	/* '+': the first non-option starts the command, whose options are its own. */
+	while (!rc && (c = getopt_long(argc, argv, "+p:ao:n:t:b:kqh", long_opts, NULL)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			free(trig);
+			return 0;
+		}
+		rc = take_option(c, optarg, &o, trig, err, sizeof(err));
+	}
+	if (!rc) {
+		/* A bare trailing "--" still names an (empty) command, for a precise message. */
+		if (optind < argc || !strcmp(argv[optind - 1], "--"))
+			o.argv = argv + optind;
+		rc = mt_capture_record(&o);
+	}
+	free(trig);
+	return rc;
+}

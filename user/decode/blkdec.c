@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: MIT
+/* One CPU's PT stream through libipt's block decoder; see blkdec.h. */
+#include "decode/blkdec.h"
+
+#include "decode/insn.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Blocks decoded without consuming trace before we call it a loop that
+ * only more trace could end (the stream stopped inside `jmp .`). */
+#define MAX_BLOCKS_WITHOUT_TRACE (1u << 16)
+#define INSN_CACHE_SIZE 4096
+
+struct insn_memo {
+	uint64_t ip;
+	uint8_t len;
+	uint8_t cls;
+};
+
+struct blkdec {
+	struct pt_block_decoder *dec;
+	struct pt_image_section_cache *iscache;
+	const struct mt_blk_handler *h;
+	struct mt_blk_stats *stats;
+	struct mt_insn_dec *insn;
+	uint64_t tsc;
+	struct pt_packet_decoder *pkt;	/* for looking at packets around errors */
+	uint64_t *psbs;		/* offsets of every PSB in the buffer */
+	size_t npsbs;
+	struct insn_memo memo[INSN_CACHE_SIZE];
+};
+
+const char *mt_gap_reason_name(uint32_t reason)
+{
+	switch (reason) {
+	case MT_GAP_DECODE:
+		return "decode error";
+	case MT_GAP_NOMAP:
+		return "no code image";
+	case MT_GAP_OVERFLOW:
+		return "trace overflow";
+	case MT_GAP_LOST:
+		return "trace data lost";
+	default:
+		return "trace gap";
+	}
+}
+
+static uint64_t now(struct blkdec *b)
+{
+	uint64_t tsc;
+	uint32_t lost_mtc, lost_cyc;
+
+	if (pt_blk_time(b->dec, &tsc, &lost_mtc, &lost_cyc) >= 0 && tsc > b->tsc)
+		b->tsc = tsc;
+	if (!b->stats->first_tsc)
+		b->stats->first_tsc = b->tsc;
+	b->stats->last_tsc = b->tsc;
+	return b->tsc;
+}
+
+/* Length and class of the block's last instruction, from the section
+ * bytes; memoized per address. Length 0 when the bytes are unavailable. */
+static void last_insn(struct blkdec *b, const struct pt_block *blk, uint8_t *len,
+		      enum pt_insn_class *cls)
+{
+	struct insn_memo *m = &b->memo[(blk->end_ip ^ blk->end_ip >> 12) % INSN_CACHE_SIZE];
+	uint8_t buf[pt_max_insn_size];
+	const uint8_t *bytes = buf;
+	int n;
+
+	if (m->ip == blk->end_ip && m->len) {
+		*len = m->len;
+		*cls = (enum pt_insn_class)m->cls;
+		return;
+	}
+	*len = 0;
+	if (blk->truncated) {
+		bytes = blk->raw;
+		n = blk->size;
+	} else if (blk->isid > 0) {
+		n = pt_iscache_read(b->iscache, buf, sizeof(buf), blk->isid, blk->end_ip);
+	} else {
+		return;
+	}
+	if (n <= 0)
+		return;
+	if (*cls == ptic_call && bytes[0] == 0xe8) {
+		*len = 5;	/* call rel32: no need for the disassembler */
+	} else {
+		enum pt_insn_class c;
+		size_t l = b->insn ? mt_insn_decode(b->insn, bytes, (size_t)n, blk->end_ip, &c) : 0;
+
+		if (!l)
+			return;
+		*len = (uint8_t)l;
+		if (*cls == ptic_error)
+			*cls = c;
+	}
+	*m = (struct insn_memo){ blk->end_ip, *len, (uint8_t)*cls };
+}
+
+static void on_block(struct blkdec *b, const struct pt_block *blk)
+{
+	enum pt_insn_class cls = blk->iclass;
+	enum mt_xfer x = MT_XFER_NONE;
+	uint64_t ret = 0;
+	uint8_t len = 0;
+
+	b->stats->blocks++;
+	b->stats->insns += blk->ninsn;
+	b->h->block(b->h->ctx, now(b), blk->ip);
+	if (cls == ptic_error || cls == ptic_call || cls == ptic_far_call)
+		last_insn(b, blk, &len, &cls);
+	switch (cls) {
+	case ptic_call:
+		x = MT_XFER_CALL;
+		break;
+	case ptic_far_call:
+		x = MT_XFER_FAR_CALL;
+		break;
+	case ptic_return:
+		x = MT_XFER_RET;
+		break;
+	case ptic_far_return:
+		x = MT_XFER_FAR_RET;
+		break;
+	case ptic_jump:
+	case ptic_far_jump:
+		x = MT_XFER_JUMP;
+		break;
+	default:
+		break;
+	}
+	if (len && (x == MT_XFER_CALL || x == MT_XFER_FAR_CALL))
+		ret = blk->end_ip + len;
+	b->h->transfer(b->h->ctx, x, ret);
+}
+
+static void set_image(struct blkdec *b, struct pt_image *img)
+{
+	if (img)
+		pt_blk_set_image(b->dec, img);
+}
+
+/* Handles pending events; returns the last status (negative on error). */
+static int drain_events(struct blkdec *b, int st)
+{
+	while (st >= 0 && (st & pts_event_pending)) {
+		struct pt_event ev;
+		uint64_t tsc;
+
+		st = pt_blk_event(b->dec, &ev, sizeof(ev));
+		if (st < 0)
+			break;
+		tsc = now(b);
+		if (ev.has_tsc && ev.tsc > tsc)
+			tsc = b->tsc = ev.tsc;
+		switch (ev.type) {
+		case ptev_enabled:
+			set_image(b, b->h->enable(b->h->ctx, tsc, ev.variant.enabled.ip));
+			break;
+		case ptev_disabled:
+			b->h->disable(b->h->ctx, tsc, 0);
+			break;
+		case ptev_async_disabled:
+			b->h->disable(b->h->ctx, tsc, ev.variant.async_disabled.at);
+			break;
+		case ptev_async_branch:
+			/* An interrupt with tracing on: like a call that will
+			 * return to the interrupted instruction. */
+			b->h->transfer(b->h->ctx, MT_XFER_FAR_CALL, ev.variant.async_branch.from);
+			break;
+		case ptev_overflow:
+			b->stats->overflows++;
+			b->h->gap(b->h->ctx, tsc, MT_GAP_OVERFLOW);
+			break;
+		default:
+			/* Paging, mode, power, timing and other events do not
+			 * change the control flow we report. */
+			break;
+		}
+	}
+	return st;
+}
+
+/*
+ * Offsets of all PSBs, found with libipt's packet decoder. Resync after an
+ * error needs them: the block decoder reads ahead, so by the time an error
+ * is reported it may already have consumed the next PSB, and a plain
+ * forward sync would skip a whole PSB period.
+ */
+static void find_psbs(struct blkdec *b)
+{
+	size_t cap = 0;
+	uint64_t off;
+
+	while (b->pkt && pt_pkt_sync_forward(b->pkt) >= 0 &&
+	       !pt_pkt_get_sync_offset(b->pkt, &off)) {
+		if (b->npsbs == cap) {
+			uint64_t *v = realloc(b->psbs, (cap ? cap * 2 : 64) * sizeof(*v));
+
+			if (!v)
+				break;
+			b->psbs = v;
+			cap = cap ? cap * 2 : 64;
+		}
+		b->psbs[b->npsbs++] = off;
+	}
+}
+
+/* Whether only PSB+ and timing packets lie between PSB and END: then the
+ * decoder reached END by reading ahead, and nothing after the PSB was
+ * decoded yet. */
+static bool only_header_before(struct blkdec *b, uint64_t psb, uint64_t end)
+{
+	struct pt_packet p;
+	uint64_t off;
+	bool in_header = true;
+
+	if (pt_pkt_sync_set(b->pkt, psb) < 0)
+		return false;
+	while (!pt_pkt_get_offset(b->pkt, &off) && off < end) {
+		if (pt_pkt_next(b->pkt, &p, sizeof(p)) < 0)
+			return false;
+		switch (p.type) {
+		case ppt_psbend:
+			in_header = false;
+			break;
+		case ppt_pad:
+		case ppt_tsc:
+		case ppt_mtc:
+		case ppt_cyc:
+		case ppt_tma:
+		case ppt_cbr:
+		case ppt_psb:
+			break;
+		default:
+			if (!in_header)
+				return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Where to resync after an error at ERR_OFF: the last PSB before it if the
+ * decoder only read ahead into it (otherwise resuming there would decode
+ * blocks twice). Returns UINT64_MAX to sync forward as usual.
+ */
+static uint64_t resync_point(struct blkdec *b, uint64_t sync, uint64_t err_off)
+{
+	uint64_t psb = UINT64_MAX;
+
+	for (size_t i = 0; i < b->npsbs && b->psbs[i] <= err_off; i++)
+		if (b->psbs[i] > sync)
+			psb = b->psbs[i];
+	return psb != UINT64_MAX && only_header_before(b, psb, err_off) ? psb : UINT64_MAX;
+}
+
+/* Decodes from a sync point to the end or the next error; returns the
+ * resync point (see resync_point()). */
+static uint64_t decode_from_sync(struct blkdec *b, int st)
+{
+	uint64_t last_off = 0, sync = 0, off = 0;
+	unsigned int idle = 0;
+
+	pt_blk_get_sync_offset(b->dec, &sync);
+	if (!(st & pts_ip_suppressed))
+		set_image(b, b->h->enable(b->h->ctx, now(b), 0));
+	for (;;) {
+		struct pt_block blk;
+
+		st = drain_events(b, st);
+		if (st < 0 || (st & pts_eos))
+			break;
+		blk.ninsn = 0;
+		st = pt_blk_next(b->dec, &blk, sizeof(blk));
+		if (blk.ninsn)
+			on_block(b, &blk);
+		if (st < 0)
+			break;
+		if (pt_blk_get_offset(b->dec, &off))
+			continue;
+		if (off != last_off) {
+			idle = 0;
+			last_off = off;
+		} else if (++idle == MAX_BLOCKS_WITHOUT_TRACE) {
+			st = -pte_eos;
+			break;
+		}
+	}
+	if (st >= 0 || st == -pte_eos)
+		return UINT64_MAX;
+	b->stats->errors++;
+	pt_blk_get_offset(b->dec, &off);
+	if (!b->stats->first_error) {
+		b->stats->first_error = st;
+		b->stats->first_error_offset = off;
+	}
+	b->h->gap(b->h->ctx, now(b), st == -pte_nomap ? MT_GAP_NOMAP : MT_GAP_DECODE);
+	return resync_point(b, sync, off);
+}
+
+int mt_blk_decode(const struct pt_config *cfg, struct pt_image *image,
+		  struct pt_image_section_cache *iscache, const struct mt_blk_handler *h,
+		  struct mt_blk_stats *stats)
+{
+	struct blkdec *b = calloc(1, sizeof(*b));
+	uint64_t sync = 0, prev_sync = 0, resume;
+	int st, first = 1;
+
+	if (!b)
+		return -pte_nomem;
+	memset(stats, 0, sizeof(*stats));
+	b->iscache = iscache;
+	b->h = h;
+	b->stats = stats;
+	b->insn = mt_insn_dec_new();
+	b->dec = pt_blk_alloc_decoder(cfg);
+	if (!b->dec) {
+		mt_insn_dec_free(b->insn);
+		free(b);
+		return -pte_nomem;
+	}
+	b->pkt = pt_pkt_alloc_decoder(cfg);
+	find_psbs(b);
+	set_image(b, image);
+	st = pt_blk_sync_forward(b->dec);
+	while (st >= 0) {
+		/* A resync that does not move forward would repeat forever. */
+		if (pt_blk_get_sync_offset(b->dec, &sync) || (!first && sync <= prev_sync))
+			break;
+		first = 0;
+		prev_sync = sync;
+		resume = decode_from_sync(b, st);
+		st = resume != UINT64_MAX ? pt_blk_sync_set(b->dec, resume)
+					  : pt_blk_sync_forward(b->dec);
+	}
+	pt_blk_free_decoder(b->dec);
+	pt_pkt_free_decoder(b->pkt);
+	mt_insn_dec_free(b->insn);
+	free(b->psbs);
+	free(b);
+	return 0;
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One CPU's PT stream through libipt's block decoder, reported as the
+ * control flow the call-stack rebuild consumes: blocks, the transfer that
+ * ended each block, trace on/off, and gaps where data was lost or could
+ * not be decoded (with resync at the next PSB). Timestamps are TSC values.
+ */
+#ifndef MTRACE_DECODE_BLKDEC_H
+#define MTRACE_DECODE_BLKDEC_H
+
+#include "decode/callstack.h"
+
+#include <intel-pt.h>
+
+/* Why data is missing; GAP events carry these. */
+enum mt_gap_reason {
+	MT_GAP_DECODE = 1,	/* trace and code disagree, or bad packets */
+	MT_GAP_NOMAP = 2,	/* code with no image (JIT, unknown mapping) */
+	MT_GAP_OVERFLOW = 3,	/* the CPU dropped packets (OVF) */
+	MT_GAP_LOST = 4,	/* the oldest data was overwritten (ring wrap) */
+};
+
+const char *mt_gap_reason_name(uint32_t reason);
+
+struct mt_blk_handler {
+	/* Trace (re)starts at IP: the thread may have changed. Returns the
+	 * image to decode with from here (NULL: keep the current one). */
+	struct pt_image *(*enable)(void *ctx, uint64_t tsc, uint64_t ip);
+	void (*block)(void *ctx, uint64_t tsc, uint64_t ip);
+	void (*transfer)(void *ctx, enum mt_xfer x, uint64_t ret_addr);
+	/* Trace stops; AT is the next instruction (0 if unknown). */
+	void (*disable)(void *ctx, uint64_t tsc, uint64_t at);
+	void (*gap)(void *ctx, uint64_t tsc, uint32_t reason);
+	void *ctx;
+};
+
+struct mt_blk_stats {
+	uint64_t blocks, insns;
+	uint64_t errors;	/* decode errors (each followed by a resync) */
+	uint64_t overflows;
+	uint64_t first_tsc, last_tsc;
+	/* Offset and libipt error of the first decode error, for messages. */
+	uint64_t first_error_offset;
+	int first_error;
+};
+
+/*
+ * Decodes CFG's buffer (CFG also selects errata and timing) against
+ * IMAGE, whose sections come from ISCACHE (used to read instructions that
+ * libipt leaves unclassified). Never fails on bad trace data: that becomes
+ * gaps. Returns 0, or a negative libipt error when no decoder could be
+ * created.
+ */
+int mt_blk_decode(const struct pt_config *cfg, struct pt_image *image,
+		  struct pt_image_section_cache *iscache, const struct mt_blk_handler *h,
+		  struct mt_blk_stats *stats);
+
+#endif

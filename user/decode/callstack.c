@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: MIT
+/* Call-stack rebuild for one thread; the rules are in callstack.h. */
+#include "decode/callstack.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void mt_cs_init(struct mt_cs *cs, const struct mt_cs_ops *ops)
+{
+	memset(cs, 0, sizeof(*cs));
+	cs->ops = *ops;
+}
+
+void mt_cs_fini(struct mt_cs *cs)
+{
+	free(cs->stack);
+	cs->stack = NULL;
+	cs->depth = cs->cap = 0;
+}
+
+static uint64_t clamp(struct mt_cs *cs, uint64_t ts)
+{
+	if (ts < cs->last_ts) {
+		cs->backsteps++;
+		return cs->last_ts;
+	}
+	cs->last_ts = ts;
+	return ts;
+}
+
+static void emit(struct mt_cs *cs, uint64_t ts, enum mt_ev_kind kind, unsigned int flags,
+		 uint32_t arg, uint64_t addr)
+{
+	struct mt_ev ev = { ts, (uint8_t)kind, (uint8_t)flags, 0, arg, addr };
+
+	cs->ops.emit(cs->ops.ctx, &ev);
+}
+
+static int contains(const struct mt_cs_frame *f, uint64_t ip)
+{
+	return ip >= f->fn.start && ip < f->fn.end;
+}
+
+static struct mt_cs_frame *top(struct mt_cs *cs)
+{
+	return &cs->stack[cs->depth - 1];
+}
+
+static void push(struct mt_cs *cs, uint64_t ts, const struct mt_cs_fn *fn, uint64_t ret,
+		 unsigned int flags, uint64_t addr)
+{
+	if (cs->depth == MT_CS_MAX_DEPTH) {
+		cs->hidden++;
+		return;
+	}
+	if (cs->depth == cs->cap) {
+		size_t cap = cs->cap ? cs->cap * 2 : 64;
+		struct mt_cs_frame *s = realloc(cs->stack, cap * sizeof(*s));
+
+		if (!s) {
+			/* Keeping the events nested matters more than depth. */
+			cs->hidden++;
+			return;
+		}
+		cs->stack = s;
+		cs->cap = cap;
+	}
+	cs->stack[cs->depth++] = (struct mt_cs_frame){ *fn, ret, (uint8_t)(flags & MT_EV_ASYNC) };
+	emit(cs, ts, MT_EV_BEGIN, flags, fn->id, addr);
+}
+
+static struct mt_cs_frame pop(struct mt_cs *cs, uint64_t ts, unsigned int flags)
+{
+	struct mt_cs_frame f = cs->stack[--cs->depth];
+
+	emit(cs, ts, MT_EV_END, flags, f.fn.id, 0);
+	return f;
+}
+
+/* Closes frames until DEPTH remain. */
+static void unwind_to(struct mt_cs *cs, uint64_t ts, size_t depth)
+{
+	while (cs->depth > depth)
+		pop(cs, ts, 0);
+}
+
+/* The innermost frame below the top whose function holds IP, or -1. */
+static long frame_below_holding(struct mt_cs *cs, uint64_t ip)
+{
+	for (size_t i = cs->depth - 1; i-- > 0;)
+		if (contains(&cs->stack[i], ip))
+			return (long)i;
+	return -1;
+}
+
+/* The stack is empty because its oldest frame returned: the function it
+ * returned into was open all along, from the segment's start. */
+static void infer_caller(struct mt_cs *cs, const struct mt_cs_fn *fn, uint64_t ip)
+{
+	push(cs, cs->seg_start, fn, 0, MT_EV_INFERRED, ip);
+}
+
+static void replace_top(struct mt_cs *cs, uint64_t ts, const struct mt_cs_fn *fn, uint64_t ip)
+{
+	struct mt_cs_frame old = pop(cs, ts, MT_EV_TAIL);
+
+	push(cs, ts, fn, old.ret, MT_EV_TAIL | old.flags, ip);
+}
+
+static void do_return(struct mt_cs *cs, uint64_t ts, uint64_t ip)
+{
+	struct mt_cs_fn fn;
+	long i;
+
+	for (size_t k = cs->depth; k-- > 0;) {
+		if (!cs->stack[k].ret || cs->stack[k].ret != ip)
+			continue;
+		unwind_to(cs, ts, k);
+		if (!cs->depth) {
+			cs->ops.resolve(cs->ops.ctx, ip, &fn);
+			infer_caller(cs, &fn, ip);
+		} else if (!contains(top(cs), ip)) {
+			cs->ops.resolve(cs->ops.ctx, ip, &fn);
+			replace_top(cs, ts, &fn, ip);
+		}
+		return;
+	}
+	/* No frame expects this address: unwind (exceptions, longjmp). */
+	i = frame_below_holding(cs, ip);
+	if (i >= 0) {
+		unwind_to(cs, ts, (size_t)i + 1);
+		return;
+	}
+	cs->ops.resolve(cs->ops.ctx, ip, &fn);
+	if (cs->depth == 1) {
+		pop(cs, ts, 0);
+		infer_caller(cs, &fn, ip);
+	} else if (top(cs)->flags & MT_EV_ASYNC) {
+		/* A signal handler returns into the sigreturn trampoline,
+		 * which is entered as asynchronously as the handler was. */
+		pop(cs, ts, 0);
+		push(cs, ts, &fn, 0, MT_EV_ASYNC, ip);
+	} else {
+		/* The caller was replaced by a tail call we did not see. */
+		pop(cs, ts, 0);
+		replace_top(cs, ts, &fn, ip);
+	}
+}
+
+static void do_jump(struct mt_cs *cs, uint64_t ts, uint64_t ip)
+{
+	struct mt_cs_fn fn;
+	long i;
+
+	cs->ops.resolve(cs->ops.ctx, ip, &fn);
+	if (ip != fn.start) {
+		i = frame_below_holding(cs, ip);
+		if (i >= 0) {
+			unwind_to(cs, ts, (size_t)i + 1);
+			return;
+		}
+	}
+	replace_top(cs, ts, &fn, ip);
+}
+
+/* Trace resumed at IP after being off. */
+static void resume(struct mt_cs *cs, uint64_t ts, uint64_t ip)
+{
+	struct mt_cs_fn fn;
+	long i;
+
+	if (contains(top(cs), ip))
+		return;
+	i = frame_below_holding(cs, ip);
+	if (i >= 0) {
+		unwind_to(cs, ts, (size_t)i + 1);
+		return;
+	}
+	cs->ops.resolve(cs->ops.ctx, ip, &fn);
+	push(cs, ts, &fn, 0, MT_EV_ASYNC, ip);
+}
+
+void mt_cs_transfer(struct mt_cs *cs, enum mt_xfer x, uint64_t ret_addr)
+{
+	cs->pending = x;
+	cs->pending_ret = ret_addr;
+}
+
+void mt_cs_block(struct mt_cs *cs, uint64_t ts, uint64_t ip)
+{
+	enum mt_xfer x = cs->pending;
+	struct mt_cs_fn fn;
+
+	ts = clamp(cs, ts);
+	cs->blocks++;
+	cs->pending = MT_XFER_NONE;
+	if (!cs->in_segment) {
+		cs->in_segment = 1;
+		cs->seg_start = ts;
+		cs->ops.resolve(cs->ops.ctx, ip, &fn);
+		push(cs, ts, &fn, 0, MT_EV_INFERRED, ip);
+		return;
+	}
+	if (cs->hidden) {
+		if (x == MT_XFER_CALL || x == MT_XFER_FAR_CALL)
+			cs->hidden++;
+		else if (x == MT_XFER_RET || x == MT_XFER_FAR_RET)
+			cs->hidden--;
+		return;
+	}
+	if (cs->off) {
+		pop(cs, ts, 0);
+		cs->off = 0;
+		if (x == MT_XFER_NONE) {
+			resume(cs, ts, ip);
+			return;
+		}
+	}
+	if (!cs->depth) {
+		/* Only reachable after the stack could not grow. */
+		cs->ops.resolve(cs->ops.ctx, ip, &fn);
+		push(cs, ts, &fn, 0, MT_EV_ASYNC, ip);
+		return;
+	}
+	switch (x) {
+	case MT_XFER_CALL:
+	case MT_XFER_FAR_CALL:
+		cs->ops.resolve(cs->ops.ctx, ip, &fn);
+		push(cs, ts, &fn, cs->pending_ret, 0, ip);
+		break;
+	case MT_XFER_RET:
+	case MT_XFER_FAR_RET:
+		do_return(cs, ts, ip);
+		break;
+	case MT_XFER_NONE:
+	case MT_XFER_JUMP:
+		if (!contains(top(cs), ip))
+			do_jump(cs, ts, ip);
+		break;
+	}
+}
+
+void mt_cs_disable(struct mt_cs *cs, uint64_t ts, enum mt_cs_off why, uint64_t at)
+{
+	struct mt_cs_fn fn = { 0, 0, MT_FN_UNTRACED };
+	size_t depth;
+
+	/* Control reached AT before the stop: settle the pending transfer
+	 * (say, the return that led there). A pending far call is the
+	 * syscall that stops the trace, settled below. */
+	if (at && cs->pending != MT_XFER_FAR_CALL && !cs->off)
+		mt_cs_block(cs, ts, at);
+	depth = cs->depth;
+	ts = clamp(cs, ts);
+	if (!cs->in_segment || cs->off || cs->hidden)
+		return;
+	if (cs->pending == MT_XFER_FAR_CALL) {
+		why = MT_OFF_SYSCALL;
+		cs->pending = MT_XFER_NONE;
+	}
+	if (why == MT_OFF_SYSCALL)
+		fn.id = MT_FN_SYSCALL;
+	push(cs, ts, &fn, 0, 0, 0);
+	cs->off = cs->depth > depth;
+}
+
+static void close_all(struct mt_cs *cs, uint64_t ts)
+{
+	while (cs->depth)
+		pop(cs, ts, MT_EV_TRUNCATED);
+	cs->hidden = 0;
+	cs->off = 0;
+	cs->pending = MT_XFER_NONE;
+}
+
+void mt_cs_gap(struct mt_cs *cs, uint64_t ts, uint32_t reason)
+{
+	ts = clamp(cs, ts);
+	close_all(cs, ts);
+	cs->in_segment = 0;
+	emit(cs, ts, MT_EV_GAP, 0, reason, 0);
+}
+
+void mt_cs_instant(struct mt_cs *cs, uint64_t ts, uint32_t reason)
+{
+	emit(cs, clamp(cs, ts), MT_EV_INSTANT, 0, reason, 0);
+}
+
+void mt_cs_finish(struct mt_cs *cs, uint64_t ts)
+{
+	close_all(cs, clamp(cs, ts));
+}

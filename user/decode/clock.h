@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/* TSC → nanoseconds with the bundle's clock anchors. */
+#ifndef MTRACE_DECODE_CLOCK_H
+#define MTRACE_DECODE_CLOCK_H
+
+#include "mtrace/bundle_format.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct mt_clock {
+	const struct mt_bundle_clock_entry *anchors;	/* sorted by tsc */
+	size_t n;
+	uint64_t tsc_hz;	/* used with fewer than two anchors */
+};
+
+/*
+ * ANCHORS (N of them, sorted by TSC) pair TSC readings with CLOCK_BOOTTIME.
+ * With two or more, times are interpolated piecewise linearly (and
+ * extrapolated from the nearest pair); with one, it is the origin and
+ * TSC_HZ the rate; with none, ns = tsc * 1e9 / TSC_HZ, or the raw TSC when
+ * the rate is unknown too.
+ */
+void mt_clock_init(struct mt_clock *c, const struct mt_bundle_clock_entry *anchors, size_t n,
+		   uint64_t tsc_hz);
+uint64_t mt_clock_ns(const struct mt_clock *c, uint64_t tsc);
+
+#endif

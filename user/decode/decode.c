@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: MIT
+/* The decoder's set-up and entry points; see decode.h. */
+#include "decode/decode_internal.h"
+
+#include "decode/ptconfig.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void warn(struct mt_decode *d, const char *msg)
+{
+	if (d->opts.warn)
+		d->opts.warn(d->opts.warn_ctx, msg);
+}
+
+static void proc_warn(void *ctx, const char *msg)
+{
+	warn(ctx, msg);
+}
+
+const struct mt_proc *mt_decode_proc(const struct mt_decode *d, uint32_t pid)
+{
+	for (size_t i = 0; i < d->nprocs; i++)
+		if (d->procs[i].pid == pid)
+			return &d->procs[i];
+	return NULL;
+}
+
+/* One image per process that has map records. */
+static int build_procs(struct mt_decode *d)
+{
+	const struct mt_bundle_map *maps;
+	size_t n = mt_bundle_maps(d->r, &maps);
+
+	d->procs = calloc(n ? n : 1, sizeof(*d->procs));
+	if (!d->procs)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (mt_decode_proc(d, maps[i].pid))
+			continue;
+		if (mt_proc_build(&d->procs[d->nprocs], maps[i].pid, maps, n, &d->bins, d->iscache,
+				  proc_warn, d)) {
+			mt_proc_fini(&d->procs[d->nprocs]);
+			return -1;
+		}
+		d->stats.missing_maps += d->procs[d->nprocs].missing;
+		d->nprocs++;
+	}
+	return 0;
+}
+
+static int load_cpus(struct mt_decode *d, char *err, size_t errlen)
+{
+	d->ncpus = mt_bundle_pt_count(d->r);
+	d->cpus = calloc(d->ncpus ? d->ncpus : 1, sizeof(*d->cpus));
+	if (!d->cpus)
+		return -1;
+	for (size_t i = 0; i < d->ncpus; i++) {
+		struct mt_bundle_pt_desc pt;
+		int rc = mt_bundle_pt_desc(d->r, i, &pt);
+
+		if (!rc)
+			rc = mt_bundle_pt_data(d->r, i, &d->cpus[i].data, &d->cpus[i].len);
+		if (rc < 0) {
+			snprintf(err, errlen, "PT data of stream %zu: %s", i,
+				 mt_bundle_reader_errmsg(d->r));
+			return -1;
+		}
+		d->cpus[i].cpu = pt.cpu;
+		d->stats.pt_bytes += d->cpus[i].len;
+	}
+	d->stats.cpus = d->ncpus;
+	return 0;
+}
+
+static struct mt_task fallback_task(const struct mt_decode *d, uint32_t target)
+{
+	if (d->have_trigger && d->trigger.d.pid == target)
+		return (struct mt_task){ target, d->trigger.d.tid };
+	return (struct mt_task){ target, target };
+}
+
+int mt_decode_open(struct mt_decode **out, struct mt_bundle_reader *r,
+		   const struct mt_decode_opts *opts, char *err, size_t errlen)
+{
+	struct mt_bundle_pt_config_desc ptc;
+	const struct mt_bundle_clock_entry *anchors = NULL;
+	const struct mt_bundle_switch_entry *sw;
+	struct mt_bundle_clock_desc clk = { 0 };
+	struct mt_bundle_cpu_desc cpu;
+	struct mt_sym_options symopt = { 0 };
+	struct mt_decode *d;
+	size_t nanchors = 0, nsw;
+	int rc;
+
+	*out = NULL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		goto nomem;
+	d->r = r;
+	if (opts)
+		d->opts = *opts;
+	symopt.debug_path = d->opts.debug_path;
+	mt_bincache_init(&d->bins, r, &symopt);
+	mt_funcs_init(&d->funcs, &d->bins);
+	if (mt_bundle_get_cpu(r, &cpu) < 0 || mt_bundle_get_pt_config(r, &ptc) < 0) {
+		snprintf(err, errlen, "bundle lacks its CPU or PT configuration: %s",
+			 mt_bundle_reader_errmsg(r));
+		goto fail;
+	}
+	rc = mt_decode_pt_config(&cpu, &ptc, &d->cfg, err, errlen);
+	if (rc < 0)
+		goto fail;
+	if (rc == MT_ERRATA_GUESSED) {
+		char msg[160];
+
+		snprintf(msg, sizeof(msg),
+			 "CPU family %u model 0x%x is unknown to libipt and to mtrace: "
+			 "applying the newest known errata workarounds", cpu.family, cpu.model);
+		warn(d, msg);
+	}
+	d->have_trigger = mt_bundle_get_trigger(r, &d->trigger) == 0;
+	if (mt_bundle_clock(r, &clk, &anchors, &nanchors) < 0)
+		nanchors = 0;
+	mt_clock_init(&d->clock, anchors, nanchors, clk.tsc_hz);
+	nsw = mt_bundle_switches(r, &sw);
+	d->iscache = pt_iscache_alloc("mtrace");
+	if (!d->iscache || mt_sideband_init(&d->sb, sw, nsw, fallback_task(d, ptc.target_pid)) ||
+	    build_procs(d))
+		goto nomem;
+	if (load_cpus(d, err, errlen))
+		goto fail;
+	*out = d;
+	return 0;
+nomem:
+	snprintf(err, errlen, "out of memory setting up the decoder");
+fail:
+	mt_decode_free(d);
+	return -1;
+}
+
+int mt_decode_run(struct mt_decode *d, const struct mt_decode_sink *sink)
+{
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned int jobs = d->opts.jobs ? d->opts.jobs : (online > 0 ? (unsigned int)online : 1);
+
+	if (jobs > d->ncpus)
+		jobs = d->ncpus ? (unsigned int)d->ncpus : 1;
+	if (mt_decode_cpus(d, jobs))
+		return -1;
+	for (size_t i = 0; i < d->ncpus; i++) {
+		const struct mt_blk_stats *s = &d->cpus[i].stats;
+
+		d->stats.blocks += s->blocks;
+		d->stats.insns += s->insns;
+		d->stats.errors += s->errors;
+		d->stats.overflows += s->overflows;
+	}
+	return mt_decode_threads(d, sink);
+}
+
+void mt_decode_free(struct mt_decode *d)
+{
+	if (!d)
+		return;
+	for (size_t i = 0; i < d->ncpus; i++) {
+		free(d->cpus[i].ops);
+		free(d->cpus[i].segs);
+	}
+	free(d->cpus);
+	for (size_t i = 0; i < d->nprocs; i++)
+		mt_proc_fini(&d->procs[i]);
+	free(d->procs);
+	mt_sideband_fini(&d->sb);
+	pt_iscache_free(d->iscache);
+	mt_funcs_fini(&d->funcs);
+	mt_bincache_fini(&d->bins);
+	free(d);
+}
+
+const struct mt_decode_stats *mt_decode_get_stats(const struct mt_decode *d)
+{
+	return &d->stats;
+}
+
+int mt_decode_trigger(const struct mt_decode *d, uint64_t *ns, struct mt_bundle_trigger *t)
+{
+	if (!d->have_trigger)
+		return -1;
+	*t = d->trigger;
+	*ns = mt_clock_ns(&d->clock, d->trigger.d.tsc);
+	return 0;
+}
+
+struct mt_func mt_decode_func(struct mt_decode *d, uint32_t id)
+{
+	return mt_funcs_get(&d->funcs, id);
+}
+
+int mt_decode_func_source(struct mt_decode *d, uint32_t id, struct mt_src_loc *loc)
+{
+	struct mt_func f = mt_funcs_get(&d->funcs, id);
+	struct mt_sym_file *s = f.bin && f.name ? mt_binfile_syms(&d->bins, f.bin) : NULL;
+
+	return s ? mt_sym_source(s, f.link_addr, loc) : -1;
+}

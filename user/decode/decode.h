@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The decoder: from a snapshot bundle to per-thread call/return timelines.
+ *
+ *   struct mt_decode *d;
+ *   mt_decode_open(&d, reader, &opts, err, sizeof(err));
+ *   mt_decode_run(d, &sink);     events of all threads, in timestamp order
+ *   mt_decode_free(d);
+ *
+ * Every CPU's PT stream is decoded (in parallel worker threads) with
+ * libipt's block decoder against images built from the bundle's maps; the
+ * context-switch sideband attributes each stretch of a stream to a thread;
+ * each thread's stretches are put in time order, across CPUs, and its call
+ * stack rebuilt (decode/callstack.h). Times are nanoseconds on the
+ * bundle's CLOCK_BOOTTIME anchors. Bad trace data becomes GAP events,
+ * never a failure.
+ *
+ * Memory: the decoded control flow (about 24 bytes per block) and the
+ * events (24 bytes each) are held until emission, so memory grows with the
+ * snapshot, not with the trace rate over time.
+ */
+#ifndef MTRACE_DECODE_H
+#define MTRACE_DECODE_H
+
+#include "bundle/bundle.h"
+#include "decode/callstack.h"
+#include "decode/funcs.h"
+
+#include <stdint.h>
+
+struct mt_decode_opts {
+	/* Separate debug files search path (sym.h); NULL for the default. */
+	const char *debug_path;
+	/* Worker threads for CPU streams; 0: one per online CPU. */
+	unsigned int jobs;
+	/* Non-fatal problems (a binary not found, ...); may be NULL. */
+	void (*warn)(void *ctx, const char *msg);
+	void *warn_ctx;
+};
+
+struct mt_decode_stats {
+	uint64_t pt_bytes;	/* PT data decoded */
+	uint64_t cpus, threads;
+	uint64_t blocks, insns;
+	uint64_t events;	/* events given to the sink */
+	uint64_t errors;	/* decode errors, each a gap */
+	uint64_t overflows;
+	uint64_t backsteps;	/* timestamps clamped to keep threads monotonic */
+	uint64_t missing_maps;	/* executable mappings without a usable file */
+};
+
+struct mt_decode_sink {
+	/* Each thread once, before its first event. */
+	int (*thread)(void *ctx, uint32_t pid, uint32_t tid);
+	/* Events in global timestamp order (ties: thread order). A non-zero
+	 * return stops the run and is returned by mt_decode_run(). */
+	int (*event)(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const struct mt_ev *ev);
+	/* The trigger, at its place in the event order; may be NULL. */
+	int (*trigger)(void *ctx, uint64_t ns, const struct mt_bundle_trigger *t);
+	void *ctx;
+};
+
+struct mt_decode;
+
+/* Checks the bundle (CPU, PT configuration) and builds the images.
+ * Returns 0 or -1 with a message. The reader must outlive the decoder. */
+int mt_decode_open(struct mt_decode **out, struct mt_bundle_reader *r,
+		   const struct mt_decode_opts *opts, char *err, size_t errlen);
+/* Decodes everything and feeds SINK. Returns 0, a sink's non-zero value,
+ * or -1 when out of memory. */
+int mt_decode_run(struct mt_decode *d, const struct mt_decode_sink *sink);
+void mt_decode_free(struct mt_decode *d);
+
+const struct mt_decode_stats *mt_decode_get_stats(const struct mt_decode *d);
+/* The bundle's trigger and its time; -1 when the bundle has none. */
+int mt_decode_trigger(const struct mt_decode *d, uint64_t *ns, struct mt_bundle_trigger *t);
+/* What the sink needs to name function ids of BEGIN events. */
+struct mt_func mt_decode_func(struct mt_decode *d, uint32_t id);
+/* Source position of a function's first instruction; -1 if unknown. */
+int mt_decode_func_source(struct mt_decode *d, uint32_t id, struct mt_src_loc *loc);
+
+#endif

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Decoding CPU streams into per-CPU logs of control flow, split into
+ * per-thread segments with the context-switch sideband. Worker threads
+ * take CPUs from a shared counter; each has its own copy of every process
+ * image (libipt images are not thread-safe), all backed by the shared
+ * section cache.
+ */
+#include "decode/decode_internal.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct worker {
+	struct mt_decode *d;
+	atomic_size_t *next_cpu;
+	struct pt_image **images;	/* this worker's copy per process */
+	struct mt_cpu_log *log;		/* the CPU being decoded */
+	int have_seg;
+};
+
+static int push_op(struct mt_cpu_log *log, const struct mt_op *op)
+{
+	if (log->nops == log->cap) {
+		size_t cap = log->cap ? log->cap * 2 : 4096;
+		struct mt_op *v = realloc(log->ops, cap * sizeof(*v));
+
+		if (!v) {
+			log->oom = 1;
+			return -1;
+		}
+		log->ops = v;
+		log->cap = cap;
+	}
+	log->ops[log->nops++] = *op;
+	return 0;
+}
+
+static void close_seg(struct worker *w)
+{
+	if (w->have_seg)
+		w->log->segs[w->log->nsegs - 1].end = w->log->nops;
+}
+
+/* Starts a segment for task T on this CPU at TSC unless T is running. */
+static void open_seg(struct worker *w, uint64_t tsc, struct mt_task t)
+{
+	struct mt_cpu_log *log = w->log;
+	struct mt_seg *cur = w->have_seg ? &log->segs[log->nsegs - 1] : NULL;
+
+	if (cur && cur->task.tid == t.tid && cur->task.pid == t.pid)
+		return;
+	close_seg(w);
+	if (log->nsegs == log->segcap) {
+		size_t cap = log->segcap ? log->segcap * 2 : 64;
+		struct mt_seg *v = realloc(log->segs, cap * sizeof(*v));
+
+		if (!v) {
+			log->oom = 1;
+			w->have_seg = 0;
+			return;
+		}
+		log->segs = v;
+		log->segcap = cap;
+	}
+	log->segs[log->nsegs++] = (struct mt_seg){ t, tsc, (uint32_t)(log - w->d->cpus), log->nops,
+						    log->nops };
+	w->have_seg = 1;
+}
+
+static struct pt_image *image_for(struct worker *w, uint32_t pid)
+{
+	const struct mt_proc *p = mt_decode_proc(w->d, pid);
+	size_t i;
+
+	if (!p)
+		return NULL;
+	i = (size_t)(p - w->d->procs);
+	if (!w->images[i]) {
+		struct pt_image *img = pt_image_alloc(NULL);
+
+		if (img && pt_image_copy(img, p->image) < 0) {
+			pt_image_free(img);
+			img = NULL;
+		}
+		w->images[i] = img;
+	}
+	return w->images[i];
+}
+
+static struct pt_image *h_enable(void *ctx, uint64_t tsc, uint64_t ip)
+{
+	struct worker *w = ctx;
+	struct mt_task t = mt_sideband_task(&w->d->sb, w->log->cpu, tsc);
+
+	(void)ip;
+	open_seg(w, tsc, t);
+	return image_for(w, t.pid);
+}
+
+static void add(struct worker *w, uint64_t tsc, enum mt_op_kind kind, uint64_t a, uint8_t x)
+{
+	struct mt_op op = { tsc, a, (uint8_t)kind, x };
+
+	if (!w->have_seg)
+		open_seg(w, tsc, mt_sideband_task(&w->d->sb, w->log->cpu, tsc));
+	if (w->have_seg)
+		push_op(w->log, &op);
+}
+
+static void h_block(void *ctx, uint64_t tsc, uint64_t ip)
+{
+	add(ctx, tsc, MT_OP_BLOCK, ip, 0);
+}
+
+static void h_transfer(void *ctx, enum mt_xfer x, uint64_t ret)
+{
+	struct worker *w = ctx;
+	uint64_t tsc = w->log->nops ? w->log->ops[w->log->nops - 1].tsc : 0;
+
+	add(w, tsc, MT_OP_XFER, ret, (uint8_t)x);
+}
+
+static void h_disable(void *ctx, uint64_t tsc, uint64_t at)
+{
+	add(ctx, tsc, MT_OP_DISABLE, at, 0);
+}
+
+static void h_gap(void *ctx, uint64_t tsc, uint32_t reason)
+{
+	add(ctx, tsc, MT_OP_GAP, reason, 0);
+}
+
+static void decode_one(struct worker *w, struct mt_cpu_log *log)
+{
+	static const struct mt_blk_handler ops = { h_enable, h_block, h_transfer, h_disable,
+						   h_gap, NULL };
+	struct mt_blk_handler h = ops;
+	struct pt_config cfg = w->d->cfg;
+
+	h.ctx = w;
+	w->log = log;
+	w->have_seg = 0;
+	cfg.begin = (uint8_t *)log->data;
+	cfg.end = (uint8_t *)log->data + log->len;
+	if (log->len && mt_blk_decode(&cfg, NULL, w->d->iscache, &h, &log->stats) < 0)
+		log->oom = 1;
+	close_seg(w);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	size_t i;
+
+	while ((i = atomic_fetch_add(w->next_cpu, 1)) < w->d->ncpus)
+		decode_one(w, &w->d->cpus[i]);
+	for (size_t k = 0; k < w->d->nprocs; k++)
+		pt_image_free(w->images[k]);
+	return NULL;
+}
+
+int mt_decode_cpus(struct mt_decode *d, unsigned int jobs)
+{
+	struct worker *ws = calloc(jobs, sizeof(*ws));
+	pthread_t *tids = calloc(jobs, sizeof(*tids));
+	atomic_size_t next = 0;
+	unsigned int started = 0;
+	int ret = 0;
+
+	if (!ws || !tids) {
+		ret = -1;
+		goto out;
+	}
+	for (unsigned int i = 0; i < jobs; i++) {
+		ws[i] = (struct worker){ d, &next, calloc(d->nprocs + 1, sizeof(struct pt_image *)),
+					 NULL, 0 };
+		if (!ws[i].images) {
+			ret = -1;
+			break;
+		}
+		/* Worker 0 is this thread: a single job never starts a thread. */
+		if (i && pthread_create(&tids[i], NULL, worker_main, &ws[i]))
+			break;
+		started = i + 1;
+	}
+	if (started)
+		worker_main(&ws[0]);
+	for (unsigned int i = 1; i < started; i++)
+		pthread_join(tids[i], NULL);
+	for (unsigned int i = 0; i < jobs; i++)
+		free(ws[i].images);
+	for (size_t i = 0; i < d->ncpus; i++)
+		if (d->cpus[i].oom)
+			ret = -1;
+out:
+	free(ws);
+	free(tids);
+	return ret;
+}

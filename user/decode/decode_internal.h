@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/* Internals shared by the decoder's source files. */
+#ifndef MTRACE_DECODE_INTERNAL_H
+#define MTRACE_DECODE_INTERNAL_H
+
+#include "decode/binfile.h"
+#include "decode/blkdec.h"
+#include "decode/clock.h"
+#include "decode/decode.h"
+#include "decode/procmap.h"
+#include "decode/sideband.h"
+
+#include <intel-pt.h>
+
+/* One step of decoded control flow, as the call-stack rebuild takes it. */
+enum mt_op_kind { MT_OP_BLOCK, MT_OP_XFER, MT_OP_DISABLE, MT_OP_GAP };
+
+struct mt_op {
+	uint64_t tsc;
+	uint64_t a;	/* BLOCK: ip; XFER: return address; DISABLE: at; GAP: reason */
+	uint8_t kind;	/* enum mt_op_kind */
+	uint8_t x;	/* XFER: enum mt_xfer */
+};
+
+/* A stretch of one CPU's stream that one thread ran. */
+struct mt_seg {
+	struct mt_task task;
+	uint64_t first_tsc;
+	uint32_t cpu;		/* index of the CPU's log in mt_decode.cpus */
+	size_t begin, end;	/* ops[begin, end) of that log */
+};
+
+struct mt_cpu_log {
+	uint32_t cpu;
+	const uint8_t *data;
+	size_t len;
+	struct mt_op *ops;
+	size_t nops, cap;
+	struct mt_seg *segs;
+	size_t nsegs, segcap;
+	struct mt_blk_stats stats;
+	int oom;
+};
+
+struct mt_decode {
+	struct mt_bundle_reader *r;
+	struct mt_decode_opts opts;
+	struct pt_config cfg;		/* without begin/end */
+	struct mt_bincache bins;
+	struct mt_funcs funcs;
+	struct pt_image_section_cache *iscache;
+	struct mt_proc *procs;
+	size_t nprocs;
+	struct mt_sideband sb;
+	struct mt_clock clock;
+	struct mt_cpu_log *cpus;
+	size_t ncpus;
+	int have_trigger;
+	struct mt_bundle_trigger trigger;
+	struct mt_decode_stats stats;
+};
+
+const struct mt_proc *mt_decode_proc(const struct mt_decode *d, uint32_t pid);
+/* Decodes every CPU stream into its log, in JOBS worker threads. */
+int mt_decode_cpus(struct mt_decode *d, unsigned int jobs);
+/* Rebuilds every thread's call stack and feeds the sink in time order. */
+int mt_decode_threads(struct mt_decode *d, const struct mt_decode_sink *sink);
+
+#endif

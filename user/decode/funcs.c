@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: MIT
+/* Function identities; see funcs.h. */
+#include "decode/funcs.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void mt_funcs_init(struct mt_funcs *fs, struct mt_bincache *bins)
+{
+	memset(fs, 0, sizeof(*fs));
+	fs->bins = bins;
+	fs->n = MT_FN_FIRST_USER;
+	pthread_mutex_init(&fs->lock, NULL);
+}
+
+void mt_funcs_fini(struct mt_funcs *fs)
+{
+	free(fs->v);
+	free(fs->slots);
+	pthread_mutex_destroy(&fs->lock);
+	memset(fs, 0, sizeof(*fs));
+}
+
+static size_t hash(const struct mt_binfile *b, uint64_t addr, size_t nslots)
+{
+	uint64_t h = ((uint64_t)(uintptr_t)b ^ addr) * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(h >> 17) & (nslots - 1);
+}
+
+static int rehash(struct mt_funcs *fs)
+{
+	size_t n = fs->nslots ? fs->nslots * 2 : 1024;
+	uint32_t *s = malloc(n * sizeof(*s));
+
+	if (!s)
+		return -1;
+	memset(s, 0xff, n * sizeof(*s));
+	for (size_t id = MT_FN_FIRST_USER; id < fs->n; id++) {
+		size_t i = hash(fs->v[id].bin, fs->v[id].link_addr, n);
+
+		while (s[i] != UINT32_MAX)
+			i = (i + 1) & (n - 1);
+		s[i] = (uint32_t)id;
+	}
+	free(fs->slots);
+	fs->slots = s;
+	fs->nslots = n;
+	return 0;
+}
+
+/* The id of F (keyed by binary and link address), added if new. */
+static uint32_t intern(struct mt_funcs *fs, const struct mt_func *f)
+{
+	uint32_t id = MT_FN_UNKNOWN;
+	size_t i;
+
+	pthread_mutex_lock(&fs->lock);
+	if ((fs->n + 1) * 2 > fs->nslots && rehash(fs))
+		goto out;
+	for (i = hash(f->bin, f->link_addr, fs->nslots); fs->slots[i] != UINT32_MAX;
+	     i = (i + 1) & (fs->nslots - 1)) {
+		const struct mt_func *g = &fs->v[fs->slots[i]];
+
+		if (g->bin == f->bin && g->link_addr == f->link_addr) {
+			id = fs->slots[i];
+			goto out;
+		}
+	}
+	if (fs->n >= fs->cap) {
+		size_t cap = fs->cap ? fs->cap * 2 : 256;
+		struct mt_func *v = realloc(fs->v, cap * sizeof(*v));
+
+		if (!v)
+			goto out;
+		fs->v = v;
+		fs->cap = cap;
+	}
+	id = (uint32_t)fs->n++;
+	fs->v[id] = *f;
+	fs->slots[i] = id;
+out:
+	pthread_mutex_unlock(&fs->lock);
+	return id;
+}
+
+void mt_funcs_resolve(struct mt_funcs *fs, const struct mt_proc *p, uint64_t ip,
+		      struct mt_cs_fn *fn)
+{
+	const struct mt_pmap *pm = p ? mt_proc_find(p, ip) : NULL;
+	struct mt_func f = { 0 };
+	const struct mt_sym *s = NULL;
+	struct mt_sym_file *sf;
+	uint64_t lo, hi;
+
+	if (!pm) {
+		/* Outside every mapping: one unknown region per address gap. */
+		fn->start = ip;
+		fn->end = ip + 1;
+		fn->id = MT_FN_UNKNOWN;
+		return;
+	}
+	f.binary = pm->name;
+	f.bin = pm->bin;
+	lo = 0;
+	hi = UINT64_MAX;
+	sf = pm->bin ? mt_binfile_syms(fs->bins, pm->bin) : NULL;
+	if (sf)
+		s = mt_sym_find(sf, ip - pm->bias, &lo, &hi);
+	/* Clip to the mapping, in link-time addresses. */
+	if (lo < pm->start - pm->bias)
+		lo = pm->start - pm->bias;
+	if (hi > pm->end - pm->bias)
+		hi = pm->end - pm->bias;
+	fn->start = lo + pm->bias;
+	fn->end = hi + pm->bias;
+	f.addr = fn->start;
+	f.link_addr = lo;
+	if (s) {
+		f.name = s->name;
+		f.plt = s->plt;
+	}
+	fn->id = intern(fs, &f);
+}
+
+struct mt_func mt_funcs_get(struct mt_funcs *fs, uint32_t id)
+{
+	struct mt_func f = { 0 };
+
+	pthread_mutex_lock(&fs->lock);
+	if (id >= MT_FN_FIRST_USER && id < fs->n)
+		f = fs->v[id];
+	pthread_mutex_unlock(&fs->lock);
+	return f;
+}
+
+const char *mt_func_label(const struct mt_func *f, uint32_t id)
+{
+	if (id == MT_FN_SYSCALL)
+		return "[syscall]";
+	if (id == MT_FN_UNTRACED)
+		return "[untraced]";
+	return f->name ? f->name : "[unknown]";
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Function identities for the call-stack rebuild: resolves an address of a
+ * process to the function holding it (symbol, or the unknown gap around
+ * it) and gives every distinct function a small id, with what the output
+ * needs to name it. Thread-safe.
+ */
+#ifndef MTRACE_DECODE_FUNCS_H
+#define MTRACE_DECODE_FUNCS_H
+
+#include "decode/callstack.h"
+#include "decode/procmap.h"
+
+#include <pthread.h>
+
+struct mt_func {
+	const char *name;	/* demangled symbol; NULL: unknown code */
+	const char *binary;	/* path as recorded; NULL when in no mapping */
+	uint64_t addr;		/* run-time start (of the symbol or the gap) */
+	struct mt_binfile *bin;
+	uint64_t link_addr;	/* start in the binary's own addresses */
+	bool plt;
+};
+
+struct mt_funcs {
+	struct mt_bincache *bins;
+	struct mt_func *v;	/* indexed by id; ids below MT_FN_FIRST_USER fixed */
+	size_t n, cap;
+	/* open-addressing hash of (binary, link address) → id */
+	uint32_t *slots;
+	size_t nslots;
+	pthread_mutex_t lock;
+};
+
+void mt_funcs_init(struct mt_funcs *fs, struct mt_bincache *bins);
+void mt_funcs_fini(struct mt_funcs *fs);
+
+/* Fills FN for IP in process P (see mt_cs_ops.resolve). */
+void mt_funcs_resolve(struct mt_funcs *fs, const struct mt_proc *p, uint64_t ip,
+		      struct mt_cs_fn *fn);
+
+/* The function with id ID; copies under the lock (the table may grow). */
+struct mt_func mt_funcs_get(struct mt_funcs *fs, uint32_t id);
+
+/* Display name: the symbol, "[syscall]", "[untraced]", or "[unknown]". */
+const char *mt_func_label(const struct mt_func *f, uint32_t id);
+
+#endif

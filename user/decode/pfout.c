@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: MIT
+/* Decoded timelines into the Perfetto writer; see pfout.h. */
+#include "decode/pfout.h"
+
+#include "decode/blkdec.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Kernel addresses are in the upper half of the address space. */
+#define KERNEL_START 0xffff800000000000ull
+
+static const char *comm_of(struct mt_bundle_reader *r, uint32_t pid, uint32_t tid)
+{
+	const struct mt_bundle_thread *t;
+	size_t n = mt_bundle_threads(r, &t);
+	const char *name = NULL;
+
+	/* The latest record wins: names change at exec. */
+	for (size_t i = 0; i < n; i++)
+		if (t[i].pid == pid && t[i].tid == tid && t[i].comm && t[i].comm[0])
+			name = t[i].comm;
+	return name;
+}
+
+static int declare_process(struct mt_pfout *o, uint32_t pid)
+{
+	const char *name = comm_of(o->r, pid, pid);
+	uint32_t *v;
+	char buf[32];
+	int rc;
+
+	for (size_t i = 0; i < o->npids; i++)
+		if (o->pids[i] == pid)
+			return 0;
+	v = realloc(o->pids, (o->npids + 1) * sizeof(*v));
+	if (!v)
+		return -1;
+	o->pids = v;
+	o->pids[o->npids++] = pid;
+	if (!name) {
+		snprintf(buf, sizeof(buf), "pid %u", pid);
+		name = buf;
+	}
+	rc = pf_writer_add_process(o->w, (int32_t)pid, name, NULL, 0);
+	return rc < 0 ? rc : 0;
+}
+
+static int on_thread(void *ctx, uint32_t pid, uint32_t tid)
+{
+	struct mt_pfout *o = ctx;
+	const char *name = comm_of(o->r, pid, tid);
+	int h, rc = declare_process(o, pid);
+	void *v;
+
+	if (rc)
+		return rc;
+	h = pf_writer_add_thread(o->w, (int32_t)pid, tid, name ? name : "");
+	if (h < 0)
+		return h;
+	v = realloc(o->threads, (o->nthreads + 1) * sizeof(*o->threads));
+	if (!v)
+		return -1;
+	o->threads = v;
+	o->threads[o->nthreads].pid = pid;
+	o->threads[o->nthreads].tid = tid;
+	o->threads[o->nthreads++].handle = h;
+	return 0;
+}
+
+static int thread_handle(const struct mt_pfout *o, uint32_t pid, uint32_t tid)
+{
+	for (size_t i = 0; i < o->nthreads; i++)
+		if (o->threads[i].tid == tid && o->threads[i].pid == pid)
+			return o->threads[i].handle;
+	return -1;
+}
+
+static int32_t frame_id(struct mt_pfout *o, uint32_t id)
+{
+	struct mt_func f;
+	struct mt_src_loc loc = { NULL, 0 };
+	struct pf_frame pf = { 0 };
+	int32_t fid;
+
+	if (id >= o->nframes) {
+		size_t n = id + 256;
+		int32_t *v = realloc(o->frames, n * sizeof(*v));
+
+		if (!v)
+			return -PF_ENOMEM;
+		for (size_t i = o->nframes; i < n; i++)
+			v[i] = -1;
+		o->frames = v;
+		o->nframes = n;
+	}
+	if (o->frames[id] >= 0)
+		return o->frames[id];
+	f = mt_decode_func(o->d, id);
+	pf.symbol = f.name || id < MT_FN_FIRST_USER ? mt_func_label(&f, id) : NULL;
+	pf.binary = f.binary;
+	pf.addr = f.addr;
+	if (!mt_decode_func_source(o->d, id, &loc)) {
+		pf.file = loc.file;
+		pf.line = (uint32_t)loc.line;
+	}
+	pf.flags = f.addr >= KERNEL_START ? PF_FRAME_KERNEL : 0;
+	fid = pf_writer_intern(o->w, &pf);
+	if (fid >= 0)
+		o->frames[id] = fid;
+	return fid;
+}
+
+static int on_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const struct mt_ev *ev)
+{
+	struct mt_pfout *o = ctx;
+	int t = thread_handle(o, pid, tid), rc = 0;
+	int32_t fid;
+
+	if (t < 0)
+		return -1;
+	o->last_ns = ns;
+	switch (ev->kind) {
+	case MT_EV_BEGIN:
+		fid = frame_id(o, ev->arg);
+		if (fid < 0)
+			return fid;
+		rc = pf_begin(o->w, t, ns, fid, ev->flags & MT_EV_INFERRED ? PF_BEGIN_INFERRED : 0);
+		break;
+	case MT_EV_END:
+		/* Truncated frames are left to the writer, which ends them at
+		 * the gap or at the snapshot's end and marks them truncated. */
+		if (!(ev->flags & MT_EV_TRUNCATED))
+			rc = pf_end(o->w, t, ns);
+		break;
+	case MT_EV_GAP:
+		rc = pf_gap(o->w, t, ns, mt_gap_reason_name(ev->arg));
+		break;
+	case MT_EV_INSTANT:
+		rc = pf_instant(o->w, t, ns, "marker");
+		break;
+	}
+	if (rc < 0)
+		snprintf(o->err, sizeof(o->err), "perfetto writer: %s", pf_writer_error(o->w));
+	return rc < 0 ? rc : 0;
+}
+
+static const char *reason_name(uint32_t reason)
+{
+	static const char *const names[] = {
+		[MT_BUNDLE_REASON_UPROBE] = "uprobe",
+		[MT_BUNDLE_REASON_URETPROBE] = "uretprobe",
+		[MT_BUNDLE_REASON_KPROBE] = "kprobe",
+		[MT_BUNDLE_REASON_SLOW_CALL] = "slow call",
+		[MT_BUNDLE_REASON_USER] = "user request",
+		[MT_BUNDLE_REASON_TARGET_EXIT] = "target exit",
+		[MT_BUNDLE_REASON_GENERATOR] = "generator",
+	};
+
+	return reason < sizeof(names) / sizeof(names[0]) && names[reason] ? names[reason]
+									   : "trigger";
+}
+
+static const char *freeze_name(uint32_t path)
+{
+	static const char *const names[] = {
+		[MT_BUNDLE_FREEZE_KFUNC] = "kfunc",
+		[MT_BUNDLE_FREEZE_FALLBACK] = "fallback",
+		[MT_BUNDLE_FREEZE_MANUAL] = "manual",
+		[MT_BUNDLE_FREEZE_EXIT] = "exit",
+	};
+
+	return path < sizeof(names) / sizeof(names[0]) && names[path] ? names[path] : "unknown";
+}
+
+int mt_pfout_init(struct mt_pfout *o, struct mt_decode *d, struct mt_bundle_reader *r,
+		  struct pf_writer *w, struct mt_decode_sink *sink)
+{
+	struct mt_bundle_trigger t;
+	struct pf_trigger pt = { 0 };
+	uint64_t ns;
+
+	memset(o, 0, sizeof(*o));
+	o->d = d;
+	o->r = r;
+	o->w = w;
+	*sink = (struct mt_decode_sink){ on_thread, on_event, NULL, o };
+	if (mt_decode_trigger(d, &ns, &t))
+		return 0;
+	pt.ts_ns = ns;
+	pt.pid = (int32_t)t.d.pid;
+	pt.tid = t.d.tid;
+	pt.ip = t.d.ip;
+	pt.reason = t.spec && t.spec[0] ? t.spec : reason_name(t.d.reason);
+	pt.freeze_path = freeze_name(t.d.freeze_path);
+	pt.skid_ns = t.d.skid_ns ? (int64_t)t.d.skid_ns : -1;
+	if (declare_process(o, t.d.pid))
+		return -1;
+	return pf_writer_set_trigger(w, &pt);
+}
+
+void mt_pfout_fini(struct mt_pfout *o)
+{
+	free(o->frames);
+	free(o->threads);
+	free(o->pids);
+}

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: MIT
+/* One process's executable mappings and its libipt image; see procmap.h. */
+#include "decode/procmap.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_pmap(const void *a, const void *b)
+{
+	const struct mt_pmap *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Adds the part of each executable segment that the mapping covers, at
+ * its run-time address; sets the mapping's bias from the first one. */
+static int add_sections(struct mt_proc *p, struct mt_pmap *pm,
+			struct pt_image_section_cache *iscache)
+{
+	const struct mt_binfile *b = pm->bin;
+	uint64_t len = pm->end - pm->start;
+	int added = 0;
+
+	for (size_t i = 0; i < b->nsegs; i++) {
+		const struct mt_exec_seg *s = &b->segs[i];
+		uint64_t lo = s->offset > pm->offset ? s->offset : pm->offset;
+		uint64_t hi = s->offset + s->filesz;
+		int isid;
+
+		if (hi > pm->offset + len)
+			hi = pm->offset + len;
+		if (lo >= hi)
+			continue;
+		if (!added)
+			pm->bias = pm->start - pm->offset - s->vaddr + s->offset;
+		isid = pt_iscache_add_file(iscache, b->open_path, lo, hi - lo,
+					   pm->start + (lo - pm->offset));
+		if (isid < 0 || pt_image_add_cached(p->image, iscache, isid, NULL) < 0)
+			return -1;
+		added++;
+	}
+	if (!added && !b->is_elf) {
+		/* Not ELF (e.g. a raw code dump): the mapping is the code. */
+		int isid = pt_iscache_add_file(iscache, b->open_path, pm->offset, len, pm->start);
+
+		pm->bias = pm->start - pm->offset;
+		if (isid < 0 || pt_image_add_cached(p->image, iscache, isid, NULL) < 0)
+			return -1;
+		added++;
+	}
+	return added;
+}
+
+static bool usable(const struct mt_bundle_map *m, uint32_t pid)
+{
+	return m->pid == pid && m->event != MT_BUNDLE_MAP_MUNMAP &&
+	       (m->prot & MT_BUNDLE_PROT_EXEC) && m->path && m->path[0] && m->end > m->start;
+}
+
+int mt_proc_build(struct mt_proc *p, uint32_t pid, const struct mt_bundle_map *maps, size_t n,
+		  struct mt_bincache *bins, struct pt_image_section_cache *iscache,
+		  mt_proc_warn_fn warn, void *warn_ctx)
+{
+	char name[32], err[MT_SYM_ERRLEN];
+	size_t out = 0;
+
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	snprintf(name, sizeof(name), "pid %u", pid);
+	p->image = pt_image_alloc(name);
+	p->maps = calloc(n ? n : 1, sizeof(*p->maps));
+	if (!p->image || !p->maps)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		const struct mt_bundle_map *m = &maps[i];
+		struct mt_pmap *pm;
+		int rc;
+
+		if (!usable(m, pid))
+			continue;
+		pm = &p->maps[out];
+		*pm = (struct mt_pmap){ m->start, m->end, m->file_offset, NULL, 0, m->path };
+		pm->bin = mt_bincache_get(bins, m->path, m->build_id, m->build_id_len, err,
+					  sizeof(err));
+		rc = pm->bin ? add_sections(p, pm, iscache) : 0;
+		if (rc < 0)
+			return -1;
+		if (!rc) {
+			if (pm->bin)
+				snprintf(err, sizeof(err), "%s: no executable code at file offset 0x%llx",
+					 m->path, (unsigned long long)m->file_offset);
+			pm->bin = NULL;
+			p->missing++;
+			if (warn)
+				warn(warn_ctx, err);
+		}
+		out++;
+	}
+	qsort(p->maps, out, sizeof(*p->maps), cmp_pmap);
+	/* Trim (or drop) a range that the next one overlaps. */
+	p->nmaps = 0;
+	for (size_t i = 0; i < out; i++) {
+		struct mt_pmap *cur = &p->maps[i];
+
+		if (p->nmaps && p->maps[p->nmaps - 1].end > cur->start)
+			p->maps[p->nmaps - 1].end = cur->start;
+		if (p->nmaps && p->maps[p->nmaps - 1].end <= p->maps[p->nmaps - 1].start)
+			p->nmaps--;
+		p->maps[p->nmaps++] = *cur;
+	}
+	return 0;
+}
+
+void mt_proc_fini(struct mt_proc *p)
+{
+	pt_image_free(p->image);
+	free(p->maps);
+	memset(p, 0, sizeof(*p));
+}
+
+const struct mt_pmap *mt_proc_find(const struct mt_proc *p, uint64_t ip)
+{
+	size_t lo = 0, hi = p->nmaps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->maps[mid].start <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || ip >= p->maps[lo - 1].end)
+		return NULL;
+	return &p->maps[lo - 1];
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Which thread ran on a CPU at a given TSC, from the bundle's
+ * context-switch records.
+ */
+#ifndef MTRACE_DECODE_SIDEBAND_H
+#define MTRACE_DECODE_SIDEBAND_H
+
+#include "mtrace/bundle_format.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct mt_task {
+	uint32_t pid, tid;
+};
+
+struct mt_sideband {
+	struct mt_bundle_switch_entry *sw;	/* sorted by (cpu, tsc) */
+	size_t n;
+	struct mt_task fallback;	/* when a CPU has no record at all */
+};
+
+/* Copies and sorts the N records; FALLBACK is the task assumed on CPUs
+ * without records. Returns 0 or -1 when out of memory. */
+int mt_sideband_init(struct mt_sideband *sb, const struct mt_bundle_switch_entry *sw, size_t n,
+		     struct mt_task fallback);
+void mt_sideband_fini(struct mt_sideband *sb);
+
+/*
+ * The task on CPU at TSC: the one switched in by the last record at or
+ * before TSC, or, before the CPU's first record, the one that record
+ * switched out.
+ */
+struct mt_task mt_sideband_task(const struct mt_sideband *sb, uint32_t cpu, uint64_t tsc);
+
+#endif

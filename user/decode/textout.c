@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+/* Plain-text dump of decoded timelines; see textout.h. */
+#include "decode/textout.h"
+
+#include "decode/blkdec.h"
+
+#include <inttypes.h>
+
+static int text_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const struct mt_ev *ev)
+{
+	struct mt_textout *t = ctx;
+	struct mt_func f;
+
+	(void)pid;
+	switch (ev->kind) {
+	case MT_EV_BEGIN:
+	case MT_EV_END:
+		f = mt_decode_func(t->d, ev->arg);
+		fprintf(t->out, "%" PRIu64 " %u %c %s%s%s%s%s\n", ns, tid,
+			ev->kind == MT_EV_BEGIN ? 'B' : 'E', mt_func_label(&f, ev->arg),
+			ev->flags & MT_EV_INFERRED ? " inferred" : "",
+			ev->flags & MT_EV_ASYNC ? " async" : "",
+			ev->flags & MT_EV_TAIL && ev->kind == MT_EV_BEGIN ? " tail" : "",
+			ev->flags & MT_EV_TRUNCATED ? " truncated" : "");
+		break;
+	case MT_EV_GAP:
+		fprintf(t->out, "%" PRIu64 " %u GAP %s\n", ns, tid, mt_gap_reason_name(ev->arg));
+		break;
+	case MT_EV_INSTANT:
+		fprintf(t->out, "%" PRIu64 " %u I %u\n", ns, tid, ev->arg);
+		break;
+	}
+	return ferror(t->out) ? -1 : 0;
+}
+
+static int text_trigger(void *ctx, uint64_t ns, const struct mt_bundle_trigger *trig)
+{
+	struct mt_textout *t = ctx;
+
+	fprintf(t->out, "%" PRIu64 " trigger %u 0x%" PRIx64 "\n", ns, trig->d.tid, trig->d.ip);
+	return ferror(t->out) ? -1 : 0;
+}
+
+struct mt_decode_sink mt_textout_sink(struct mt_textout *t)
+{
+	return (struct mt_decode_sink){ NULL, text_event, text_trigger, t };
+}

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * State shared by the writer core (pf_writer.c) and its two output formats
+ * (pf_proto.c, pf_json.c). The core validates calls, keeps event order,
+ * nesting depth, the depth cap and the snapshot edges; a format only
+ * encodes what the core hands it, already in order.
+ */
+#ifndef MTRACE_PF_INTERNAL_H
+#define MTRACE_PF_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pf_funcs.h"
+#include "pf_sink.h"
+#include "pf_writer.h"
+
+struct pf_process {
+	int32_t pid;
+	char *name;		/* cleaned UTF-8, never NULL */
+	char **argv;		/* cleaned UTF-8 */
+	int argc;
+	uint64_t uuid;		/* its track */
+};
+
+struct pf_thread {
+	int32_t pid;
+	int64_t tid;
+	char *name;		/* cleaned UTF-8, never NULL */
+	uint64_t uuid;		/* its track */
+	uint32_t depth;		/* open frames, hidden ones included */
+	uint64_t hidden;	/* frames hidden under the open depth-cap marker */
+	bool seg_started;	/* a non-inferred event was seen in this segment */
+	void *fmt;		/* the format's per-thread state */
+};
+
+/* How an END is written. */
+struct pf_end_info {
+	bool truncated;		/* ended by the snapshot end or a gap */
+	uint64_t hidden;	/* > 0: ends the depth-cap marker hiding this many */
+};
+
+/* An output format. Every function returns 0 or a negative PF_E* code. */
+struct pf_format_ops {
+	int (*start)(struct pf_writer *w);
+	int (*process)(struct pf_writer *w, const struct pf_process *p);
+	int (*thread)(struct pf_writer *w, struct pf_thread *t);
+	int (*begin)(struct pf_writer *w, struct pf_thread *t, uint64_t ts, int32_t func,
+		     bool inferred);
+	int (*end)(struct pf_writer *w, struct pf_thread *t, uint64_t ts,
+		   const struct pf_end_info *e);
+	/* @reason may be NULL. */
+	int (*instant)(struct pf_writer *w, struct pf_thread *t, uint64_t ts, int32_t func,
+		       const char *reason);
+	/* Declares the trigger's track (when set) and writes the event (in order). */
+	int (*trigger_track)(struct pf_writer *w);
+	int (*trigger)(struct pf_writer *w);
+	int (*finish)(struct pf_writer *w);
+	void (*free)(struct pf_writer *w);
+};
+
+extern const struct pf_format_ops pf_proto_ops;
+extern const struct pf_format_ops pf_json_ops;
+
+struct pf_writer {
+	struct pf_options opt;
+	const struct pf_format_ops *ops;
+	void *fmt;			/* the format's global state */
+	struct pf_sink sink;
+	char *path;
+	struct pf_funcs funcs;
+	struct pf_process *procs;
+	size_t nprocs, procs_cap;
+	struct pf_thread *threads;
+	size_t nthreads, threads_cap;
+	uint64_t next_uuid;
+	uint64_t last_ts;		/* of the last event handed to the format */
+
+	struct pf_trigger trig;		/* strings are owned, cleaned copies */
+	bool trig_set, trig_pending;
+	uint64_t trig_uuid;		/* the "mtrace trigger" track */
+	uint64_t trig_parent;		/* its process track, 0 if none */
+
+	/* Names the writer itself uses, interned at open. */
+	int32_t marker_func, gap_func, trigger_func;
+
+	struct pf_stats stats;
+	bool dead;			/* after an I/O or memory error */
+	char err[256];
+};
+
+/* The process declared with @pid, NULL if none. */
+const struct pf_process *pf_find_process(const struct pf_writer *w, int32_t pid);
+
+#endif

@@ -1,0 +1,472 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Perfetto protobuf format (TrackEvent). Layout, as Perfetto's own SDK does
+ * it and docs/perfetto-output.md describes:
+ *
+ *  - track descriptors for processes, threads and the trigger track;
+ *  - one packet sequence per thread (and one for the trigger), started by a
+ *    packet with SEQ_INCREMENTAL_STATE_CLEARED, the sequence defaults
+ *    (clock 64, the thread's track) and a clock snapshot that ties the
+ *    incremental clock 64 to the builtin clock;
+ *  - then events whose timestamps are deltas on clock 64, whose names and
+ *    source locations are iids defined on the sequence the first time they
+ *    are used, and whose SLICE_ENDs carry no name (an END closes the
+ *    innermost open slice of its track).
+ *
+ * Field numbers are those of google/perfetto protos/perfetto/trace/.
+ */
+#include "pf_internal.h"
+
+#include <stdlib.h>
+
+#include "pf_idmap.h"
+#include "pf_pb.h"
+
+enum {
+	/* Trace */
+	TRACE_PACKET = 1,
+	/* TracePacket */
+	PKT_CLOCK_SNAPSHOT = 6,
+	PKT_TIMESTAMP = 8,
+	PKT_SEQ_ID = 10,
+	PKT_TRACK_EVENT = 11,
+	PKT_INTERNED_DATA = 12,
+	PKT_SEQ_FLAGS = 13,
+	PKT_DEFAULTS = 59,
+	PKT_TRACK_DESCRIPTOR = 60,
+	PKT_FIRST_ON_SEQ = 87,
+	SEQ_INCREMENTAL_STATE_CLEARED = 1,
+	SEQ_NEEDS_INCREMENTAL_STATE = 2,
+	/* TracePacketDefaults, TrackEventDefaults */
+	DEF_CLOCK_ID = 58,
+	DEF_TRACK_EVENT = 11,
+	TED_TRACK_UUID = 11,
+	/* ClockSnapshot, ClockSnapshot.Clock */
+	CS_CLOCKS = 1,
+	CS_PRIMARY = 2,
+	CLK_ID = 1,
+	CLK_TIMESTAMP = 2,
+	CLK_INCREMENTAL = 3,
+	CLOCK_SEQ_INCREMENTAL = 64,	/* first sequence-scoped clock */
+	/* TrackEvent */
+	TE_DEBUG_ANNOTATIONS = 4,
+	TE_TYPE = 9,
+	TE_NAME_IID = 10,
+	TE_SOURCE_LOCATION_IID = 34,
+	TYPE_SLICE_BEGIN = 1,
+	TYPE_SLICE_END = 2,
+	TYPE_INSTANT = 3,
+	/* DebugAnnotation */
+	DA_NAME_IID = 1,
+	DA_BOOL = 2,
+	DA_UINT = 3,
+	DA_INT = 4,
+	DA_STRING = 6,
+	DA_POINTER = 7,
+	/* InternedData and its entries (all have iid = 1) */
+	ID_EVENT_NAMES = 2,
+	ID_ANNOTATION_NAMES = 3,
+	ID_SOURCE_LOCATIONS = 4,
+	ENTRY_IID = 1,
+	ENTRY_NAME = 2,
+	SL_FILE_NAME = 2,
+	SL_FUNCTION_NAME = 3,
+	SL_LINE_NUMBER = 4,
+	/* TrackDescriptor, ProcessDescriptor, ThreadDescriptor */
+	TD_UUID = 1,
+	TD_NAME = 2,
+	TD_PROCESS = 3,
+	TD_THREAD = 4,
+	TD_PARENT_UUID = 5,
+	PD_PID = 1,
+	PD_CMDLINE = 2,
+	PD_NAME = 6,
+	THD_PID = 1,
+	THD_TID = 2,
+	THD_NAME = 5,
+};
+
+/* Debug annotation names; the value is the iid on every sequence. */
+enum annot {
+	ANN_INFERRED_START = 1,
+	ANN_TRUNCATED,
+	ANN_HIDDEN_FRAMES,
+	ANN_REASON,
+	ANN_PID,
+	ANN_TID,
+	ANN_IP,
+	ANN_SYMBOL,
+	ANN_FREEZE_PATH,
+	ANN_SKID_NS,
+};
+
+static const char *const annot_names[] = {
+	[ANN_INFERRED_START] = "inferred_start",
+	[ANN_TRUNCATED] = "truncated",
+	[ANN_HIDDEN_FRAMES] = "hidden_frames",
+	[ANN_REASON] = "reason",
+	[ANN_PID] = "pid",
+	[ANN_TID] = "tid",
+	[ANN_IP] = "ip",
+	[ANN_SYMBOL] = "symbol",
+	[ANN_FREEZE_PATH] = "freeze_path",
+	[ANN_SKID_NS] = "skid_ns",
+};
+
+struct seq {
+	uint32_t id;		/* trusted_packet_sequence_id, from 1 */
+	uint64_t track;		/* default track uuid */
+	uint64_t last_ts;	/* clock-64 value of the last packet */
+	bool started;		/* the CLEARED packet is written */
+	uint32_t annots;	/* bit per enum annot: name interned */
+	struct pf_idmap names;	/* function id -> EventName and SourceLocation iid */
+};
+
+struct proto {
+	uint32_t next_seq;
+	struct seq trigger;
+	/* Reused scratch: a track event, its interned data, a whole packet. */
+	struct pb_buf te, in, pkt;
+};
+
+static struct proto *state(struct pf_writer *w)
+{
+	return w->fmt;
+}
+
+static int start(struct pf_writer *w)
+{
+	w->fmt = calloc(1, sizeof(struct proto));
+	return w->fmt ? 0 : -PF_ENOMEM;
+}
+
+static void seq_init(struct pf_writer *w, struct seq *s, uint64_t track)
+{
+	s->id = ++state(w)->next_seq;
+	s->track = track;
+}
+
+/* Frames @pkt as one Trace.packet and writes it. */
+static int write_packet(struct pf_writer *w, struct pb_buf *pkt)
+{
+	uint8_t hdr[11];
+	uint8_t *p = hdr;
+
+	if (pkt->oom)
+		return -PF_ENOMEM;
+	*p++ = TRACE_PACKET << 3 | PB_LEN;
+	p = pb_put_varint(p, pkt->len);
+	if (pf_sink_write(&w->sink, hdr, (size_t)(p - hdr)) ||
+	    pf_sink_write(&w->sink, pkt->data, pkt->len))
+		return -PF_EIO;
+	return 0;
+}
+
+static struct pb_buf *new_packet(struct pf_writer *w)
+{
+	struct pb_buf *b = &state(w)->pkt;
+
+	b->len = 0;
+	return b;
+}
+
+static void put_clock(struct pb_buf *b, unsigned int id, uint64_t ts, bool incremental)
+{
+	size_t m = pb_open(b, CS_CLOCKS);
+
+	pb_uint(b, CLK_ID, id);
+	pb_uint(b, CLK_TIMESTAMP, ts);
+	if (incremental)
+		pb_uint(b, CLK_INCREMENTAL, 1);
+	pb_close(b, m);
+}
+
+/* The packet that opens a sequence at @ts: it clears incremental state,
+ * sets the defaults and anchors clock 64 to the builtin clock. */
+static int seq_start(struct pf_writer *w, struct seq *s, uint64_t ts)
+{
+	struct pb_buf *b = new_packet(w);
+	size_t m, m2;
+
+	pb_uint(b, PKT_SEQ_ID, s->id);
+	pb_uint(b, PKT_SEQ_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
+	pb_uint(b, PKT_FIRST_ON_SEQ, 1);
+	m = pb_open(b, PKT_DEFAULTS);
+	pb_uint(b, DEF_CLOCK_ID, CLOCK_SEQ_INCREMENTAL);
+	m2 = pb_open(b, DEF_TRACK_EVENT);
+	pb_uint(b, TED_TRACK_UUID, s->track);
+	pb_close(b, m2);
+	pb_close(b, m);
+	m = pb_open(b, PKT_CLOCK_SNAPSHOT);
+	put_clock(b, w->opt.clock_id, ts, false);
+	put_clock(b, CLOCK_SEQ_INCREMENTAL, ts, true);
+	pb_uint(b, CS_PRIMARY, w->opt.clock_id);
+	pb_close(b, m);
+	s->started = true;
+	s->last_ts = ts;
+	return write_packet(w, b);
+}
+
+/* Writes the event in te (with the interned data in in) on @s at @ts. */
+static int write_event(struct pf_writer *w, struct seq *s, uint64_t ts)
+{
+	struct proto *st = state(w);
+	struct pb_buf *b;
+	int rc;
+
+	if (st->te.oom || st->in.oom)
+		return -PF_ENOMEM;
+	if (!s->started && (rc = seq_start(w, s, ts)))
+		return rc;
+	b = new_packet(w);
+	pb_uint(b, PKT_TIMESTAMP, ts - s->last_ts);
+	pb_uint(b, PKT_SEQ_ID, s->id);
+	pb_uint(b, PKT_SEQ_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
+	if (st->in.len)
+		pb_bytes(b, PKT_INTERNED_DATA, st->in.data, st->in.len);
+	pb_bytes(b, PKT_TRACK_EVENT, st->te.data, st->te.len);
+	s->last_ts = ts;
+	return write_packet(w, b);
+}
+
+/* Starts a track event of @type; returns the buffer to add fields to. */
+static struct pb_buf *new_event(struct pf_writer *w, unsigned int type)
+{
+	struct proto *st = state(w);
+
+	st->te.len = 0;
+	st->in.len = 0;
+	pb_uint(&st->te, TE_TYPE, type);
+	return &st->te;
+}
+
+/* Adds name_iid (and the source location for real functions) of @func,
+ * interning both on @s the first time. */
+static int put_name(struct pf_writer *w, struct seq *s, int32_t func, bool with_location)
+{
+	struct proto *st = state(w);
+	const struct pf_func *f = &w->funcs.v[func];
+	uint32_t iid = pf_idmap_get(&s->names, (uint32_t)func);
+	size_t m;
+
+	if (!iid) {
+		iid = pf_idmap_add(&s->names, (uint32_t)func);
+		if (!iid)
+			return -PF_ENOMEM;
+		m = pb_open(&st->in, ID_EVENT_NAMES);
+		pb_uint(&st->in, ENTRY_IID, iid);
+		pb_str(&st->in, ENTRY_NAME, f->name);
+		pb_close(&st->in, m);
+		if (with_location) {
+			m = pb_open(&st->in, ID_SOURCE_LOCATIONS);
+			pb_uint(&st->in, ENTRY_IID, iid);
+			if (f->file)
+				pb_str(&st->in, SL_FILE_NAME, f->file);
+			pb_str(&st->in, SL_FUNCTION_NAME, f->where);
+			if (f->file && f->line)
+				pb_uint(&st->in, SL_LINE_NUMBER, f->line);
+			pb_close(&st->in, m);
+		}
+	}
+	pb_uint(&st->te, TE_NAME_IID, iid);
+	if (with_location)
+		pb_uint(&st->te, TE_SOURCE_LOCATION_IID, iid);
+	return 0;
+}
+
+/* Opens a debug annotation named @a (interned on @s); the caller adds one
+ * value and closes it. */
+static size_t annot_open(struct pf_writer *w, struct seq *s, enum annot a)
+{
+	struct proto *st = state(w);
+	size_t m;
+
+	if (!(s->annots & 1u << a)) {
+		m = pb_open(&st->in, ID_ANNOTATION_NAMES);
+		pb_uint(&st->in, ENTRY_IID, a);
+		pb_str(&st->in, ENTRY_NAME, annot_names[a]);
+		pb_close(&st->in, m);
+		s->annots |= 1u << a;
+	}
+	m = pb_open(&st->te, TE_DEBUG_ANNOTATIONS);
+	pb_uint(&st->te, DA_NAME_IID, a);
+	return m;
+}
+
+static void annot_uint(struct pf_writer *w, struct seq *s, enum annot a, unsigned int field,
+		       uint64_t v)
+{
+	size_t m = annot_open(w, s, a);
+
+	pb_uint(&state(w)->te, field, v);
+	pb_close(&state(w)->te, m);
+}
+
+static void annot_str(struct pf_writer *w, struct seq *s, enum annot a, const char *v)
+{
+	size_t m = annot_open(w, s, a);
+
+	pb_str(&state(w)->te, DA_STRING, v);
+	pb_close(&state(w)->te, m);
+}
+
+static int process(struct pf_writer *w, const struct pf_process *p)
+{
+	struct pb_buf *b = new_packet(w);
+	size_t m = pb_open(b, PKT_TRACK_DESCRIPTOR), m2;
+
+	pb_uint(b, TD_UUID, p->uuid);
+	m2 = pb_open(b, TD_PROCESS);
+	pb_uint(b, PD_PID, (uint64_t)(int64_t)p->pid);
+	for (int i = 0; i < p->argc; i++)
+		pb_str(b, PD_CMDLINE, p->argv[i]);
+	pb_str(b, PD_NAME, p->name);
+	pb_close(b, m2);
+	pb_close(b, m);
+	return write_packet(w, b);
+}
+
+static int thread(struct pf_writer *w, struct pf_thread *t)
+{
+	struct pb_buf *b;
+	struct seq *s = calloc(1, sizeof(*s));
+	size_t m, m2;
+
+	if (!s)
+		return -PF_ENOMEM;
+	seq_init(w, s, t->uuid);
+	t->fmt = s;
+	b = new_packet(w);
+	m = pb_open(b, PKT_TRACK_DESCRIPTOR);
+	pb_uint(b, TD_UUID, t->uuid);
+	m2 = pb_open(b, TD_THREAD);
+	pb_uint(b, THD_PID, (uint64_t)(int64_t)t->pid);
+	pb_uint(b, THD_TID, (uint64_t)t->tid);
+	pb_str(b, THD_NAME, t->name);
+	pb_close(b, m2);
+	pb_close(b, m);
+	return write_packet(w, b);
+}
+
+static int begin(struct pf_writer *w, struct pf_thread *t, uint64_t ts, int32_t func,
+		 bool inferred)
+{
+	struct seq *s = t->fmt;
+	bool marker = func == w->marker_func;
+	int rc;
+
+	new_event(w, TYPE_SLICE_BEGIN);
+	rc = put_name(w, s, func, !marker);
+	if (rc)
+		return rc;
+	if (inferred)
+		annot_uint(w, s, ANN_INFERRED_START, DA_BOOL, 1);
+	return write_event(w, s, ts);
+}
+
+static int end(struct pf_writer *w, struct pf_thread *t, uint64_t ts, const struct pf_end_info *e)
+{
+	struct seq *s = t->fmt;
+
+	new_event(w, TYPE_SLICE_END);
+	if (e->truncated)
+		annot_uint(w, s, ANN_TRUNCATED, DA_BOOL, 1);
+	if (e->hidden)
+		annot_uint(w, s, ANN_HIDDEN_FRAMES, DA_UINT, e->hidden);
+	return write_event(w, s, ts);
+}
+
+static int instant(struct pf_writer *w, struct pf_thread *t, uint64_t ts, int32_t func,
+		   const char *reason)
+{
+	struct seq *s = t->fmt;
+	int rc;
+
+	new_event(w, TYPE_INSTANT);
+	rc = put_name(w, s, func, false);
+	if (rc)
+		return rc;
+	if (reason)
+		annot_str(w, s, ANN_REASON, reason);
+	return write_event(w, s, ts);
+}
+
+static int trigger_track(struct pf_writer *w)
+{
+	struct pb_buf *b = new_packet(w);
+	size_t m = pb_open(b, PKT_TRACK_DESCRIPTOR);
+
+	seq_init(w, &state(w)->trigger, w->trig_uuid);
+	pb_uint(b, TD_UUID, w->trig_uuid);
+	if (w->trig_parent)
+		pb_uint(b, TD_PARENT_UUID, w->trig_parent);
+	pb_str(b, TD_NAME, "mtrace trigger");
+	pb_close(b, m);
+	return write_packet(w, b);
+}
+
+static int trigger(struct pf_writer *w)
+{
+	struct seq *s = &state(w)->trigger;
+	const struct pf_trigger *t = &w->trig;
+	int rc;
+
+	new_event(w, TYPE_INSTANT);
+	rc = put_name(w, s, w->trigger_func, false);
+	if (rc)
+		return rc;
+	annot_str(w, s, ANN_REASON, t->reason);
+	annot_uint(w, s, ANN_PID, DA_INT, (uint64_t)(int64_t)t->pid);
+	annot_uint(w, s, ANN_TID, DA_INT, (uint64_t)t->tid);
+	annot_uint(w, s, ANN_IP, DA_POINTER, t->ip);
+	if (t->symbol)
+		annot_str(w, s, ANN_SYMBOL, t->symbol);
+	annot_str(w, s, ANN_FREEZE_PATH, t->freeze_path);
+	if (t->skid_ns >= 0)
+		annot_uint(w, s, ANN_SKID_NS, DA_INT, (uint64_t)t->skid_ns);
+	return write_event(w, s, t->ts_ns);
+}
+
+static int finish(struct pf_writer *w)
+{
+	(void)w;
+	return 0;
+}
+
+static void seq_free(struct seq *s)
+{
+	pf_idmap_free(&s->names);
+}
+
+static void free_state(struct pf_writer *w)
+{
+	struct proto *st = state(w);
+
+	for (size_t i = 0; i < w->nthreads; i++) {
+		if (w->threads[i].fmt)
+			seq_free(w->threads[i].fmt);
+		free(w->threads[i].fmt);
+		w->threads[i].fmt = NULL;
+	}
+	if (!st)
+		return;
+	seq_free(&st->trigger);
+	pb_free(&st->te);
+	pb_free(&st->in);
+	pb_free(&st->pkt);
+	free(st);
+	w->fmt = NULL;
+}
+
+const struct pf_format_ops pf_proto_ops = {
+	.start = start,
+	.process = process,
+	.thread = thread,
+	.begin = begin,
+	.end = end,
+	.instant = instant,
+	.trigger_track = trigger_track,
+	.trigger = trigger,
+	.finish = finish,
+	.free = free_state,
+};

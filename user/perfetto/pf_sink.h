@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/* Buffered output file for the trace writer: plain or gzip (zlib). */
+#ifndef MTRACE_PF_SINK_H
+#define MTRACE_PF_SINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <zlib.h>
+
+struct pf_sink {
+	int fd;
+	gzFile gz;		/* NULL: plain file */
+	uint8_t *buf;
+	size_t len, cap;
+	uint64_t total;		/* bytes accepted, before compression */
+	int failed;		/* an I/O error happened; msg says which */
+	char msg[160];
+};
+
+/* Creates @path; gzip at @gzip_level when it ends in ".gz". -1 with msg set
+ * on failure (the sink then needs no close). */
+int pf_sink_open(struct pf_sink *s, const char *path, int gzip_level);
+/* Writes the buffer out; -1 with msg set on failure. */
+int pf_sink_flush(struct pf_sink *s);
+/* Flushes, closes the file and frees the buffer; -1 on any error. */
+int pf_sink_close(struct pf_sink *s);
+/* Slow path of pf_sink_write for blocks larger than the buffer. */
+int pf_sink_write_direct(struct pf_sink *s, const void *p, size_t n);
+
+static inline int pf_sink_write(struct pf_sink *s, const void *p, size_t n)
+{
+	if (s->cap - s->len < n) {
+		if (pf_sink_flush(s))
+			return -1;
+		if (n > s->cap)
+			return pf_sink_write_direct(s, p, n);
+	}
+	memcpy(s->buf + s->len, p, n);
+	s->len += n;
+	s->total += n;
+	return 0;
+}
+
+#endif

@@ -1,0 +1,547 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Writer core (pf_writer.h): argument checks, global event order, nesting
+ * depth with the depth cap, snapshot edges, trigger placement and the size
+ * warning. The encoding is left to the format (pf_proto.c, pf_json.c).
+ */
+#include "pf_internal.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pf_text.h"
+
+/* Message of the last failed open or close: the writer is gone by then. */
+static __thread char last_error[256];
+
+static const char *const error_names[] = {
+	[PF_OK] = "success",
+	[PF_EINVAL] = "invalid argument",
+	[PF_EORDER] = "event out of time order",
+	[PF_ENOFRAME] = "end without an open frame",
+	[PF_EINFERRED] = "inferred frame after the segment's first event",
+	[PF_EEXIST] = "already declared",
+	[PF_ENOPROC] = "process not declared",
+	[PF_ENOMEM] = "out of memory",
+	[PF_EIO] = "output error",
+};
+
+const char *pf_strerror(int err)
+{
+	if (err < 0)
+		err = -err;
+	if ((size_t)err >= sizeof(error_names) / sizeof(error_names[0]))
+		return "unknown error";
+	return error_names[err];
+}
+
+const char *pf_writer_error(const struct pf_writer *w)
+{
+	return w ? w->err : "no writer";
+}
+
+const char *pf_last_error(void)
+{
+	return last_error;
+}
+
+__attribute__((format(printf, 3, 4)))
+static int fail(struct pf_writer *w, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(w->err, sizeof(w->err), fmt, ap);
+	va_end(ap);
+	if (code == PF_EIO || code == PF_ENOMEM)
+		w->dead = true;
+	return -code;
+}
+
+/* A format call failed: keep its reason. */
+static int format_failed(struct pf_writer *w, int rc)
+{
+	if (rc == -PF_EIO)
+		return fail(w, PF_EIO, "%s: %s", w->path, w->sink.msg);
+	return fail(w, -rc, "%s", pf_strerror(rc));
+}
+
+void pf_options_init(struct pf_options *o)
+{
+	*o = (struct pf_options){
+		.format = PF_FORMAT_PROTO,
+		.max_depth = 512,
+		.clock_id = 6,
+		.warn_events = 5000000,
+		.gzip_level = 1,
+	};
+}
+
+static const char *check_options(const struct pf_options *o)
+{
+	if (o->format != PF_FORMAT_PROTO && o->format != PF_FORMAT_JSON)
+		return "unknown output format";
+	if (o->max_depth < 1)
+		return "max_depth must be at least 1";
+	/* 64..127 are sequence-scoped clocks; the writer uses 64 itself. */
+	if (o->clock_id < 1 || o->clock_id > 63)
+		return "clock_id must be a builtin Perfetto clock (1..63)";
+	if (o->gzip_level < 1 || o->gzip_level > 9)
+		return "gzip_level must be 1..9";
+	return NULL;
+}
+
+static int32_t intern_name(struct pf_writer *w, const char *name)
+{
+	struct pf_frame f = { .symbol = name };
+
+	return pf_funcs_intern(&w->funcs, &f);
+}
+
+int pf_writer_open(struct pf_writer **wp, const char *path, const struct pf_options *o)
+{
+	struct pf_writer *w;
+	const char *bad;
+	int rc;
+
+	if (!wp || !path) {
+		snprintf(last_error, sizeof(last_error), "no output path");
+		return -PF_EINVAL;
+	}
+	*wp = NULL;
+	w = calloc(1, sizeof(*w));
+	if (!w) {
+		snprintf(last_error, sizeof(last_error), "out of memory");
+		return -PF_ENOMEM;
+	}
+	if (o)
+		w->opt = *o;
+	else
+		pf_options_init(&w->opt);
+	bad = check_options(&w->opt);
+	if (bad) {
+		snprintf(last_error, sizeof(last_error), "%s", bad);
+		free(w);
+		return -PF_EINVAL;
+	}
+	w->ops = w->opt.format == PF_FORMAT_JSON ? &pf_json_ops : &pf_proto_ops;
+	w->next_uuid = 1;
+	w->path = strdup(path);
+	w->marker_func = intern_name(w, "[deeper frames hidden]");
+	w->gap_func = intern_name(w, "trace gap");
+	w->trigger_func = intern_name(w, "trigger");
+	if (!w->path || w->marker_func < 0 || w->gap_func < 0 || w->trigger_func < 0) {
+		snprintf(last_error, sizeof(last_error), "out of memory");
+		rc = -PF_ENOMEM;
+		goto fail;
+	}
+	if (pf_sink_open(&w->sink, path, w->opt.gzip_level)) {
+		snprintf(last_error, sizeof(last_error), "%s", w->sink.msg);
+		rc = -PF_EIO;
+		goto fail;
+	}
+	rc = w->ops->start(w);
+	if (rc) {
+		snprintf(last_error, sizeof(last_error), "%s: %s", path,
+			 rc == -PF_EIO ? w->sink.msg : pf_strerror(rc));
+		pf_sink_close(&w->sink);
+		w->ops->free(w);
+		goto fail;
+	}
+	*wp = w;
+	return 0;
+fail:
+	pf_funcs_free(&w->funcs);
+	free(w->path);
+	free(w);
+	return rc;
+}
+
+const struct pf_process *pf_find_process(const struct pf_writer *w, int32_t pid)
+{
+	for (size_t i = 0; i < w->nprocs; i++)
+		if (w->procs[i].pid == pid)
+			return &w->procs[i];
+	return NULL;
+}
+
+static void free_argv(char **argv, int argc)
+{
+	for (int i = 0; i < argc; i++)
+		free(argv[i]);
+	free(argv);
+}
+
+static int grow(void **v, size_t *cap, size_t n, size_t size)
+{
+	size_t c = *cap ? *cap * 2 : 16;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	p = realloc(*v, c * size);
+	if (!p)
+		return -1;
+	*v = p;
+	*cap = c;
+	return 0;
+}
+
+int pf_writer_add_process(struct pf_writer *w, int32_t pid, const char *name,
+			  const char *const *argv, int argc)
+{
+	struct pf_process p = { .pid = pid };
+	int rc;
+
+	if (!w || argc < 0 || (argc && !argv))
+		return w ? fail(w, PF_EINVAL, "add_process: bad argument list") : -PF_EINVAL;
+	if (w->dead)
+		return -PF_EIO;
+	if (pf_find_process(w, pid))
+		return fail(w, PF_EEXIST, "process %" PRId32 " declared twice", pid);
+	p.name = pf_utf8_dup(name ? name : "");
+	p.argv = calloc((size_t)argc + 1, sizeof(*p.argv));
+	if (!p.name || !p.argv)
+		goto oom;
+	for (; p.argc < argc; p.argc++) {
+		p.argv[p.argc] = pf_utf8_dup(argv[p.argc] ? argv[p.argc] : "");
+		if (!p.argv[p.argc])
+			goto oom;
+	}
+	if (grow((void **)&w->procs, &w->procs_cap, w->nprocs, sizeof(p)))
+		goto oom;
+	p.uuid = w->next_uuid++;
+	w->procs[w->nprocs++] = p;
+	rc = w->ops->process(w, &w->procs[w->nprocs - 1]);
+	return rc ? format_failed(w, rc) : 0;
+oom:
+	free(p.name);
+	free_argv(p.argv, p.argc);
+	return fail(w, PF_ENOMEM, "out of memory declaring process %" PRId32, pid);
+}
+
+int pf_writer_add_thread(struct pf_writer *w, int32_t pid, int64_t tid, const char *name)
+{
+	struct pf_thread t = { .pid = pid, .tid = tid };
+	int rc;
+
+	if (!w)
+		return -PF_EINVAL;
+	if (w->dead)
+		return -PF_EIO;
+	if (!pf_find_process(w, pid))
+		return fail(w, PF_ENOPROC, "thread %" PRId64 ": process %" PRId32 " not declared",
+			    tid, pid);
+	for (size_t i = 0; i < w->nthreads; i++)
+		if (w->threads[i].tid == tid && w->threads[i].pid == pid)
+			return fail(w, PF_EEXIST, "thread %" PRId64 " declared twice", tid);
+	if (w->nthreads >= INT32_MAX)
+		return fail(w, PF_EINVAL, "too many threads");
+	t.name = pf_utf8_dup(name ? name : "");
+	if (!t.name || grow((void **)&w->threads, &w->threads_cap, w->nthreads, sizeof(t))) {
+		free(t.name);
+		return fail(w, PF_ENOMEM, "out of memory declaring thread %" PRId64, tid);
+	}
+	t.uuid = w->next_uuid++;
+	w->threads[w->nthreads++] = t;
+	rc = w->ops->thread(w, &w->threads[w->nthreads - 1]);
+	return rc ? format_failed(w, rc) : (int)(w->nthreads - 1);
+}
+
+int32_t pf_writer_intern(struct pf_writer *w, const struct pf_frame *f)
+{
+	int32_t id;
+
+	if (!w || !f)
+		return w ? fail(w, PF_EINVAL, "intern: no frame") : -PF_EINVAL;
+	id = pf_funcs_intern(&w->funcs, f);
+	return id < 0 ? fail(w, PF_ENOMEM, "out of memory interning a function") : id;
+}
+
+static int write_trigger(struct pf_writer *w)
+{
+	int rc = w->ops->trigger(w);
+
+	if (rc)
+		return format_failed(w, rc);
+	w->trig_pending = false;
+	w->stats.events++;
+	return 0;
+}
+
+int pf_writer_set_trigger(struct pf_writer *w, const struct pf_trigger *t)
+{
+	const struct pf_process *p;
+	int rc;
+
+	if (!w || !t)
+		return w ? fail(w, PF_EINVAL, "set_trigger: no trigger") : -PF_EINVAL;
+	if (w->dead)
+		return -PF_EIO;
+	if (w->trig_set)
+		return fail(w, PF_EEXIST, "trigger set twice");
+	if (t->ts_ns < w->last_ts)
+		return fail(w, PF_EORDER, "trigger at %" PRIu64 " is before the last event (%" PRIu64 ")",
+			    t->ts_ns, w->last_ts);
+	w->trig = *t;
+	w->trig.reason = pf_utf8_dup(t->reason ? t->reason : "unknown");
+	w->trig.freeze_path = pf_utf8_dup(t->freeze_path ? t->freeze_path : "unknown");
+	w->trig.symbol = t->symbol ? pf_utf8_dup(t->symbol) : NULL;
+	if (!w->trig.reason || !w->trig.freeze_path || (t->symbol && !w->trig.symbol))
+		return fail(w, PF_ENOMEM, "out of memory setting the trigger");
+	w->trig_set = w->trig_pending = true;
+	p = pf_find_process(w, t->pid);
+	w->trig_parent = p ? p->uuid : 0;
+	w->trig_uuid = w->next_uuid++;
+	rc = w->ops->trigger_track(w);
+	return rc ? format_failed(w, rc) : 0;
+}
+
+/* Checks @thread and @ts for an event; on success the event may be written
+ * and the pending trigger has been written if the event is past it. */
+static int event_start(struct pf_writer *w, int thread, uint64_t ts, struct pf_thread **tp)
+{
+	if (!w)
+		return -PF_EINVAL;
+	if (w->dead)
+		return -PF_EIO;
+	if (thread < 0 || (size_t)thread >= w->nthreads)
+		return fail(w, PF_EINVAL, "unknown thread handle %d", thread);
+	*tp = &w->threads[thread];
+	if (ts < w->last_ts)
+		return fail(w, PF_EORDER,
+			    "thread %" PRId64 ": event at %" PRIu64 " is before the last event (%" PRIu64 ")",
+			    (*tp)->tid, ts, w->last_ts);
+	if (w->trig_pending && w->trig.ts_ns < ts) {
+		int rc = write_trigger(w);
+
+		if (rc)
+			return rc;
+	}
+	w->last_ts = ts;
+	return 0;
+}
+
+static int emit_begin(struct pf_writer *w, struct pf_thread *t, uint64_t ts, int32_t func,
+		      bool inferred)
+{
+	int rc = w->ops->begin(w, t, ts, func, inferred);
+
+	if (rc)
+		return format_failed(w, rc);
+	w->stats.events++;
+	return 0;
+}
+
+static int emit_end(struct pf_writer *w, struct pf_thread *t, uint64_t ts,
+		    const struct pf_end_info *e)
+{
+	int rc = w->ops->end(w, t, ts, e);
+
+	if (rc)
+		return format_failed(w, rc);
+	w->stats.events++;
+	return 0;
+}
+
+int pf_begin(struct pf_writer *w, int thread, uint64_t ts, int32_t func, unsigned int flags)
+{
+	bool inferred = flags & PF_BEGIN_INFERRED;
+	struct pf_thread *t;
+	int rc;
+
+	if (w && (func < 0 || (size_t)func >= w->funcs.n || (flags & ~PF_BEGIN_INFERRED)))
+		return fail(w, PF_EINVAL, "begin: unknown function id %" PRId32 " or flags 0x%x",
+			    func, flags);
+	rc = event_start(w, thread, ts, &t);
+	if (rc)
+		return rc;
+	if (inferred && t->seg_started)
+		return fail(w, PF_EINFERRED,
+			    "thread %" PRId64 ": inferred frame at %" PRIu64 " after the segment's first event",
+			    t->tid, ts);
+	if (!inferred)
+		t->seg_started = true;
+	if (t->depth == UINT32_MAX)
+		return fail(w, PF_EINVAL, "thread %" PRId64 ": nesting overflow", t->tid);
+	t->depth++;
+	if (t->depth < w->opt.max_depth)
+		return emit_begin(w, t, ts, func, inferred);
+	/* The deepest written level becomes one marker for everything below. */
+	t->hidden++;
+	w->stats.hidden++;
+	if (t->depth == w->opt.max_depth)
+		return emit_begin(w, t, ts, w->marker_func, false);
+	return 0;
+}
+
+/* Ends the innermost frame of @t. */
+static int pop_frame(struct pf_writer *w, struct pf_thread *t, uint64_t ts, bool truncated)
+{
+	struct pf_end_info e = { .truncated = truncated };
+
+	t->depth--;
+	if (t->depth >= w->opt.max_depth)
+		return 0;
+	if (t->depth + 1 == w->opt.max_depth) {
+		e.hidden = t->hidden;
+		t->hidden = 0;
+	}
+	return emit_end(w, t, ts, &e);
+}
+
+int pf_end(struct pf_writer *w, int thread, uint64_t ts)
+{
+	struct pf_thread *t;
+	int rc;
+
+	if (w && thread >= 0 && (size_t)thread < w->nthreads && !w->threads[thread].depth)
+		return fail(w, PF_ENOFRAME, "thread %" PRId64 ": end at %" PRIu64 " with no open frame",
+			    w->threads[thread].tid, ts);
+	rc = event_start(w, thread, ts, &t);
+	if (rc)
+		return rc;
+	t->seg_started = true;
+	return pop_frame(w, t, ts, false);
+}
+
+static int close_frames(struct pf_writer *w, struct pf_thread *t, uint64_t ts)
+{
+	while (t->depth) {
+		int rc = pop_frame(w, t, ts, true);
+
+		if (rc)
+			return rc;
+		w->stats.truncated++;
+	}
+	return 0;
+}
+
+static int emit_instant(struct pf_writer *w, struct pf_thread *t, uint64_t ts, int32_t func,
+			const char *reason)
+{
+	char *clean = NULL;
+	int rc;
+
+	if (reason && !(clean = pf_utf8_dup(reason)))
+		return fail(w, PF_ENOMEM, "out of memory");
+	rc = w->ops->instant(w, t, ts, func, clean);
+	free(clean);
+	if (rc)
+		return format_failed(w, rc);
+	w->stats.events++;
+	return 0;
+}
+
+int pf_instant(struct pf_writer *w, int thread, uint64_t ts, const char *name)
+{
+	struct pf_thread *t;
+	int32_t func;
+	int rc;
+
+	if (w && !name)
+		return fail(w, PF_EINVAL, "instant: no name");
+	rc = event_start(w, thread, ts, &t);
+	if (rc)
+		return rc;
+	t->seg_started = true;
+	/* Under the depth-cap marker an instant would be past Perfetto's limit too. */
+	if (t->depth >= w->opt.max_depth) {
+		t->hidden++;
+		return 0;
+	}
+	func = intern_name(w, name);
+	if (func < 0)
+		return fail(w, PF_ENOMEM, "out of memory");
+	return emit_instant(w, t, ts, func, NULL);
+}
+
+int pf_gap(struct pf_writer *w, int thread, uint64_t ts, const char *reason)
+{
+	struct pf_thread *t;
+	int rc;
+
+	rc = event_start(w, thread, ts, &t);
+	if (rc)
+		return rc;
+	rc = close_frames(w, t, ts);
+	if (rc)
+		return rc;
+	t->seg_started = false;
+	return emit_instant(w, t, ts, w->gap_func, reason ? reason : "unknown");
+}
+
+static void size_warning(struct pf_writer *w)
+{
+	FILE *log = w->opt.log ? w->opt.log : stderr;
+
+	if (!w->opt.warn_events || w->stats.events <= w->opt.warn_events)
+		return;
+	fprintf(log,
+		"mtrace: %s has %" PRIu64 " events; the Perfetto UI gets slow above a few million.\n"
+		"mtrace: narrow the snapshot with a window around the trigger (e.g. --window=5ms)\n"
+		"mtrace: or open it through a native back end: trace_processor --httpd %s\n",
+		w->path, w->stats.events, w->path);
+}
+
+static void free_writer(struct pf_writer *w)
+{
+	for (size_t i = 0; i < w->nprocs; i++) {
+		free(w->procs[i].name);
+		free_argv(w->procs[i].argv, w->procs[i].argc);
+	}
+	for (size_t i = 0; i < w->nthreads; i++)
+		free(w->threads[i].name);
+	free(w->procs);
+	free(w->threads);
+	free((char *)w->trig.reason);
+	free((char *)w->trig.freeze_path);
+	free((char *)w->trig.symbol);
+	pf_funcs_free(&w->funcs);
+	free(w->path);
+	free(w);
+}
+
+static int finish(struct pf_writer *w, uint64_t end_ts)
+{
+	int rc;
+
+	if (w->dead)
+		return -PF_EIO;
+	if (end_ts < w->last_ts)
+		end_ts = w->last_ts;
+	if (w->trig_pending && w->trig.ts_ns <= end_ts && (rc = write_trigger(w)))
+		return rc;
+	for (size_t i = 0; i < w->nthreads && !w->opt.keep_open_frames; i++) {
+		rc = close_frames(w, &w->threads[i], end_ts);
+		if (rc)
+			return rc;
+	}
+	if (w->trig_pending && (rc = write_trigger(w)))
+		return rc;
+	rc = w->ops->finish(w);
+	return rc ? format_failed(w, rc) : 0;
+}
+
+int pf_writer_close(struct pf_writer *w, uint64_t end_ts, struct pf_stats *stats)
+{
+	int rc;
+
+	if (!w)
+		return -PF_EINVAL;
+	rc = finish(w, end_ts);
+	if (pf_sink_close(&w->sink) && !rc)
+		rc = fail(w, PF_EIO, "%s: %s", w->path, w->sink.msg);
+	if (rc)
+		snprintf(last_error, sizeof(last_error), "%s", w->err);
+	else
+		size_warning(w);
+	w->stats.bytes = w->sink.total;
+	if (stats)
+		*stats = w->stats;
+	w->ops->free(w);
+	free_writer(w);
+	return rc;
+}

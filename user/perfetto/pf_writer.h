@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Perfetto trace writer: turns decoded per-thread call/return timelines into
+ * a Perfetto protobuf trace (TrackEvent) or, for small traces and debugging,
+ * Chrome JSON. See docs/perfetto-output.md for the file layout.
+ *
+ * Usage, in this order:
+ *
+ *   struct pf_writer *w;
+ *   struct pf_options o;
+ *   pf_options_init(&o);
+ *   pf_writer_open(&w, "trace.pftrace", &o);          ".gz" suffix: gzip
+ *   pf_writer_add_process(w, pid, "app", argv, argc);  each process once
+ *   int t = pf_writer_add_thread(w, pid, tid, "main"); each thread once
+ *   int32_t f = pf_writer_intern(w, &frame);           once per function
+ *   pf_writer_set_trigger(w, &trigger);                optional, any time
+ *                                                      before its timestamp
+ *   pf_begin(w, t, ts, f, 0); pf_end(w, t, ts); ...    events
+ *   pf_writer_close(w, end_ts, &stats);
+ *
+ * EVENT ORDER. The caller (the decoder) merges the threads: every event call
+ * (pf_begin, pf_end, pf_instant, pf_gap) must have a timestamp >= the
+ * previous event call's, over all threads. Events with equal timestamps keep
+ * call order, which is how zero-length calls are written. An event that
+ * would go back in time is rejected with -PF_EORDER and nothing is written.
+ * The writer therefore streams: it keeps no events, only per-thread depth
+ * counters and the interning tables, so memory is bounded by the number of
+ * threads and distinct functions, not by the number of events.
+ *
+ * NESTING. pf_end closes the innermost open frame of its thread. An end with
+ * no open frame is rejected with -PF_ENOFRAME. Frames deeper than
+ * pf_options.max_depth (Perfetto drops slices nested deeper than 512) are not
+ * written one by one: the deepest visible level becomes one
+ * "[deeper frames hidden]" slice whose hidden_frames argument counts them.
+ *
+ * SNAPSHOT EDGES. Frames already running when a thread's data starts (at the
+ * snapshot start or after a gap) are passed as pf_begin with
+ * PF_BEGIN_INFERRED, outermost first, at the segment's first timestamp and
+ * before any other event of that thread; they get inferred_start=true.
+ * An inferred begin after another event of the segment is rejected with
+ * -PF_EINFERRED. Frames still open at pf_writer_close are ended at the
+ * trace's end timestamp with truncated=true, unless
+ * pf_options.keep_open_frames is set (Perfetto then shows them as
+ * "[Incomplete]").
+ *
+ * ERRORS. Functions return 0 (or a handle >= 0) on success and a negative
+ * PF_E* code on failure; pf_strerror() names it and pf_writer_error() gives
+ * the message of the last failure with its details. After an I/O error
+ * every later call fails with -PF_EIO; a rejected event leaves the writer
+ * usable. The writer is not thread-safe.
+ */
+#ifndef MTRACE_PF_WRITER_H
+#define MTRACE_PF_WRITER_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+enum pf_error {
+	PF_OK = 0,
+	PF_EINVAL,	/* bad argument: NULL, unknown handle, bad option */
+	PF_EORDER,	/* timestamp earlier than an event already written */
+	PF_ENOFRAME,	/* pf_end on a thread with no open frame */
+	PF_EINFERRED,	/* inferred begin after the segment's first event */
+	PF_EEXIST,	/* process or thread declared twice, trigger set twice */
+	PF_ENOPROC,	/* thread of an undeclared process */
+	PF_ENOMEM,
+	PF_EIO,		/* cannot create or write the output file */
+};
+
+enum pf_format {
+	PF_FORMAT_PROTO,	/* Perfetto protobuf (TrackEvent) */
+	PF_FORMAT_JSON,		/* Chrome JSON trace event format */
+};
+
+struct pf_options {
+	enum pf_format format;
+	/* Deepest nesting written per thread, marker level included. */
+	unsigned int max_depth;
+	/* Leave frames open at close instead of ending them as truncated. */
+	int keep_open_frames;
+	/* Builtin Perfetto clock the timestamps are in (6 = BOOTTIME, 3 = MONOTONIC). */
+	unsigned int clock_id;
+	/* Above this many events pf_writer_close prints a size warning with
+	 * advice to @log (0: never). */
+	uint64_t warn_events;
+	/* Where the size warning goes; NULL means stderr. */
+	FILE *log;
+	/* zlib level (1..9) for ".gz" output. */
+	int gzip_level;
+};
+
+/* Frame flags, fixed per function (part of the interned identity). */
+#define PF_FRAME_KERNEL		(1u << 0)	/* kernel code: name gets " [kernel]" */
+
+/*
+ * What is known about one function. Everything is copied by
+ * pf_writer_intern; NULL/0 means unknown. Strings need not be valid UTF-8:
+ * invalid bytes are replaced by U+FFFD in the output.
+ */
+struct pf_frame {
+	const char *symbol;	/* demangled name; NULL: "0x<addr>" is used */
+	const char *binary;	/* path of the ELF file (or "[vdso]", "[kernel]") */
+	uint64_t addr;		/* the function's start address at run time */
+	const char *file;	/* source file of the definition */
+	uint32_t line;		/* its line (0: unknown) */
+	uint32_t flags;		/* PF_FRAME_* */
+};
+
+/* pf_begin flags, per event. */
+#define PF_BEGIN_INFERRED	(1u << 0)	/* frame was open before the data starts */
+
+/* The trigger that froze the snapshot, shown on its own "mtrace trigger" track. */
+struct pf_trigger {
+	uint64_t ts_ns;
+	int32_t pid;		/* the process whose track group shows it
+				 * (undeclared: a top-level track) */
+	int64_t tid;
+	uint64_t ip;
+	const char *reason;	/* e.g. "uprobe:/bin/app:fn" */
+	const char *symbol;	/* symbol at ip, NULL if unknown */
+	const char *freeze_path; /* "kfunc", "fallback", "manual", "exit" */
+	int64_t skid_ns;	/* trigger to freeze; < 0: unknown */
+};
+
+struct pf_stats {
+	uint64_t events;	/* begin + end + instant + gap + trigger events written */
+	uint64_t bytes;		/* bytes produced before compression */
+	uint64_t truncated;	/* frames ended by the snapshot end */
+	uint64_t hidden;	/* frames hidden by the depth cap */
+};
+
+struct pf_writer;
+
+/* Defaults: protobuf, max_depth 512, clock 6, gzip level 1, warn above
+ * 5,000,000 events. */
+void pf_options_init(struct pf_options *o);
+
+/* Creates @path (truncating it). Gzip when @path ends in ".gz". @o may be
+ * NULL for defaults. On failure *@w is NULL and pf_last_error() says why. */
+int pf_writer_open(struct pf_writer **w, const char *path, const struct pf_options *o);
+/* Message of the last failed pf_writer_open or pf_writer_close in this
+ * thread (the writer no longer exists to ask). */
+const char *pf_last_error(void);
+
+/* Declares a process: a track group named "@name @pid" holding its threads.
+ * @argv may be NULL. */
+int pf_writer_add_process(struct pf_writer *w, int32_t pid, const char *name,
+			  const char *const *argv, int argc);
+
+/* Declares a thread of a declared process; returns its handle (>= 0). */
+int pf_writer_add_thread(struct pf_writer *w, int32_t pid, int64_t tid, const char *name);
+
+/* Interns a function; returns its id (>= 0). Interning the same content
+ * again returns the same id. Cheap ids are the point: call this once per
+ * function and keep the id, the event calls never touch strings. */
+int32_t pf_writer_intern(struct pf_writer *w, const struct pf_frame *f);
+
+/* Sets the trigger; it is written when the event stream passes its time. */
+int pf_writer_set_trigger(struct pf_writer *w, const struct pf_trigger *t);
+
+int pf_begin(struct pf_writer *w, int thread, uint64_t ts_ns, int32_t func, unsigned int flags);
+int pf_end(struct pf_writer *w, int thread, uint64_t ts_ns);
+/* A marker on the thread (e.g. "syscall"), at its current nesting depth. */
+int pf_instant(struct pf_writer *w, int thread, uint64_t ts_ns, const char *name);
+/* Decode lost data here: open frames end (truncated=true), a "trace gap"
+ * marker with @reason follows, and inferred begins are accepted again. */
+int pf_gap(struct pf_writer *w, int thread, uint64_t ts_ns, const char *reason);
+
+/* Ends open frames at @end_ts (or the last event's time if that is later),
+ * writes a pending trigger, flushes and frees @w, even on error (then
+ * pf_last_error() says why). @stats may be NULL. Prints the size warning. */
+int pf_writer_close(struct pf_writer *w, uint64_t end_ts, struct pf_stats *stats);
+
+/* Details of the last failure on @w. */
+const char *pf_writer_error(const struct pf_writer *w);
+/* Name of a PF_E* code (positive or negative). */
+const char *pf_strerror(int err);
+
+#endif

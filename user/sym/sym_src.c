@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: MIT
+/* Source lines and inline chains from DWARF, through libdw/libdwfl. */
+#include "sym/sym_internal.h"
+
+#include <dwarf.h>
+#include <search.h>
+#include <stdlib.h>
+
+struct inline_name {
+	const char *dwarf;	/* the linkage name as stored in DWARF: the key */
+	char *demangled;
+};
+
+int mt_sym_source(struct mt_sym_file *f, uint64_t addr, struct mt_src_loc *loc)
+{
+	const char *file = NULL;
+	Dwfl_Line *line;
+	int lineno = 0;
+
+	pthread_mutex_lock(&f->dwarf_lock);
+	line = dwfl_module_getsrc(f->mod, addr);
+	if (line)
+		file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
+	pthread_mutex_unlock(&f->dwarf_lock);
+	if (!file)
+		return -1;
+	loc->file = file;
+	loc->line = lineno;
+	return 0;
+}
+
+static int cmp_inline_name(const void *a, const void *b)
+{
+	const struct inline_name *x = a, *y = b;
+
+	return x->dwarf < y->dwarf ? -1 : x->dwarf > y->dwarf;
+}
+
+/* The demangled form of a DWARF linkage name, computed once per name. */
+static const char *demangled(struct mt_sym_file *f, const char *linkage)
+{
+	struct inline_name key = { linkage, NULL }, *n, **found;
+
+	found = tfind(&key, &f->inline_names, cmp_inline_name);
+	if (found)
+		return (*found)->demangled ? (*found)->demangled : linkage;
+	n = malloc(sizeof(*n));
+	if (!n)
+		return linkage;
+	n->dwarf = linkage;
+	n->demangled = mt_sym_demangle(linkage);
+	if (!tsearch(n, &f->inline_names, cmp_inline_name)) {
+		free(n->demangled);
+		free(n);
+		return linkage;
+	}
+	return n->demangled ? n->demangled : linkage;
+}
+
+static void free_inline_name(void *p)
+{
+	struct inline_name *n = p;
+
+	free(n->demangled);
+	free(n);
+}
+
+void mt_sym_free_inline_names(struct mt_sym_file *f)
+{
+	tdestroy(f->inline_names, free_inline_name);
+	f->inline_names = NULL;
+}
+
+static const char *die_function_name(struct mt_sym_file *f, Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *s;
+
+	s = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+	if (!s)
+		s = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+	if (s)
+		return demangled(f, s);
+	s = dwarf_diename(die);
+	return s ? s : "[unknown inline]";
+}
+
+static void call_site(Dwarf_Die *cu, Dwarf_Die *die, struct mt_src_loc *loc)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Files *files;
+	Dwarf_Word idx, line;
+	size_t nfiles;
+
+	loc->file = NULL;
+	loc->line = 0;
+	if (!dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &line))
+		loc->line = (int)line;
+	if (!dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &idx) &&
+	    !dwarf_getsrcfiles(cu, &files, &nfiles) && idx < nfiles)
+		loc->file = dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+int mt_sym_inlines(struct mt_sym_file *f, uint64_t addr, struct mt_inline_frame *frames,
+		   int max)
+{
+	Dwarf_Die *cu, *scopes = NULL;
+	Dwarf_Addr bias;
+	int n, out = 0;
+
+	pthread_mutex_lock(&f->dwarf_lock);
+	cu = dwfl_module_addrdie(f->mod, addr, &bias);
+	n = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
+	/* Scopes run innermost first and end at the out-of-line function. */
+	for (int i = 0; i < n && out < max; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+
+		if (tag == DW_TAG_subprogram)
+			break;
+		if (tag != DW_TAG_inlined_subroutine)
+			continue;
+		frames[out].function = die_function_name(f, &scopes[i]);
+		call_site(cu, &scopes[i], &frames[out].call);
+		out++;
+	}
+	pthread_mutex_unlock(&f->dwarf_lock);
+	free(scopes);
+	return out;
+}

@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Uprobe placement with libelf: a function name or link-time address in an
+ * executable or shared library becomes the file offset the kernel's uprobe
+ * API wants. The file is read from disk, so a library the target has not
+ * loaded yet works the same, and PIE, non-PIE and libraries need no special
+ * cases: a link-time address maps to a file offset through its PT_LOAD.
+ */
+#include "trigger/trigger.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_SUGGESTIONS 3
+#define SUGGEST_DISTANCE 2
+
+struct found {
+	bool any;		/* a defined symbol of that name exists */
+	GElf_Sym sym;		/* first defined match */
+	uint64_t other;		/* a second, different address, or 0 */
+	char near[MAX_SUGGESTIONS][128];
+	int nr_near;
+};
+
+/* Edit distance of A and B, or LIMIT+1 once it is certainly above LIMIT. */
+static size_t distance(const char *a, const char *b, size_t limit)
+{
+	size_t la = strlen(a), lb = strlen(b), row[129];
+
+	if (lb > 128 || (la > lb ? la - lb : lb - la) > limit)
+		return limit + 1;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0], best;
+
+		row[0] = best = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			size_t v = diag + (a[i - 1] != b[j - 1]);
+
+			if (up + 1 < v)
+				v = up + 1;
+			if (row[j - 1] + 1 < v)
+				v = row[j - 1] + 1;
+			row[j] = v;
+			diag = up;
+			if (v < best)
+				best = v;
+		}
+		if (best > limit)
+			return limit + 1;
+	}
+	return row[lb];
+}
+
+static void note_near(struct found *f, const char *name)
+{
+	for (int i = 0; i < f->nr_near; i++)
+		if (!strcmp(f->near[i], name))
+			return;
+	if (f->nr_near < MAX_SUGGESTIONS && strlen(name) < sizeof(f->near[0]))
+		strcpy(f->near[f->nr_near++], name);
+}
+
+/* Looks NAME up in one symbol table; also gathers near misses. */
+static void scan_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const char *name,
+			struct found *f)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t n = sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0;
+
+	for (size_t i = 0; data && i < n; i++) {
+		GElf_Sym s;
+		const char *sname;
+
+		if (!gelf_getsym(data, i, &s) || s.st_shndx == SHN_UNDEF)
+			continue;
+		sname = elf_strptr(elf, sh->sh_link, s.st_name);
+		if (!sname || !*sname)
+			continue;
+		if (!strcmp(sname, name)) {
+			if (!f->any) {
+				f->any = true;
+				f->sym = s;
+			} else if (s.st_value != f->sym.st_value && !f->other) {
+				f->other = s.st_value;
+			}
+		} else if (GELF_ST_TYPE(s.st_info) == STT_FUNC &&
+			   distance(name, sname, SUGGEST_DISTANCE) <= SUGGEST_DISTANCE) {
+			note_near(f, sname);
+		}
+	}
+}
+
+static int lookup_symbol(Elf *elf, const struct mt_trigger_spec *spec, uint64_t *vaddr,
+			 char *err, size_t errlen)
+{
+	struct found f = { 0 };
+	Elf_Scn *scn = NULL;
+	bool have_tables = false;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		have_tables = true;
+		scan_symtab(elf, scn, &sh, spec->symbol, &f);
+	}
+	if (!have_tables) {
+		snprintf(err, errlen, "%s has no symbol table (stripped?): give the address "
+			 "as %s:%s:0xADDR", spec->path, mt_trigger_kind_name(spec->kind), spec->path);
+		return -1;
+	}
+	if (!f.any) {
+		int n = snprintf(err, errlen, "function '%s' not found in %s", spec->symbol, spec->path);
+
+		for (int i = 0; i < f.nr_near && n > 0 && (size_t)n < errlen; i++)
+			n += snprintf(err + n, errlen - n, "%s%s", i ? ", " : " (did you mean: ",
+				      f.near[i]);
+		if (f.nr_near && n > 0 && (size_t)n < errlen)
+			snprintf(err + n, errlen - n, "?)");
+		return -1;
+	}
+	if (f.other) {
+		snprintf(err, errlen, "function '%s' is ambiguous in %s: defined at 0x%llx and "
+			 "0x%llx (pick one with %s:%s:0xADDR)", spec->symbol, spec->path,
+			 (unsigned long long)f.sym.st_value, (unsigned long long)f.other,
+			 mt_trigger_kind_name(spec->kind), spec->path);
+		return -1;
+	}
+	if (GELF_ST_TYPE(f.sym.st_info) == STT_GNU_IFUNC) {
+		snprintf(err, errlen, "'%s' in %s is an IFUNC: its symbol is the resolver that "
+			 "picks an implementation at load time, not the code that runs; probe "
+			 "the implementation by name or address instead", spec->symbol, spec->path);
+		return -1;
+	}
+	if (GELF_ST_TYPE(f.sym.st_info) != STT_FUNC) {
+		snprintf(err, errlen, "'%s' in %s is not a function", spec->symbol, spec->path);
+		return -1;
+	}
+	if (f.sym.st_size && spec->offset >= f.sym.st_size) {
+		snprintf(err, errlen, "offset +%llu is outside '%s' (%llu bytes long)",
+			 (unsigned long long)spec->offset, spec->symbol,
+			 (unsigned long long)f.sym.st_size);
+		return -1;
+	}
+	*vaddr = f.sym.st_value + spec->offset;
+	return 0;
+}
+
+/* The file offset of link-time address VADDR inside an executable segment. */
+static int vaddr_to_offset(Elf *elf, const char *path, uint64_t vaddr, uint64_t *off,
+			   char *err, size_t errlen)
+{
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n)) {
+		snprintf(err, errlen, "%s: cannot read program headers: %s", path, elf_errmsg(-1));
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		if (vaddr >= ph.p_vaddr && vaddr - ph.p_vaddr < ph.p_filesz) {
+			*off = vaddr - ph.p_vaddr + ph.p_offset;
+			return 0;
+		}
+	}
+	snprintf(err, errlen, "address 0x%llx is not in an executable segment of %s",
+		 (unsigned long long)vaddr, path);
+	return -1;
+}
+
+int mt_trigger_resolve(const struct mt_trigger_spec *spec, uint64_t *file_offset,
+		       char *err, size_t errlen)
+{
+	uint64_t vaddr = spec->addr;
+	GElf_Ehdr eh;
+	Elf *elf = NULL;
+	int fd, rc = -1;
+
+	if (!spec->path) {
+		snprintf(err, errlen, "%s triggers name no binary to resolve in",
+			 mt_trigger_kind_name(spec->kind));
+		return -1;
+	}
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		snprintf(err, errlen, "libelf: %s", elf_errmsg(-1));
+		return -1;
+	}
+	fd = open(spec->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot open %s: %s", spec->path, strerror(errno));
+		return -1;
+	}
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
+		snprintf(err, errlen, "%s is not an ELF file", spec->path);
+		goto out;
+	}
+	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) {
+		snprintf(err, errlen, "%s is not an executable or shared library", spec->path);
+		goto out;
+	}
+	if (spec->symbol && lookup_symbol(elf, spec, &vaddr, err, errlen))
+		goto out;
+	rc = vaddr_to_offset(elf, spec->path, vaddr, file_offset, err, errlen);
+out:
+	elf_end(elf);
+	close(fd);
+	return rc;
+}

@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Loading and attaching the trigger programs: resolve every spec, fill the
+ * BPF filter table, pick the freeze path, load only the programs the specs
+ * need, and attach each spec with its index as the BPF cookie.
+ */
+#include "trigger/trigger_internal.h"
+
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int attach_one(struct mt_trigger_set *set, const struct mt_trigger_spec *spec,
+		      size_t idx, pid_t pid, struct bpf_program *prog, bool retprobe,
+		      char *err, size_t errlen)
+{
+	struct bpf_link *link;
+	uint64_t off = 0;
+
+	if (spec->kind == MT_TRIG_KPROBE) {
+		LIBBPF_OPTS(bpf_kprobe_opts, kopts, .bpf_cookie = idx, .offset = spec->offset);
+
+		link = bpf_program__attach_kprobe_opts(prog, spec->symbol, &kopts);
+		if (!link) {
+			int e = errno;
+
+			snprintf(err, errlen, "trigger '%s': cannot attach a kprobe to %s: %s%s",
+				 spec->text, spec->symbol, strerror(e),
+				 e == ENOENT || e == EINVAL ?
+				 " (no such kernel function, or it cannot be probed)" : "");
+			return -1;
+		}
+	} else {
+		LIBBPF_OPTS(bpf_uprobe_opts, uopts, .bpf_cookie = idx, .retprobe = retprobe);
+
+		if (mt_trigger_resolve(spec, &off, err, errlen))
+			return -1;
+		link = bpf_program__attach_uprobe_opts(prog, pid > 0 ? pid : -1, spec->path,
+						       off, &uopts);
+		if (!link) {
+			snprintf(err, errlen, "trigger '%s': cannot attach a %s to %s at file "
+				 "offset 0x%llx: %s", spec->text, retprobe ? "uretprobe" : "uprobe",
+				 spec->path, (unsigned long long)off, strerror(errno));
+			return -1;
+		}
+	}
+	set->links[set->nr_links++] = link;
+	return 0;
+}
+
+static int attach_spec(struct mt_trigger_set *set, const struct mt_trigger_spec *spec,
+		       size_t idx, pid_t pid, char *err, size_t errlen)
+{
+	struct trigger_bpf *s = set->skel;
+
+	switch (spec->kind) {
+	case MT_TRIG_UPROBE:
+		return attach_one(set, spec, idx, pid, s->progs.trig_uprobe, false, err, errlen);
+	case MT_TRIG_URETPROBE:
+		return attach_one(set, spec, idx, pid, s->progs.trig_uretprobe, true, err, errlen);
+	case MT_TRIG_KPROBE:
+		return attach_one(set, spec, idx, pid, s->progs.trig_kprobe, false, err, errlen);
+	case MT_TRIG_SLOW:
+		/* Return first, so no entry is pushed without its return probe. */
+		if (attach_one(set, spec, idx, pid, s->progs.trig_slow_return, true, err, errlen))
+			return -1;
+		return attach_one(set, spec, idx, pid, s->progs.trig_slow_entry, false, err, errlen);
+	}
+	return -1;	/* kinds are checked by mt_trigger_set_open */
+}
+
+/* Opens the skeleton with the knobs set and only the needed programs. */
+static struct trigger_bpf *open_skel(const struct mt_trigger_spec *specs, size_t n, pid_t pid,
+				     enum mt_trig_freeze freeze, char *err, size_t errlen)
+{
+	bool used[MT_TRIG_SLOW + 1] = { false };
+	struct trigger_bpf *s = trigger_bpf__open();
+
+	if (!s) {
+		snprintf(err, errlen, "cannot open the trigger BPF object: %s", strerror(errno));
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		s->rodata->filters[i] = specs[i].filter;
+		used[specs[i].kind] = true;
+	}
+	s->rodata->targ_tgid = pid > 0 ? (__u32)pid : 0;
+	s->rodata->freeze_mode = freeze;
+	bpf_program__set_autoload(s->progs.trig_uprobe, used[MT_TRIG_UPROBE]);
+	bpf_program__set_autoload(s->progs.trig_uretprobe, used[MT_TRIG_URETPROBE]);
+	bpf_program__set_autoload(s->progs.trig_kprobe, used[MT_TRIG_KPROBE]);
+	bpf_program__set_autoload(s->progs.trig_slow_entry, used[MT_TRIG_SLOW]);
+	bpf_program__set_autoload(s->progs.trig_slow_return, used[MT_TRIG_SLOW]);
+	bpf_program__set_autoload(s->progs.freeze_kfunc, freeze == MT_TRIG_FREEZE_KFUNC);
+	return s;
+}
+
+/*
+ * Opens and loads with the preferred freeze path. In AUTO mode the kfunc
+ * path is tried when the module advertises the kfunc; a kernel that still
+ * refuses it (e.g. 6.1, which has no kfuncs for kprobe programs) gets the
+ * notification path, and the reason is kept.
+ */
+static int load(struct mt_trigger_set *set, const struct mt_trigger_spec *specs, size_t n,
+		const struct mt_trigger_options *opt, char *err, size_t errlen)
+{
+	enum mt_trig_freeze freeze = MT_TRIG_FREEZE_NOTIFY;
+	char why[sizeof(set->freeze_reason)];
+	int rc;
+
+	switch (opt->freeze) {
+	case MT_TRIGGER_FREEZE_PREFER_SIGSTOP:
+		freeze = MT_TRIG_FREEZE_SIGSTOP;
+		snprintf(why, sizeof(why), "requested");
+		break;
+	case MT_TRIGGER_FREEZE_PREFER_NOTIFY:
+		snprintf(why, sizeof(why), "requested");
+		break;
+	case MT_TRIGGER_FREEZE_AUTO:
+		if (mt_trigger_kfunc_available(why, sizeof(why))) {
+			freeze = MT_TRIG_FREEZE_KFUNC;
+			snprintf(why, sizeof(why), "the mtrace module's kfunc is available");
+		}
+		break;
+	}
+
+	set->skel = open_skel(specs, n, opt->pid, freeze, err, errlen);
+	if (!set->skel)
+		return -1;
+	rc = trigger_bpf__load(set->skel);
+	if (rc && freeze == MT_TRIG_FREEZE_KFUNC) {
+		snprintf(why, sizeof(why), "the kernel refused the kfunc call: %s", strerror(-rc));
+		trigger_bpf__destroy(set->skel);
+		freeze = MT_TRIG_FREEZE_NOTIFY;
+		set->skel = open_skel(specs, n, opt->pid, freeze, err, errlen);
+		if (!set->skel)
+			return -1;
+		rc = trigger_bpf__load(set->skel);
+	}
+	if (rc) {
+		snprintf(err, errlen, "cannot load the trigger BPF programs: %s%s", strerror(-rc),
+			 rc == -EPERM ? " (needs root or CAP_BPF and CAP_PERFMON)" : "");
+		return -1;
+	}
+	if (freeze == MT_TRIG_FREEZE_KFUNC) {
+		__u32 key = 0;
+		int fd = bpf_program__fd(set->skel->progs.freeze_kfunc);
+
+		if (bpf_map__update_elem(set->skel->maps.freeze_prog, &key, sizeof(key), &fd,
+					 sizeof(fd), BPF_ANY)) {
+			snprintf(err, errlen, "cannot install the kfunc freeze program: %s",
+				 strerror(errno));
+			return -1;
+		}
+	}
+	set->freeze = freeze;
+	snprintf(set->freeze_reason, sizeof(set->freeze_reason), "%s", why);
+	return 0;
+}
+
+struct mt_trigger_set *mt_trigger_set_open(const struct mt_trigger_spec *specs, size_t n,
+					   const struct mt_trigger_options *opt,
+					   char *err, size_t errlen)
+{
+	static const struct mt_trigger_options defaults;
+	struct mt_trigger_set *set;
+
+	if (!opt)
+		opt = &defaults;
+	if (n == 0 || n > MT_TRIG_MAX_SPECS) {
+		snprintf(err, errlen, "between 1 and %d triggers can be armed at once, not %zu",
+			 MT_TRIG_MAX_SPECS, n);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (specs[i].kind < MT_TRIG_UPROBE || specs[i].kind > MT_TRIG_SLOW) {
+			snprintf(err, errlen, "trigger %zu has no valid kind (not parsed?)", i);
+			return NULL;
+		}
+	}
+	set = calloc(1, sizeof(*set));
+	if (!set) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	set->nr_specs = n;
+	if (load(set, specs, n, opt, err, errlen) ||
+	    mt_trigger_events_open(set, err, errlen))
+		goto fail;
+	for (size_t i = 0; i < n; i++)
+		if (attach_spec(set, &specs[i], i, opt->pid, err, errlen))
+			goto fail;
+	return set;
+fail:
+	mt_trigger_set_close(set);
+	return NULL;
+}
+
+void mt_trigger_set_close(struct mt_trigger_set *set)
+{
+	if (!set)
+		return;
+	/* Detach first, so nothing fires into a consumer being torn down. */
+	for (size_t i = 0; i < set->nr_links; i++)
+		bpf_link__destroy(set->links[i]);
+	mt_trigger_events_close(set);
+	trigger_bpf__destroy(set->skel);
+	free(set);
+}
+
+enum mt_trig_freeze mt_trigger_set_freeze(const struct mt_trigger_set *set)
+{
+	return set->freeze;
+}
+
+const char *mt_trigger_set_freeze_reason(const struct mt_trigger_set *set)
+{
+	return set->freeze_reason;
+}
+
+uint64_t mt_trigger_set_hits(const struct mt_trigger_set *set, size_t i)
+{
+	return i < set->nr_specs ? __atomic_load_n(&set->skel->bss->hits[i], __ATOMIC_RELAXED) : 0;
+}
+
+void mt_trigger_set_rearm(struct mt_trigger_set *set)
+{
+	struct trigger_bpf__bss *bss = set->skel->bss;
+
+	for (size_t i = 0; i < MT_TRIG_MAX_SPECS; i++)
+		__atomic_store_n(&bss->hits[i], 0, __ATOMIC_RELAXED);
+	set->have_event = false;
+	set->records = 0;
+	/* Last: the programs may fire again from here on. */
+	__atomic_store_n(&bss->fired, 0, __ATOMIC_RELEASE);
+}
