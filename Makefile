@@ -81,9 +81,12 @@ $(O)/bpf/%.skel.h: $(O)/bpf/%.bpf.o
 # ---- user space ------------------------------------------------------------
 user: $(O)/mtrace-user
 
-# Sources that include a BPF skeleton need it generated before they compile
-# (afterwards the .d files track it); the others do not wait for BPF.
-SKEL_USERS := $(shell grep -l 'skel\.h"' $(wildcard user/*/*.c tests/*/*.c tests/*/*/*.c bench/*.c) /dev/null)
+# Sources in a directory where any file includes a BPF skeleton need the
+# skeletons generated before they compile (afterwards the .d files track
+# them); the others do not wait for BPF.
+SKEL_DIRS := $(sort $(dir $(shell grep -l 'skel\.h"' $(wildcard user/*/*.[ch] tests/*/*.[ch] \
+	tests/*/*/*.[ch] bench/*.[ch]) /dev/null)))
+SKEL_USERS := $(filter-out /dev/%,$(wildcard $(addsuffix *.c,$(SKEL_DIRS))))
 $(foreach v,rel san fuzz,$(SKEL_USERS:%.c=$(O)/$(v)/%.o)): | $(BPF_SKELS)
 
 $(O)/rel/%.o: %.c

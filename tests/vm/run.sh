@@ -7,7 +7,8 @@
 # (prefixed vm/). Exit status 0 only when the guest passed.
 #   O=build tests/vm/run.sh      (make check-vm builds the prerequisites)
 # Environment: MTRACE_VM_TIMEOUT (seconds, default 600), MTRACE_VM_KEEP=1
-# keeps the work directory.
+# keeps the work directory, MTRACE_VM_ONLY=GLOB runs only the guest tests
+# whose names match (e.g. "2*-kmod-*").
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
@@ -35,7 +36,7 @@ rc=0
 # panic_on_warn/oops=panic: any kernel WARN or oops ends the run as a failure.
 timeout --foreground -k 5 "$timeout" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 1G \
 	-kernel "$KERNEL" -initrd "$work/initramfs.cpio.gz" \
-	-append "console=ttyS0 panic=-1 oops=panic panic_on_warn=1 quiet loglevel=5" \
+	-append "console=ttyS0 panic=-1 oops=panic panic_on_warn=1 quiet loglevel=5${MTRACE_VM_ONLY:+ rig.only=$MTRACE_VM_ONLY}" \
 	-nographic -no-reboot -nic none \
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 	-device virtio-serial-pci \

@@ -192,8 +192,8 @@ int mt_kcore_capture(struct mt_bundle_writer *w, const struct mt_kcore_capture_o
 	const char *kcore = opts && opts->kcore_path ? opts->kcore_path : "/proc/kcore";
 	struct mt_ksyms ks;
 	struct mt_kcore *k = NULL;
-	size_t len;
-	char *text;
+	size_t len = 0;
+	char *text = NULL;
 	int rc;
 
 	memset(stats, 0, sizeof(*stats));
