@@ -8,7 +8,7 @@
 # `make bench` runs them all and prints one table of those lines.
 # BENCH_ARGS is passed to each benchmark.
 BENCH_SRCS := $(wildcard bench/bench_*.c)
-BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(O)/bench/%)
+BENCH_BINS += $(BENCH_SRCS:bench/%.c=$(O)/bench/%)
 
 $(O)/bench/%: $(O)/rel/bench/%.o $(O)/rel/libmtrace.a
 	@mkdir -p $(@D)

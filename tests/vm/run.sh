@@ -34,7 +34,7 @@ timeout=${MTRACE_VM_TIMEOUT:-600}
 t0=$(date +%s.%N)
 rc=0
 # panic_on_warn/oops=panic: any kernel WARN or oops ends the run as a failure.
-timeout --foreground -k 5 "$timeout" qemu-system-x86_64 -accel tcg -cpu max -smp 2 -m 1G \
+timeout --foreground -k 5 "$timeout" qemu-system-x86_64 -accel tcg,thread=single -cpu max -smp 2 -m 1G \
 	-kernel "$KERNEL" -initrd "$work/initramfs.cpio.gz" \
 	-append "console=ttyS0 panic=-1 oops=panic panic_on_warn=1 quiet loglevel=5${MTRACE_VM_ONLY:+ rig.only=$MTRACE_VM_ONLY}" \
 	-nographic -no-reboot -nic none \
