@@ -123,23 +123,19 @@ static __always_inline int spec_index(struct pt_regs *ctx)
 }
 
 /* Process, thread and the trigger's own filters (not the hit count). */
-static __always_inline bool filters_pass(struct pt_regs *ctx, int idx, __u64 pid_tgid)
+static __always_inline bool filters_pass(const struct operands *o, int idx, __u64 pid_tgid)
 {
 	const volatile struct mt_trig_filter *f = &filters[idx];
 	__u32 tid = (__u32)pid_tgid;
-	struct operands o;
 
 	if (targ_tgid && (pid_tgid >> 32) != targ_tgid)
 		return false;
 	if (f->tid && f->tid != tid)
 		return false;
-	if (!f->nr_conds)
-		return true;
-	load_operands(ctx, &o);
 	for (int i = 0; i < MT_TRIG_MAX_CONDS; i++) {
 		if (i >= f->nr_conds)
 			break;
-		if (!cond_holds(&o, &f->conds[i]))
+		if (!cond_holds(o, &f->conds[i]))
 			return false;
 	}
 	return true;
@@ -192,10 +188,12 @@ static __always_inline int on_entry(struct pt_regs *ctx, __u64 ip)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	int idx = spec_index(ctx);
+	struct operands o;
 
-	if (fired || idx < 0 || !filters_pass(ctx, idx, pid_tgid))
+	load_operands(ctx, &o);
+	if (fired || idx < 0 || !filters_pass(&o, idx, pid_tgid))
 		return 0;
-	return count_and_fire(ctx, idx, pid_tgid, ip, PT_REGS_PARM1(ctx));
+	return count_and_fire(ctx, idx, pid_tgid, ip, o.v[0]);
 }
 
 SEC("uprobe")
@@ -213,12 +211,14 @@ int trig_kprobe(struct pt_regs *ctx)
 SEC("uretprobe")
 int trig_uretprobe(struct pt_regs *ctx)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), ip = PT_REGS_IP(ctx);
 	int idx = spec_index(ctx);
+	struct operands o;
 
-	if (fired || idx < 0 || !filters_pass(ctx, idx, pid_tgid))
+	load_operands(ctx, &o);
+	if (fired || idx < 0 || !filters_pass(&o, idx, pid_tgid))
 		return 0;
-	return count_and_fire(ctx, idx, pid_tgid, PT_REGS_IP(ctx), PT_REGS_RC(ctx));
+	return count_and_fire(ctx, idx, pid_tgid, ip, o.v[MT_TRIG_OPND_RET]);
 }
 
 SEC("uprobe")
@@ -228,10 +228,12 @@ int trig_slow_entry(struct pt_regs *ctx)
 	__u64 sp = PT_REGS_SP(ctx), key;
 	struct slow_frames *st, empty = {};
 	int idx = spec_index(ctx);
+	struct operands o;
 	__u32 d;
 
 	/* Only calls whose arguments pass the filters are timed. */
-	if (fired || idx < 0 || !filters_pass(ctx, idx, pid_tgid))
+	load_operands(ctx, &o);
+	if (fired || idx < 0 || !filters_pass(&o, idx, pid_tgid))
 		return 0;
 	key = (__u64)idx << 32 | (__u32)pid_tgid;
 	st = bpf_map_lookup_elem(&slow_calls, &key);

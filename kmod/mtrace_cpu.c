@@ -62,7 +62,6 @@ bool mtrace_cpu_arm_local(void)
 		pc->flags |= MTRACE_CPU_ERROR;
 		return false;
 	}
-	pc->sb->head = 0;
 	pc->trace_on = false;
 	pc->armed = true;
 	/* A target thread running right now would wait for its next switch. */

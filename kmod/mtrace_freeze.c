@@ -56,8 +56,10 @@ static void send_freeze_ipis(void)
 	freeze_done();
 }
 
+/* The rest of a freeze triggered in NMI context: this CPU, then the others. */
 static void ipi_work_fn(struct irq_work *work)
 {
+	mtrace_cpu_stop_local();
 	send_freeze_ipis();
 }
 
@@ -73,7 +75,11 @@ static u64 user_ip(void)
 	return instruction_pointer(task_pt_regs(current));
 }
 
-/* Callable from any context, NMI included. */
+/*
+ * Callable from any context. From NMI context the stop itself waits for
+ * irq_work (right after the NMI returns): the NMI may have interrupted
+ * this CPU's own PT sequence, and IPIs cannot be sent from there.
+ */
 int mtrace_freeze_now(u32 path, u64 cookie)
 {
 	struct mtrace_trigger *t = &mtrace_sess.trigger;
@@ -81,14 +87,17 @@ int mtrace_freeze_now(u32 path, u64 cookie)
 	u64 tsc;
 	int old;
 
+	local_irq_save(flags);
 	tsc = rdtsc_ordered();
 	old = atomic_cmpxchg(&mtrace_sess.state, MTRACE_STATE_ARMED,
 			     MTRACE_STATE_FREEZING);
-	if (old != MTRACE_STATE_ARMED)
+	if (old != MTRACE_STATE_ARMED) {
+		local_irq_restore(flags);
 		return old == MTRACE_STATE_FREEZING ||
 		       old == MTRACE_STATE_FROZEN ? -EALREADY : -ENODATA;
-	local_irq_save(flags);
-	mtrace_cpu_stop_local();
+	}
+	if (!in_nmi())
+		mtrace_cpu_stop_local();	/* the trace ends here */
 	t->tsc = tsc;
 	t->ip = user_ip();
 	t->cookie = cookie;
@@ -97,7 +106,6 @@ int mtrace_freeze_now(u32 path, u64 cookie)
 	t->tid = current->pid;
 	t->path = path;
 	atomic_set(&mtrace_sess.pending, 1);
-	/* IPIs cannot be sent from NMI context; irq_work can. */
 	if (in_nmi())
 		irq_work_queue(&mtrace_sess.ipi_work);
 	else
@@ -137,9 +145,17 @@ int mtrace_arm(void)
 	int cpu;
 
 	for_each_cpu(cpu, mtrace_sess.cpus) {
-		mtrace_ring_clear(per_cpu(mtrace_pcpu, cpu).ring, &mtrace_sess.plan);
-		per_cpu(mtrace_pcpu, cpu).flags = MTRACE_CPU_RING |
-						  MTRACE_CPU_OFFLINED;
+		struct mtrace_pcpu *pc = per_cpu_ptr(&mtrace_pcpu, cpu);
+
+		mtrace_ring_clear(pc->ring, &mtrace_sess.plan);
+		/* Stays so for a CPU that is offline now and never arms. */
+		pc->flags = MTRACE_CPU_RING | MTRACE_CPU_OFFLINED;
+		pc->write_offset = 0;
+		pc->stop_tsc = 0;
+		pc->status = 0;
+		pc->output_base = 0;
+		pc->mask_ptrs = 0;
+		pc->sb->head = 0;
 	}
 	memset(&mtrace_sess.trigger, 0, sizeof(mtrace_sess.trigger));
 	mtrace_sess.freeze_tsc = 0;

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The mtrace_freeze() kfunc for BPF programs. Kprobe-type programs (which
- * includes uprobes) may call module kfuncs through the common hook from
- * 6.2 and through their own hook from 6.10; 6.1 has no way, so there the
- * kfunc is left out and user space freezes through the ioctl instead.
+ * includes uprobes) may call module kfuncs through their own hook from
+ * 6.10 and through the common hook before that (6.2+); 6.1 has no way, so
+ * there the kfunc is left out and user space freezes through the ioctl.
  * Registration needs module BTF (CONFIG_DEBUG_INFO_BTF_MODULES and pahole
  * at build time); without it the kernel accepts the set but ignores it, so
  * users check /sys/kernel/btf/mtrace.
@@ -26,7 +26,7 @@ __diag_ignore_all("-Wmissing-prototypes",
 #endif
 
 /* Freezes the armed snapshot; see MTRACE_IOC_FREEZE for the values. */
-__bpf_kfunc __used noinline int mtrace_freeze(u64 cookie)
+__bpf_kfunc int mtrace_freeze(u64 cookie)
 {
 	return mtrace_freeze_now(MTRACE_PATH_KFUNC, cookie);
 }
@@ -52,11 +52,18 @@ static const struct btf_kfunc_id_set mtrace_kfunc_set = {
 	.set = &mtrace_kfunc_ids,
 };
 
+/*
+ * Kernels before 6.10 have no kprobe hook and refuse it with -EINVAL; the
+ * common hook (any program type) is their only way to uprobe programs.
+ */
 int mtrace_kfunc_register(void)
 {
-	int err = register_btf_kfunc_id_set(MTRACE_KFUNC_PROG_TYPE,
+	int err = register_btf_kfunc_id_set(BPF_PROG_TYPE_KPROBE,
 					    &mtrace_kfunc_set);
 
+	if (err == -EINVAL)
+		err = register_btf_kfunc_id_set(BPF_PROG_TYPE_UNSPEC,
+						&mtrace_kfunc_set);
 	mtrace_kfunc_ok = !err;
 	return err;
 }

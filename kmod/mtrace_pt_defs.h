@@ -43,7 +43,6 @@
 #define MT_RTIT_MASK_OFF_SHIFT		32
 
 /* CPUID leaf 0x14 sub-leaf 0 */
-#define MT_PT_CAP_CR3_FILTER		BIT(0)	/* EBX */
 #define MT_PT_CAP_PSB_CYC			BIT(1)	/* EBX */
 #define MT_PT_CAP_IP_FILTER		BIT(2)	/* EBX */
 #define MT_PT_CAP_MTC			BIT(3)	/* EBX */

@@ -11,7 +11,6 @@
 #include <linux/string.h>
 #include <linux/vmalloc.h>
 
-#include "mtrace_compat.h"
 #include "mtrace_internal.h"
 #include "mtrace_pt_defs.h"
 
@@ -41,9 +40,12 @@ void mtrace_ring_free(struct mtrace_ring *ring, const struct mtrace_topa_plan *p
 
 struct mtrace_ring *mtrace_ring_alloc(const struct mtrace_topa_plan *p, int node)
 {
-	/* High orders may be scarce: fail fast rather than stall reclaim. */
-	gfp_t gfp = GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN |
-		    (region_order(p) ? __GFP_NORETRY : 0);
+	/*
+	 * Charged to the owner's memory cgroup; a ring too big for the
+	 * machine fails with -ENOMEM rather than invoking the OOM killer.
+	 */
+	gfp_t gfp = GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_NOWARN |
+		    __GFP_NORETRY;
 	struct mtrace_ring *ring;
 	struct page *page;
 	u32 i;
@@ -67,7 +69,7 @@ struct mtrace_ring *mtrace_ring_alloc(const struct mtrace_topa_plan *p, int node
 		ring->region_phys[i] = page_to_phys(page);
 	}
 	for (i = 0; i < p->nr_tables; i++) {
-		page = alloc_pages_node(node, GFP_KERNEL | __GFP_ZERO, 0);
+		page = alloc_pages_node(node, gfp, 0);
 		if (!page)
 			goto fail;
 		ring->tables[i] = page_address(page);
@@ -176,9 +178,21 @@ static void mtrace_vm_close(struct vm_area_struct *vma)
 	atomic_dec(&mtrace_sess.mmaps);
 }
 
+/*
+ * The rings stay read-only: refusing PROT_WRITE here rather than clearing
+ * VM_MAYWRITE works the same on every kernel (vm_flags became read-only
+ * behind accessors in 6.3).
+ */
+static int mtrace_vm_mprotect(struct vm_area_struct *vma, unsigned long start,
+			      unsigned long end, unsigned long newflags)
+{
+	return newflags & VM_WRITE ? -EACCES : 0;
+}
+
 static const struct vm_operations_struct mtrace_vm_ops = {
 	.open = mtrace_vm_open,
 	.close = mtrace_vm_close,
+	.mprotect = mtrace_vm_mprotect,
 };
 
 /*
@@ -195,7 +209,6 @@ int mtrace_ring_mmap(struct vm_area_struct *vma)
 
 	if (vma->vm_flags & VM_WRITE)
 		return -EPERM;
-	mtrace_vm_flags_mod(vma, VM_DONTEXPAND | VM_DONTDUMP, VM_MAYWRITE);
 	while (addr < vma->vm_end) {
 		u64 cpu = pos / p->ring_size, in_ring = pos % p->ring_size;
 		u64 off = in_ring % p->region_size;
@@ -223,7 +236,8 @@ struct mtrace_sb *mtrace_sb_alloc(u32 records, int node)
 {
 	struct mtrace_sb *sb;
 
-	sb = kvzalloc_node(struct_size(sb, recs, records), GFP_KERNEL, node);
+	sb = kvzalloc_node(struct_size(sb, recs, records), GFP_KERNEL_ACCOUNT,
+			   node);
 	if (sb)
 		sb->mask = records - 1;
 	return sb;

@@ -21,7 +21,6 @@
 #include <string.h>
 
 typedef __u8 u8;
-typedef __u16 u16;
 typedef __u32 u32;
 typedef __u64 u64;
 

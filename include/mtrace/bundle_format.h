@@ -65,6 +65,9 @@ enum mt_bundle_compression {
 	MT_BUNDLE_COMP_ZSTD = 1,        /* one zstd frame holding raw_size bytes */
 };
 
+/* zstd frames use a window of at most 2^23 bytes, bounding a reader's memory. */
+#define MT_BUNDLE_ZSTD_WINDOW_LOG_MAX 23
+
 struct mt_bundle_file_header {
 	char magic[MT_BUNDLE_MAGIC_LEN];
 	uint16_t version_major;

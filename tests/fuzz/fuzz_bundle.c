@@ -45,12 +45,19 @@ static void read_all(struct mt_bundle_reader *r)
 	size_t len, n;
 	int rc;
 
-	for (size_t i = 0; i < mt_bundle_pt_count(r); i++)
-		payload_ok(r, mt_bundle_pt_data(r, i, &d, &len), d, len);
-	for (size_t i = 0; i < mt_bundle_file_count(r); i++)
-		payload_ok(r, mt_bundle_file_data(r, i, &d, &len), d, len);
-	for (size_t i = 0; i < mt_bundle_ktext_count(r); i++)
-		payload_ok(r, mt_bundle_ktext_data(r, i, &d, &len), d, len);
+	/* Each getter runs before its results are passed on (argument order is unspecified). */
+	for (size_t i = 0; i < mt_bundle_pt_count(r); i++) {
+		rc = mt_bundle_pt_data(r, i, &d, &len);
+		payload_ok(r, rc, d, len);
+	}
+	for (size_t i = 0; i < mt_bundle_file_count(r); i++) {
+		rc = mt_bundle_file_data(r, i, &d, &len);
+		payload_ok(r, rc, d, len);
+	}
+	for (size_t i = 0; i < mt_bundle_ktext_count(r); i++) {
+		rc = mt_bundle_ktext_data(r, i, &d, &len);
+		payload_ok(r, rc, d, len);
+	}
 	rc = mt_bundle_kallsyms(r, &text, &len);
 	if (rc != -ENOENT)
 		payload_ok(r, rc, (const uint8_t *)text, len);

@@ -2,6 +2,8 @@
 /* Perfetto protobuf reader and import-rule replay for tests (pf_reader.h). */
 #include "pf_reader.h"
 
+#include "pf_wire.h"
+
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -13,19 +15,6 @@
 
 #define MAX_DEPTH 512		/* trace_processor's SliceTracker::kMaxDepth */
 #define MAX_IID 1000000		/* larger iids are treated as garbage */
-
-struct field {
-	uint32_t num;
-	int wt;
-	uint64_t v;		/* varint or fixed64 value */
-	const uint8_t *data;	/* length-delimited payload */
-	size_t len;
-};
-
-struct cursor {
-	const uint8_t *p, *end;
-	bool bad;
-};
 
 struct strtab {
 	char **v;		/* indexed by iid */
@@ -65,63 +54,6 @@ struct priv {
 	uint64_t last_ts;
 };
 
-static bool read_varint(struct cursor *c, uint64_t *v)
-{
-	*v = 0;
-	for (int shift = 0; shift < 64; shift += 7) {
-		if (c->p >= c->end)
-			return false;
-		*v |= (uint64_t)(*c->p & 0x7f) << shift;
-		if (!(*c->p++ & 0x80))
-			return true;
-	}
-	return false;
-}
-
-/* The next field of the message under @c; false at its end or on garbage
- * (then c->bad is set). */
-static bool next_field(struct cursor *c, struct field *f)
-{
-	uint64_t key, len;
-
-	if (c->bad || c->p >= c->end)
-		return false;
-	if (!read_varint(c, &key))
-		goto bad;
-	f->num = (uint32_t)(key >> 3);
-	f->wt = (int)(key & 7);
-	f->v = 0;
-	f->data = NULL;
-	f->len = 0;
-	switch (f->wt) {
-	case 0:
-		if (!read_varint(c, &f->v))
-			goto bad;
-		return true;
-	case 1:
-		if (c->end - c->p < 8)
-			goto bad;
-		memcpy(&f->v, c->p, 8);
-		c->p += 8;
-		return true;
-	case 2:
-		if (!read_varint(c, &len) || len > (uint64_t)(c->end - c->p))
-			goto bad;
-		f->data = c->p;
-		f->len = (size_t)len;
-		c->p += len;
-		return true;
-	}
-bad:
-	c->bad = true;
-	return false;
-}
-
-static struct cursor sub(const struct field *f)
-{
-	return (struct cursor){ f->data, f->data + f->len, false };
-}
-
 __attribute__((format(printf, 2, 3)))
 static void err(struct pfr_trace *t, const char *fmt, ...)
 {
@@ -144,7 +76,7 @@ static void err(struct pfr_trace *t, const char *fmt, ...)
 	t->errors[t->nerrors++] = s;
 }
 
-static char *keep_str(struct pfr_trace *t, const struct field *f)
+static char *keep_str(struct pfr_trace *t, const struct pfw_field *f)
 {
 	struct priv *pv = t->priv;
 	char *s = malloc(f->len + 1);
@@ -225,15 +157,15 @@ static const char *strtab_get(const struct strtab *tab, uint64_t iid)
 }
 
 /* InternedData entry {iid = 1, name = 2}. */
-static void parse_named_entry(struct pfr_trace *t, struct strtab *tab, const struct field *f,
+static void parse_named_entry(struct pfr_trace *t, struct strtab *tab, const struct pfw_field *f,
 			      const char *what)
 {
-	struct cursor c = sub(f);
-	struct field g;
+	struct pfw_cursor c = pfw_sub(f);
+	struct pfw_field g;
 	uint64_t iid = 0;
 	char *name = NULL;
 
-	while (next_field(&c, &g)) {
+	while (pfw_next(&c, &g)) {
 		if (g.num == 1 && g.wt == 0)
 			iid = g.v;
 		else if (g.num == 2 && g.wt == 2)
@@ -247,14 +179,14 @@ static void parse_named_entry(struct pfr_trace *t, struct strtab *tab, const str
 		strtab_set(t, tab, iid, name, what);
 }
 
-static void parse_srcloc(struct pfr_trace *t, struct seqstate *s, const struct field *f)
+static void parse_srcloc(struct pfr_trace *t, struct seqstate *s, const struct pfw_field *f)
 {
-	struct cursor c = sub(f);
-	struct field g;
+	struct pfw_cursor c = pfw_sub(f);
+	struct pfw_field g;
 	struct srcloc loc = { .defined = true };
 	uint64_t iid = 0;
 
-	while (next_field(&c, &g)) {
+	while (pfw_next(&c, &g)) {
 		if (g.num == 1 && g.wt == 0)
 			iid = g.v;
 		else if (g.num == 2 && g.wt == 2)
@@ -282,12 +214,12 @@ static void parse_srcloc(struct pfr_trace *t, struct seqstate *s, const struct f
 	s->locs[iid] = loc;
 }
 
-static void parse_interned(struct pfr_trace *t, struct seqstate *s, const struct field *f)
+static void parse_interned(struct pfr_trace *t, struct seqstate *s, const struct pfw_field *f)
 {
-	struct cursor c = sub(f);
-	struct field g;
+	struct pfw_cursor c = pfw_sub(f);
+	struct pfw_field g;
 
-	while (next_field(&c, &g)) {
+	while (pfw_next(&c, &g)) {
 		if (g.wt != 2) {
 			err(t, "interned data: field %u is not a message", g.num);
 			continue;
@@ -307,17 +239,17 @@ static void parse_interned(struct pfr_trace *t, struct seqstate *s, const struct
 		err(t, "interned data: malformed");
 }
 
-static void parse_defaults(struct pfr_trace *t, struct seqstate *s, const struct field *f)
+static void parse_defaults(struct pfr_trace *t, struct seqstate *s, const struct pfw_field *f)
 {
-	struct cursor c = sub(f), c2;
-	struct field g, h;
+	struct pfw_cursor c = pfw_sub(f), c2;
+	struct pfw_field g, h;
 
-	while (next_field(&c, &g)) {
+	while (pfw_next(&c, &g)) {
 		if (g.num == 58 && g.wt == 0) {
 			s->def_clock = (uint32_t)g.v;
 		} else if (g.num == 11 && g.wt == 2) {
-			c2 = sub(&g);
-			while (next_field(&c2, &h))
+			c2 = pfw_sub(&g);
+			while (pfw_next(&c2, &h))
 				if (h.num == 11 && h.wt == 0)
 					s->def_track = h.v;
 				else
@@ -328,14 +260,14 @@ static void parse_defaults(struct pfr_trace *t, struct seqstate *s, const struct
 	}
 }
 
-static void parse_clock_snapshot(struct pfr_trace *t, struct seqstate *s, const struct field *f)
+static void parse_clock_snapshot(struct pfr_trace *t, struct seqstate *s, const struct pfw_field *f)
 {
-	struct cursor c = sub(f), c2;
-	struct field g, h;
+	struct pfw_cursor c = pfw_sub(f), c2;
+	struct pfw_field g, h;
 	bool have_builtin = false, have_seq = false;
 	uint64_t builtin = 0, seqv = 0;
 
-	while (next_field(&c, &g)) {
+	while (pfw_next(&c, &g)) {
 		uint32_t id = 0;
 		uint64_t ts = 0;
 		bool incr = false;
@@ -346,8 +278,8 @@ static void parse_clock_snapshot(struct pfr_trace *t, struct seqstate *s, const 
 			err(t, "clock snapshot: unexpected field %u", g.num);
 			continue;
 		}
-		c2 = sub(&g);
-		while (next_field(&c2, &h)) {
+		c2 = pfw_sub(&g);
+		while (pfw_next(&c2, &h)) {
 			if (h.num == 1)
 				id = (uint32_t)h.v;
 			else if (h.num == 2)
@@ -375,14 +307,14 @@ static void parse_clock_snapshot(struct pfr_trace *t, struct seqstate *s, const 
 }
 
 static void parse_annotation(struct pfr_trace *t, struct seqstate *s, struct pfr_event *e,
-			     const struct field *f)
+			     const struct pfw_field *f)
 {
-	struct cursor c = sub(f);
-	struct field g;
+	struct pfw_cursor c = pfw_sub(f);
+	struct pfw_field g;
 	struct pfr_annot a = { 0 };
 	bool have_value = false;
 
-	while (next_field(&c, &g)) {
+	while (pfw_next(&c, &g)) {
 		if (g.num == 1 && g.wt == 0) {
 			a.name = strtab_get(&s->annots, g.v);
 			if (!a.name)
@@ -436,14 +368,14 @@ static int track_add(struct pfr_trace *t, uint64_t uuid)
 	return (int)t->ntracks++;
 }
 
-static void parse_descriptor(struct pfr_trace *t, const struct field *f)
+static void parse_descriptor(struct pfr_trace *t, const struct pfw_field *f)
 {
-	struct cursor c = sub(f), c2;
-	struct field g, h;
+	struct pfw_cursor c = pfw_sub(f), c2;
+	struct pfw_field g, h;
 	struct pfr_track d = { 0 };
 	int i;
 
-	while (next_field(&c, &g)) {
+	while (pfw_next(&c, &g)) {
 		if (g.num == 1 && g.wt == 0) {
 			d.uuid = g.v;
 		} else if (g.num == 5 && g.wt == 0) {
@@ -452,8 +384,8 @@ static void parse_descriptor(struct pfr_trace *t, const struct field *f)
 			d.name = keep_str(t, &g);
 		} else if ((g.num == 3 || g.num == 4) && g.wt == 2) {
 			d.kind = g.num == 3 ? PFR_TRACK_PROCESS : PFR_TRACK_THREAD;
-			c2 = sub(&g);
-			while (next_field(&c2, &h)) {
+			c2 = pfw_sub(&g);
+			while (pfw_next(&c2, &h)) {
 				if (h.num == 1 && h.wt == 0)
 					d.pid = (int32_t)h.v;
 				else if (d.kind == PFR_TRACK_THREAD && h.num == 2 && h.wt == 0)
@@ -487,17 +419,17 @@ static void parse_descriptor(struct pfr_trace *t, const struct field *f)
 	t->tracks[i] = d;
 }
 
-static void parse_event(struct pfr_trace *t, struct seqstate *s, const struct field *f,
+static void parse_event(struct pfr_trace *t, struct seqstate *s, const struct pfw_field *f,
 			struct pfr_event *e)
 {
 	struct priv *pv = t->priv;
-	struct cursor c = sub(f);
-	struct field g;
+	struct pfw_cursor c = pfw_sub(f);
+	struct pfw_field g;
 	bool named = false;
 	int i;
 
 	e->track = s->def_track;
-	while (next_field(&c, &g)) {
+	while (pfw_next(&c, &g)) {
 		if (g.num == 9 && g.wt == 0) {
 			e->type = (int)g.v;
 		} else if (g.num == 11 && g.wt == 0) {
@@ -563,18 +495,18 @@ static void parse_event(struct pfr_trace *t, struct seqstate *s, const struct fi
 	}
 }
 
-static void parse_packet(struct pfr_trace *t, const struct field *pf)
+static void parse_packet(struct pfr_trace *t, const struct pfw_field *pf)
 {
 	struct priv *pv = t->priv;
-	struct cursor c = sub(pf);
-	struct field g, te = { 0 }, td = { 0 }, cs = { 0 }, in = { 0 }, def = { 0 };
+	struct pfw_cursor c = pfw_sub(pf);
+	struct pfw_field g, te = { 0 }, td = { 0 }, cs = { 0 }, in = { 0 }, def = { 0 };
 	bool has_ts = false, has_seq = false;
 	uint64_t ts = 0, flags = 0;
 	uint32_t seq_id = 0, clock = 0;
 	struct seqstate *s = NULL;
 	struct pfr_event e = { 0 };
 
-	while (next_field(&c, &g)) {
+	while (pfw_next(&c, &g)) {
 		switch (g.num) {
 		case 8: has_ts = true, ts = g.v; break;
 		case 58: clock = (uint32_t)g.v; break;
@@ -680,8 +612,8 @@ static int load(const char *path, struct priv *pv)
 int pfr_read(const char *path, struct pfr_trace *t)
 {
 	struct priv *pv = calloc(1, sizeof(*pv));
-	struct cursor c;
-	struct field f;
+	struct pfw_cursor c;
+	struct pfw_field f;
 
 	*t = (struct pfr_trace){ .priv = pv };
 	if (!pv || load(path, pv))
@@ -689,11 +621,11 @@ int pfr_read(const char *path, struct pfr_trace *t)
 	t->bytes = pv->size;
 	if (!pv->size || pv->data[0] != 0x0a)
 		err(t, "first byte is not 0x0A: not a Perfetto protobuf trace");
-	c = (struct cursor){ pv->data, pv->data + pv->size, false };
+	c = (struct pfw_cursor){ pv->data, pv->data + pv->size, false };
 	for (;;) {
 		const uint8_t *at = c.p;
 
-		if (!next_field(&c, &f))
+		if (!pfw_next(&c, &f))
 			break;
 		if (f.num != 1 || f.wt != 2) {
 			err(t, "top level: unexpected field %u", f.num);

@@ -47,11 +47,32 @@ static bool match(const struct ptg_gen *g, const struct ptg_cpu *cpu, size_t *k,
 	return true;
 }
 
-static int decode(const struct ptg_gen *g, const struct ptg_cpu *cpu,
-		  struct pt_insn_decoder *dec, struct ptg_check *r, size_t *k)
+/* The thread the sideband says runs on @c at @tsc, -1 if none. Asked with
+ * increasing times; *next is the first record of @c not applied yet (each
+ * CPU's records are in time order). */
+static int sideband_thread(const struct ptg_gen *g, unsigned c, uint64_t tsc, size_t *next,
+			   int *cur)
 {
-	int status = pt_insn_sync_forward(dec);
-	uint64_t enable_tsc = 0, mtc_period = (uint64_t)g->cfg->pkt.art_ratio << g->cfg->pkt.mtc_freq;
+	for (size_t i = *next; i < g->nsw; i++) {
+		if (g->sw[i].cpu != c)
+			continue;
+		if (g->sw[i].tsc > tsc)
+			break;
+		*cur = g->sw[i].next;
+		*next = i + 1;
+	}
+	return *cur;
+}
+
+static int decode(const struct ptg_gen *g, unsigned c, struct pt_insn_decoder *dec,
+		  struct ptg_check *r, size_t *k)
+{
+	const struct ptg_cpu *cpu = &g->cpu[c];
+	int status = pt_insn_sync_forward(dec), sw_thread = -1;
+	size_t sw_next = 0;
+	/* With CYC the time is exact; otherwise it may lag by an MTC period. */
+	uint64_t enable_tsc = 0,
+		 slack = g->cfg->pkt.cyc ? 0 : (uint64_t)g->cfg->pkt.art_ratio << g->cfg->pkt.mtc_freq;
 
 	if (status == -pte_eos)
 		return 0;
@@ -92,12 +113,18 @@ static int decode(const struct ptg_gen *g, const struct ptg_cpu *cpu,
 		if (enable_tsc && cpu->seq[*k - 1].time_known) {
 			uint64_t want = cpu->seq[*k - 1].tsc;
 
-			if (enable_tsc > want || want - enable_tsc > mtc_period)
+			if (enable_tsc > want || want - enable_tsc > slack)
 				return fail(r, "instruction %zu: enabled at time %" PRIu64
 					    ", true time %" PRIu64, r->decoded - 1, enable_tsc, want);
 			r->timed++;
 			if (want - enable_tsc > r->max_lag)
 				r->max_lag = want - enable_tsc;
+			/* A decoder gives the enabled stretch to the thread
+			 * the sideband names at that time. */
+			if (sideband_thread(g, c, enable_tsc, &sw_next, &sw_thread) !=
+			    (int)cpu->seq[*k - 1].thread)
+				return fail(r, "instruction %zu: the sideband names another thread "
+					    "at time %" PRIu64, r->decoded - 1, enable_tsc);
 			enable_tsc = 0;
 		}
 	}
@@ -111,20 +138,43 @@ static int decode(const struct ptg_gen *g, const struct ptg_cpu *cpu,
 	return 0;
 }
 
-int ptg_check_cpu(const struct ptg_gen *g, unsigned c, const struct ptg_image *img,
-		  const uint8_t *buf, size_t len, struct ptg_check *r)
+int ptg_check_cpu_config(const struct ptg_gen *g, unsigned c, const struct ptg_image *img,
+			 const struct pt_config *cfg, struct ptg_check *r)
 {
 	const struct ptg_cpu *cpu = &g->cpu[c];
 	struct pt_insn_decoder *dec;
-	struct pt_config cfg;
 	size_t k = cpu->seq_start;
 	int err;
 
 	memset(r, 0, sizeof(*r));
 	r->expected = cpu->nseq - cpu->seq_start;
-	if (!len)
+	if (cfg->begin == cfg->end)
 		return r->expected ? fail(r, "empty stream, %zu instructions expected", r->expected)
 				   : 0;
+	dec = pt_insn_alloc_decoder(cfg);
+	if (!dec)
+		return fail(r, "cannot allocate a libipt decoder");
+	if (pt_image_set_callback(pt_insn_get_image(dec), read_image, (void *)img) < 0) {
+		pt_insn_free_decoder(dec);
+		return fail(r, "cannot set the image callback");
+	}
+	err = decode(g, c, dec, r, &k);
+	pt_insn_free_decoder(dec);
+	if (err)
+		return err;
+	while (k < cpu->nseq && cpu->seq[k].lost)
+		k++;
+	if (k != cpu->nseq)
+		return fail(r, "decoding stopped after %zu instructions; %zu of %zu matched",
+			    r->decoded, k - cpu->seq_start, r->expected);
+	return 0;
+}
+
+int ptg_check_cpu(const struct ptg_gen *g, unsigned c, const struct ptg_image *img,
+		  const uint8_t *buf, size_t len, struct ptg_check *r)
+{
+	struct pt_config cfg;
+
 	pt_config_init(&cfg);
 	cfg.begin = (uint8_t *)buf;
 	cfg.end = (uint8_t *)buf + len;
@@ -136,25 +186,11 @@ int ptg_check_cpu(const struct ptg_gen *g, unsigned c, const struct ptg_image *i
 	cfg.cpu.family = PTG_CPU_FAMILY;
 	cfg.cpu.model = PTG_CPU_MODEL;
 	cfg.cpu.stepping = PTG_CPU_STEPPING;
-	if (pt_cpu_errata(&cfg.errata, &cfg.cpu) < 0)
+	if (pt_cpu_errata(&cfg.errata, &cfg.cpu) < 0) {
+		memset(r, 0, sizeof(*r));
 		return fail(r, "libipt does not know the generator's CPU model");
-	dec = pt_insn_alloc_decoder(&cfg);
-	if (!dec)
-		return fail(r, "cannot allocate a libipt decoder");
-	if (pt_image_set_callback(pt_insn_get_image(dec), read_image, (void *)img) < 0) {
-		pt_insn_free_decoder(dec);
-		return fail(r, "cannot set the image callback");
 	}
-	err = decode(g, cpu, dec, r, &k);
-	pt_insn_free_decoder(dec);
-	if (err)
-		return err;
-	while (k < cpu->nseq && cpu->seq[k].lost)
-		k++;
-	if (k != cpu->nseq)
-		return fail(r, "decoding stopped after %zu instructions; %zu of %zu matched",
-			    r->decoded, k - cpu->seq_start, r->expected);
-	return 0;
+	return ptg_check_cpu_config(g, c, img, &cfg, r);
 }
 
 int ptg_check_coverage(const struct ptg_gen *g, struct ptg_check *r)

@@ -26,11 +26,18 @@ struct ptg_check {
  * compares them with CPU @c's sequence from seq_start on. 0 if equal.
  * Timing is checked too: the time libipt gives each enable event (from
  * TSC, TMA and MTC) must be at most one MTC period before the true time of
- * the instruction tracing resumes at, and never after it. After an
+ * the instruction tracing resumes at, and never after it; with CYC it must
+ * be exact. At that time the context-switch sideband must name the thread
+ * the instructions belong to. After an
  * overflow the CPU's timing is not checked any more: libipt 2.0.5 was seen
  * to keep a stale time past the next PSB+ (see docs/ptgen.md). */
 int ptg_check_cpu(const struct ptg_gen *g, unsigned c, const struct ptg_image *img,
 		  const uint8_t *buf, size_t len, struct ptg_check *r);
+struct pt_config;
+/* The same with a decoder configuration given by the caller (for example
+ * one built from a bundle); its begin/end delimit the stream. */
+int ptg_check_cpu_config(const struct ptg_gen *g, unsigned c, const struct ptg_image *img,
+			 const struct pt_config *cfg, struct ptg_check *r);
 /* Every recorded instruction of every thread was scheduled exactly once,
  * in order (needs a generation without trigger or ring cut). */
 int ptg_check_coverage(const struct ptg_gen *g, struct ptg_check *r);

@@ -64,15 +64,13 @@ static void *grow(void *p, size_t *cap, size_t n, size_t size)
 
 static int add_seq(struct ptg_cpu *cpu, uint32_t t, size_t index, bool lost)
 {
-	uint64_t tsc = cpu->pkt.tsc;
-
 	struct ptg_pos *s = grow(cpu->seq, &cpu->capseq, cpu->nseq, sizeof(*s));
 
 	if (!s)
 		return -ENOMEM;
 	cpu->seq = s;
 	cpu->seq[cpu->nseq++] =
-		(struct ptg_pos){ t, (uint32_t)index, lost, !cpu->pkt.time_lost, tsc };
+		(struct ptg_pos){ t, (uint32_t)index, lost, !cpu->pkt.time_lost, cpu->pkt.tsc };
 	return 0;
 }
 
@@ -148,7 +146,7 @@ static int switch_in(struct ptg_gen *g, unsigned c, int t)
 
 	if (g->ts[t].ready > cpu->pkt.tsc)
 		ptg_pkt_time(&cpu->pkt, g->ts[t].ready);
-	if (add_switch(g, c, cpu->prev, t, cpu->pkt.tsc, false))
+	if (add_switch(g, c, cpu->prev, t, cpu->pkt.tsc, cpu->prev_preempted))
 		return -ENOMEM;
 	cpu->cur = t;
 	cpu->slice_left = g->cfg->slice_insns;
@@ -170,8 +168,7 @@ static void switch_out(struct ptg_gen *g, unsigned c, bool preempted)
 	g->ts[t].ready = cpu->pkt.tsc;
 	cpu->prev = t;
 	cpu->cur = -1;
-	if (g->nsw && g->sw[g->nsw - 1].next == t)
-		g->sw[g->nsw - 1].preempted = preempted;
+	cpu->prev_preempted = preempted;
 	ptg_pkt_time(&cpu->pkt, cpu->pkt.tsc + g->cfg->switch_cycles);
 }
 
@@ -367,9 +364,10 @@ static int idle(struct ptg_gen *g, unsigned c)
 	uint64_t until = UINT64_MAX;
 
 	if (cpu->prev >= 0) {
-		if (add_switch(g, c, cpu->prev, -1, cpu->pkt.tsc, false))
+		if (add_switch(g, c, cpu->prev, -1, cpu->pkt.tsc, cpu->prev_preempted))
 			return -ENOMEM;
 		cpu->prev = -1;
+		cpu->prev_preempted = false;
 	}
 	for (unsigned k = 0; k < g->cfg->ncpu; k++)
 		if (g->cpu[k].cur >= 0 && g->cpu[k].pkt.tsc < until)
@@ -437,25 +435,27 @@ int ptg_gen_run(struct ptg_gen *g, const struct ptg_gen_cfg *cfg, const struct p
 				c = k;
 		if (g->cpu[c].cur >= 0) {
 			err = step(g, c);
-			if (err == STEP_FROZEN)
+			if (err == STEP_FROZEN) {
+				err = 0;
 				break;
+			}
 		} else if ((t = pick(g)) >= 0) {
 			err = switch_in(g, c, t);
 		} else {
 			err = idle(g, c);
 		}
 	}
-	for (unsigned c = 0; c < cfg->ncpu && err >= 0; c++) {
+	for (unsigned c = 0; c < cfg->ncpu && !err; c++) {
 		struct ptg_cpu *cpu = &g->cpu[c];
 
 		if (cpu->prev >= 0 && cpu->cur < 0)
-			err = add_switch(g, c, cpu->prev, -1, cpu->pkt.tsc, false);
+			err = add_switch(g, c, cpu->prev, -1, cpu->pkt.tsc, cpu->prev_preempted);
 		cpu->stop_tsc = cpu->pkt.tsc;
 		if (!err)
 			err = cpu->pkt.err;
 		cut_ring(g, cpu);
 	}
-	return err == STEP_FROZEN ? 0 : err;
+	return err;
 }
 
 void ptg_gen_fini(struct ptg_gen *g)

@@ -78,10 +78,14 @@ struct ptg_cpu {
 	int cur;		/* running thread or -1 */
 	int prev;		/* last thread switched out, -1 if idle since */
 	size_t slice_left;
+	bool prev_preempted;	/* prev was switched out still runnable */
 	size_t ovf_left;	/* instructions until the overflow resolves */
 	size_t last_pkt_seq;	/* sequence length after the last packet-producing instruction */
 };
 
+/* A context switch on @cpu from @prev to @next. @preempted: @prev was
+ * still runnable (its time slice ended) rather than blocked in a syscall
+ * or finished. */
 struct ptg_switch {
 	uint64_t tsc;
 	uint32_t cpu;

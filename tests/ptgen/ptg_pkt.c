@@ -29,7 +29,30 @@ void ptg_pkt_fini(struct ptg_pkt *p)
 	memset(p, 0, sizeof(*p));
 }
 
+static void emit_raw(struct ptg_pkt *p, const struct pt_packet *pkt);
+
+/* Cycle-accurate mode: a CYC with the core cycles since the last one goes
+ * before each CYC-eligible packet (CycThresh 0). Core and TSC run at the
+ * same rate here (CBR = nominal ratio), so cycles are TSC ticks. */
+static bool cyc_eligible(enum pt_packet_type t)
+{
+	return t == ppt_tnt_8 || t == ppt_tnt_64 || t == ppt_tip || t == ppt_tip_pge ||
+	       t == ppt_tip_pgd || t == ppt_fup || t == ppt_mode || t == ppt_mtc;
+}
+
 static void emit(struct ptg_pkt *p, const struct pt_packet *pkt)
+{
+	if (p->cfg->cyc && !p->in_psb && cyc_eligible(pkt->type) && p->tsc > p->cyc_at) {
+		struct pt_packet cyc = { .type = ppt_cyc };
+
+		cyc.payload.cyc.value = p->tsc - p->cyc_at;
+		emit_raw(p, &cyc);
+		p->cyc_at = p->tsc;
+	}
+	emit_raw(p, pkt);
+}
+
+static void emit_raw(struct ptg_pkt *p, const struct pt_packet *pkt)
 {
 	int n;
 
@@ -114,6 +137,7 @@ static void emit_tsc_tma(struct ptg_pkt *p)
 	pkt.payload.tsc.tsc = p->tsc;
 	emit(p, &pkt);
 	p->st.tsc++;
+	p->cyc_at = p->tsc;
 	if (!p->cfg->mtc)
 		return;
 	/* TMA: the ART value at the TSC sample and the TSC ticks since that
@@ -145,6 +169,7 @@ static void psb(struct ptg_pkt *p, uint64_t ip)
 		return;
 	flush_tnt(p);
 	p->psb_at = p->len;
+	p->in_psb = true;
 	emit_simple(p, ppt_psb);
 	p->last_ip = 0;
 	p->rs_n = 0;
@@ -157,6 +182,7 @@ static void psb(struct ptg_pkt *p, uint64_t ip)
 		emit_ip(p, ppt_fup, ip);
 	}
 	emit_simple(p, ppt_psbend);
+	p->in_psb = false;
 	p->st.psb++;
 }
 
@@ -165,23 +191,26 @@ static bool psb_due(const struct ptg_pkt *p)
 	return !p->st.psb || p->len - p->psb_at >= p->cfg->psb_period;
 }
 
+/* TSC ticks between MTCs: the TSC is exactly art_ratio ART ticks. */
+static uint64_t mtc_period(const struct ptg_pkt *p)
+{
+	return (uint64_t)p->cfg->art_ratio << p->cfg->mtc_freq;
+}
+
 void ptg_pkt_time(struct ptg_pkt *p, uint64_t tsc)
 {
-	uint64_t from, to;
+	uint64_t period = mtc_period(p);
 
 	if (tsc <= p->tsc)
 		return;
-	from = art(p, p->tsc) >> p->cfg->mtc_freq;
-	to = art(p, tsc) >> p->cfg->mtc_freq;
-	if (p->trace_en && p->cfg->mtc) {
-		for (uint64_t k = from + 1; k <= to; k++) {
-			struct pt_packet pkt = { .type = ppt_mtc };
+	while (p->trace_en && p->cfg->mtc && p->next_mtc <= tsc) {
+		struct pt_packet pkt = { .type = ppt_mtc };
 
-			p->tsc = (k << p->cfg->mtc_freq) * p->cfg->art_ratio;
-			pkt.payload.mtc.ctc = (uint8_t)k;
-			emit(p, &pkt);
-			p->st.mtc++;
-		}
+		p->tsc = p->next_mtc;
+		pkt.payload.mtc.ctc = (uint8_t)(p->next_mtc / period);
+		emit(p, &pkt);
+		p->st.mtc++;
+		p->next_mtc += period;
 	}
 	p->tsc = tsc;
 }
@@ -189,6 +218,7 @@ void ptg_pkt_time(struct ptg_pkt *p, uint64_t tsc)
 void ptg_pkt_trace_on(struct ptg_pkt *p)
 {
 	p->trace_en = true;
+	p->next_mtc = (p->tsc / mtc_period(p) + 1) * mtc_period(p);
 	if (psb_due(p))
 		psb(p, 0);
 	else

@@ -3,7 +3,7 @@
  * One logical CPU's packet stream as the PT hardware would write it for
  * user-only tracing: IP compression against the last IP, TNT accumulation,
  * RET compression, PSB+ cadence, MODE.Exec and timing packets (TSC, TMA,
- * MTC, CBR) from a synthetic clock. Packets are encoded by libipt's
+ * MTC, CBR, CYC) from a synthetic clock. Packets are encoded by libipt's
  * pt_enc_next. The caller (ptg_gen) decides which packet an instruction
  * needs; this layer keeps the hardware state that shapes them.
  */
@@ -23,6 +23,7 @@ struct ptg_pkt_cfg {
 	bool ret_compression;	/* !DisRETC */
 	bool mtc;		/* MTCEn */
 	uint8_t mtc_freq;	/* raw MTCFreq: an MTC every 2^mtc_freq ART ticks */
+	bool cyc;		/* CYCEn with CycThresh 0 */
 	uint8_t cbr;		/* core:bus ratio, also the nominal ratio */
 	uint32_t art_ratio;	/* CPUID.15h EBX/EAX with EAX = 1: TSC ticks per ART tick */
 };
@@ -51,6 +52,9 @@ struct ptg_pkt {
 	bool drop;		/* inside an internal buffer overflow */
 	bool time_lost;		/* an overflow lost timing packets */
 	uint64_t tsc;		/* synthetic time */
+	uint64_t cyc_at;	/* time of the last CYC (or TSC) */
+	uint64_t next_mtc;	/* time of the next MTC while TraceEn is set */
+	bool in_psb;		/* between PSB and PSBEND */
 	int err;		/* sticky first error */
 	struct ptg_pkt_stats st;
 };

@@ -15,8 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include "bundle/bundle.h"
+#include "ptg_bundle.h"
 #include "ptg_check.h"
 #include "ptg_gen.h"
 #include "ptg_sym.h"
@@ -29,19 +32,21 @@ struct program {
 	unsigned ncpu;
 	const char *trigger;	/* symbol for the trigger case, or NULL */
 	unsigned hit;
+	const char *dies_in;	/* the program faults at this function's entry */
 };
 
 static const struct program programs[] = {
-	{ "recursion", NULL, 1, "depth", 40 },
-	{ "indirect", NULL, 1, "classify", 20 },
-	{ "tailcall", NULL, 1, "leaf", 10 },
-	{ "plt", NULL, 1, "cmp", 5 },
-	{ "longjmp", NULL, 1, NULL, 0 },
-	{ "signals", NULL, 1, "on_usr1", 2 },
-	{ "syscalls", NULL, 1, NULL, 0 },
-	{ "threads", "2", 2, "work_step", 150 },
-	{ "threads", "4", 4, "work_step", 300 },
-	{ "threads", "4", 2, NULL, 0 },
+	{ .name = "recursion", .ncpu = 1, .trigger = "depth", .hit = 40 },
+	{ .name = "indirect", .ncpu = 1, .trigger = "classify", .hit = 20 },
+	{ .name = "tailcall", .ncpu = 1, .trigger = "leaf", .hit = 10 },
+	{ .name = "plt", .ncpu = 1, .trigger = "cmp", .hit = 5 },
+	{ .name = "longjmp", .ncpu = 1 },
+	{ .name = "signals", .ncpu = 1, .trigger = "on_usr1", .hit = 2 },
+	{ .name = "syscalls", .ncpu = 1 },
+	{ .name = "crash", .ncpu = 1, .dies_in = "deref" },
+	{ .name = "threads", .arg = "2", .ncpu = 2, .trigger = "work_step", .hit = 150 },
+	{ .name = "threads", .arg = "4", .ncpu = 4, .trigger = "work_step", .hit = 300 },
+	{ .name = "threads", .arg = "4", .ncpu = 2 },
 };
 
 static char progdir[PATH_MAX];
@@ -240,6 +245,15 @@ static void negative(const char *name, const struct ptg_run *run, struct ptg_ins
 		pkt.payload.tsc.tsc += 2 * (cfg->pkt.art_ratio << cfg->pkt.mtc_freq);
 		if (reencode(buf + at, len - (size_t)at, &pkt))
 			at = -1;
+	} else if (how == 4 && g.nthr > 1) {
+		/* The sideband names the wrong thread for one of CPU 0's
+		 * switch-ins. */
+		for (size_t i = 0; i < g.nsw && at < 0; i++) {
+			if (g.sw[i].cpu == 0 && g.sw[i].next >= 0) {
+				g.sw[i].next = (g.sw[i].next + 1) % (int32_t)g.nthr;
+				at = 0;
+			}
+		}
 	} else if (how == 2 && g.cpu[0].nseq > 10) {
 		/* Keep the stream, expect one instruction less. */
 		memmove(&g.cpu[0].seq[5], &g.cpu[0].seq[6],
@@ -255,6 +269,109 @@ static void negative(const char *name, const struct ptg_run *run, struct ptg_ins
 	report(detected, name, "corruption not detected (%zu instructions decoded)", r.decoded);
 out:
 	free(buf);
+	ptg_gen_fini(&g);
+}
+
+/* Decoder configuration from a bundle, as the decoder builds it. */
+static int bundle_config(struct mt_bundle_reader *br, struct pt_config *cfg)
+{
+	struct mt_bundle_cpu_desc cpu;
+	struct mt_bundle_pt_config_desc pc;
+
+	if (mt_bundle_get_cpu(br, &cpu) || mt_bundle_get_pt_config(br, &pc))
+		return -1;
+	pt_config_init(cfg);
+	cfg->cpu.vendor = cpu.vendor == MT_BUNDLE_VENDOR_INTEL ? pcv_intel : pcv_unknown;
+	cfg->cpu.family = cpu.family;
+	cfg->cpu.model = cpu.model;
+	cfg->cpu.stepping = cpu.stepping;
+	cfg->cpuid_0x15_eax = cpu.cpuid_15.eax;
+	cfg->cpuid_0x15_ebx = cpu.cpuid_15.ebx;
+	cfg->nom_freq = (uint8_t)cpu.max_nonturbo_ratio;
+	cfg->mtc_freq = (uint8_t)MT_RTIT_CTL_MTC_FREQ(pc.rtit_ctl);
+	return pt_cpu_errata(&cfg->errata, &cfg->cpu) < 0 ? -1 : 0;
+}
+
+/* What a bundle reader finds must decode to the truth and match the
+ * generator's sideband, trigger and maps. */
+static int bundle_verify(struct mt_bundle_reader *br, const struct ptg_run *run,
+			 const struct ptg_gen *g, char *msg, size_t len)
+{
+	const struct mt_bundle_switch_entry *sw;
+	const struct mt_bundle_map *maps;
+	struct mt_bundle_trigger tr;
+	struct pt_config cfg;
+	struct ptg_check r;
+	const uint8_t *data;
+	size_t n;
+	int vdso;
+
+	if (bundle_config(br, &cfg) || mt_bundle_pt_count(br) != g->cfg->ncpu)
+		return snprintf(msg, len, "bad CPU, PT configuration or CPU count"), -1;
+	for (size_t i = 0; i < g->cfg->ncpu; i++) {
+		struct mt_bundle_pt_desc d;
+
+		if (mt_bundle_pt_desc(br, i, &d) || mt_bundle_pt_data(br, i, &data, &n) ||
+		    d.cpu >= g->cfg->ncpu)
+			return snprintf(msg, len, "cannot read PT of cpu %zu", i), -1;
+		cfg.begin = (uint8_t *)data;
+		cfg.end = (uint8_t *)data + n;
+		if (ptg_check_cpu_config(g, d.cpu, &run->image, &cfg, &r))
+			return snprintf(msg, len, "cpu %u from the bundle: %s", d.cpu, r.msg), -1;
+	}
+	n = mt_bundle_switches(br, &sw);
+	if (n != g->nsw)
+		return snprintf(msg, len, "%zu switch records, %zu expected", n, g->nsw), -1;
+	for (size_t i = 0; i < n; i++)
+		if (sw[i].next_tid != (g->sw[i].next < 0 ? 0 : (uint32_t)run->thr[g->sw[i].next].tid))
+			return snprintf(msg, len, "switch %zu names the wrong thread", i), -1;
+	if (mt_bundle_get_trigger(br, &tr) ||
+	    (g->trigger.hit && (tr.d.ip != g->trigger.ip ||
+				tr.d.tid != (uint32_t)run->thr[g->trigger.thread].tid)))
+		return snprintf(msg, len, "trigger record differs"), -1;
+	if (mt_bundle_maps(br, &maps) != run->image.nseg)
+		return snprintf(msg, len, "map count differs"), -1;
+	vdso = mt_bundle_file_find(br, NULL, 0, "[vdso]");
+	for (size_t i = 0; i < run->image.nseg; i++) {
+		const struct ptg_seg *s = &run->image.seg[i];
+
+		if (strcmp(s->path, "[vdso]"))
+			continue;
+		if (vdso < 0 || mt_bundle_file_data(br, (size_t)vdso, &data, &n) ||
+		    n != s->end - s->start || memcmp(data, s->bytes, n))
+			return snprintf(msg, len, "vDSO copy missing or different"), -1;
+	}
+	return 0;
+}
+
+static void bundle_case(const char *name, const struct ptg_run *run, struct ptg_insn_cache *ic,
+			const struct ptg_gen_cfg *cfg)
+{
+	struct ptg_bundle_opts bo = { .trigger_spec = "test", .reason = MT_BUNDLE_REASON_TARGET_EXIT,
+				      .freeze_path = MT_BUNDLE_FREEZE_EXIT };
+	struct mt_bundle_reader *br = NULL;
+	struct ptg_gen g;
+	char path[64], msg[600] = "", err[256] = "";
+	int fd = memfd_create("ptg-bundle", 0);
+	bool ok = false;
+
+	if (gen_and_check(run, ic, cfg, &g, msg, sizeof(msg)) || fd < 0) {
+		report(false, name, "no stream: %s", msg);
+		goto out;
+	}
+	/* The bundle lives in memory; the writer opens it by path. */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	if (ptg_bundle_write(path, run, &g, &bo))
+		snprintf(msg, sizeof(msg), "writing the bundle failed");
+	else if (mt_bundle_open(&br, path, err, sizeof(err)))
+		snprintf(msg, sizeof(msg), "reading the bundle failed: %s", err);
+	else
+		ok = !bundle_verify(br, run, &g, msg, sizeof(msg));
+	report(ok, name, "%s", msg);
+out:
+	mt_bundle_close(br);
+	if (fd >= 0)
+		close(fd);
 	ptg_gen_fini(&g);
 }
 
@@ -359,6 +476,15 @@ static void run_program(const struct program *p)
 	}
 	report(run.nthr >= (p->arg ? (size_t)atoi(p->arg) + 1 : 1) && ptg_run_insns(&run) > 100,
 	       name, "%zu threads, %zu instructions", run.nthr, ptg_run_insns(&run));
+	if (p->dies_in) {
+		uint64_t at = 0;
+
+		/* The faulting load never completes: the trace ends there. */
+		snprintf(name, sizeof(name), "%s/ends-at-fault", base);
+		ptg_sym_addr(&run.image, run.exe, p->dies_in, &at);
+		report(at && run.thr[0].end_ip == at, name, "trace ends at %#llx, not %s",
+		       (unsigned long long)run.thr[0].end_ip, p->dies_in);
+	}
 	ic = ptg_insn_cache_new(&run.image);
 	if (!ic) {
 		report(false, name, "no instruction cache");
@@ -377,6 +503,13 @@ static void run_program(const struct program *p)
 	cfg.slice_insns = 700;
 	snprintf(name, sizeof(name), "%s/psb256-tnt6-disretc-slice700", base);
 	positive(name, &run, ic, &cfg, saw_psbs);
+
+	/* Cycle-accurate: enable times must be exact. */
+	ptg_gen_cfg_default(&cfg);
+	cfg.ncpu = p->ncpu;
+	cfg.pkt.cyc = true;
+	snprintf(name, sizeof(name), "%s/cyc", base);
+	positive(name, &run, ic, &cfg, saw_timing);
 
 	ptg_gen_cfg_default(&cfg);
 	cfg.ncpu = p->ncpu;
@@ -399,15 +532,25 @@ static void run_program(const struct program *p)
 	snprintf(name, sizeof(name), "%s/ring-wrap", base);
 	positive(name, &run, ic, &cfg, wrapped);
 
+	if (p->arg) {
+		ptg_gen_cfg_default(&cfg);
+		cfg.ncpu = p->ncpu;
+		snprintf(name, sizeof(name), "%s/negative-wrong-sideband", base);
+		negative(name, &run, ic, &cfg, 4);
+	}
 	if (p->trigger) {
+		/* The trigger case, and the bundle of the same trace. */
 		ptg_gen_cfg_default(&cfg);
 		cfg.ncpu = p->ncpu;
 		cfg.trigger_hit = p->hit;
 		snprintf(name, sizeof(name), "%s/trigger-%s-%u", base, p->trigger, p->hit);
-		if (ptg_sym_addr(&run.image, run.exe, p->trigger, &cfg.trigger_ip))
+		if (ptg_sym_addr(&run.image, run.exe, p->trigger, &cfg.trigger_ip)) {
 			report(false, name, "no symbol %s", p->trigger);
-		else
+		} else {
 			positive(name, &run, ic, &cfg, triggered);
+			snprintf(name, sizeof(name), "%s/bundle", base);
+			bundle_case(name, &run, ic, &cfg);
+		}
 	}
 	if (p->ncpu == 1 && !p->arg) {
 		ptg_gen_cfg_default(&cfg);

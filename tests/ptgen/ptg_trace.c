@@ -226,6 +226,21 @@ static int on_stop(struct tracer *tr, int i, pid_t tid, int status)
 	return ptrace(PTRACE_SINGLESTEP, tid, 0, inject) ? -errno : 0;
 }
 
+/* A thread is gone while standing at @pending. If that is a SYSCALL, it was
+ * the exit and ran; otherwise the thread was killed there (a fatal signal,
+ * another thread's exit_group) and that is where its trace ends. */
+static int thread_gone(const struct ptg_run *run, struct ptg_thread *t, uint64_t pending)
+{
+	static const uint8_t syscall_insn[2] = { 0x0f, 0x05 };
+	uint8_t code[2];
+
+	if (ptg_image_read(&run->image, pending, code, sizeof(code)) == sizeof(code) &&
+	    !memcmp(code, syscall_insn, sizeof(code)))
+		return append(t, pending);
+	t->end_ip = pending;
+	return 0;
+}
+
 static int step_loop(struct tracer *tr)
 {
 	struct ptg_run *run = tr->run;
@@ -245,9 +260,8 @@ static int step_loop(struct tracer *tr)
 		if (i < 0)
 			return i;
 		if (WIFEXITED(status) || WIFSIGNALED(status)) {
-			/* The exit syscall was the last instruction. */
 			if (tr->st[i].pending_valid && !tr->st[i].done)
-				err = append(&run->thr[i], tr->st[i].pending);
+				err = thread_gone(run, &run->thr[i], tr->st[i].pending);
 			tr->st[i].done = true;
 			tr->st[i].pending_valid = false;
 			continue;

@@ -31,7 +31,8 @@ struct ptg_thread {
 	size_t n, cap;
 	struct ptg_async *async;
 	size_t nasync;
-	uint64_t end_ip;	/* next IP when tracing stopped; 0 if the thread exited */
+	uint64_t end_ip;	/* where the trace stopped or the thread was killed;
+				 * 0 if the thread exited by syscall */
 };
 
 struct ptg_run {

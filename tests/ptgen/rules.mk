@@ -4,15 +4,15 @@
 # packets user-only tracing would produce, and checks them with libipt.
 #   $(O)/san/tests/ptgen/ptg_roundtrip   round-trip test (in TEST_PROGRAMS)
 #   $(O)/rel/tests/ptgen/ptgen           the generator command line tool
+#   $(O)/rel/tests/ptgen/ptg_bench       generator speed against libipt's decoder
 # Test programs are built into programs/ next to each binary, with -O1
 # -fno-inline (small, readable call trees) and -z now (no lazy-binding
 # resolver to single-step through).
 
 PTG_DIR := tests/ptgen
-PTG_MAINS := $(PTG_DIR)/ptgen.c $(PTG_DIR)/ptg_roundtrip.c
+PTG_MAINS := $(PTG_DIR)/ptgen.c $(PTG_DIR)/ptg_roundtrip.c $(PTG_DIR)/ptg_bench.c
 PTG_LIB_SRCS := $(filter-out $(PTG_MAINS),$(wildcard $(PTG_DIR)/ptg_*.c))
 PTG_PROGRAMS := $(basename $(notdir $(wildcard $(PTG_DIR)/programs/*.c)))
-PTG_LDLIBS := -lipt -lcapstone -lelf
 
 PTG_PROG_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -g -O1 -fno-inline -Wl,-z,now
 # Sibling-call optimisation is what makes tail calls; -O1 leaves it off.
@@ -31,11 +31,11 @@ $(O)/$(1)/tests/ptgen/programs/%-nopie: $(PTG_DIR)/programs/%.c
 	$(Q)$(CC) $(PTG_PROG_CFLAGS) -fno-pie -no-pie -o $$@ $$< -lpthread
 
 $(O)/$(1)/tests/ptgen/ptg_roundtrip: $(O)/$(1)/$(PTG_DIR)/ptg_roundtrip.o \
-		$(PTG_LIB_SRCS:%.c=$(O)/$(1)/%.o) \
+		$(PTG_LIB_SRCS:%.c=$(O)/$(1)/%.o) $(O)/$(1)/libmtrace.a \
 		$(PTG_PROGRAMS:%=$(O)/$(1)/tests/ptgen/programs/%) \
 		$(O)/$(1)/tests/ptgen/programs/indirect-nopie
 	@echo '  LD      $$@'
-	$(Q)$(CC) $(CFLAGS_USER) $(CFLAGS_$(2)) -o $$@ $$(filter %.o,$$^) $(PTG_LDLIBS)
+	$(Q)$(CC) $(CFLAGS_USER) $(CFLAGS_$(2)) -o $$@ $$(filter %.o %.a,$$^) $(LDLIBS_USER)
 
 $(O)/$(1)/tests/ptgen/ptgen: $(O)/$(1)/$(PTG_DIR)/ptgen.o $(PTG_LIB_SRCS:%.c=$(O)/$(1)/%.o) \
 		$(O)/$(1)/libmtrace.a
@@ -43,7 +43,13 @@ $(O)/$(1)/tests/ptgen/ptgen: $(O)/$(1)/$(PTG_DIR)/ptgen.o $(PTG_LIB_SRCS:%.c=$(O
 	$(Q)$(CC) $(CFLAGS_USER) $(CFLAGS_$(2)) -o $$@ $$(filter %.o %.a,$$^) $(LDLIBS_USER)
 endef
 
+$(O)/rel/tests/ptgen/ptg_bench: $(O)/rel/$(PTG_DIR)/ptg_bench.o \
+		$(PTG_LIB_SRCS:%.c=$(O)/rel/%.o) $(O)/rel/libmtrace.a
+	@echo '  LD      $@'
+	$(Q)$(CC) $(CFLAGS_USER) $(CFLAGS_REL) -o $@ $(filter %.o %.a,$^) $(LDLIBS_USER)
+
 $(eval $(call ptg_variant,san,SAN))
 $(eval $(call ptg_variant,rel,REL))
 
 TEST_PROGRAMS += $(O)/san/tests/ptgen/ptg_roundtrip
+BENCH_BINS += $(O)/rel/tests/ptgen/ptg_bench

@@ -5,6 +5,8 @@
  */
 #include "test_bundle_sample.h"
 
+#include "bundle/bundle_writer_internal.h"
+
 #include <fcntl.h>
 
 static struct mt_bundle_writer *new_writer(char *path, size_t len)
@@ -58,6 +60,30 @@ MT_TEST(unknown_sections_are_skipped)
 	unlink(path);
 }
 
+/* Many sections, of a known table type and an unknown type, in one bundle. */
+MT_TEST(many_small_sections)
+{
+	struct mt_bundle_writer *w;
+	struct mt_bundle_reader *r;
+	const struct mt_bundle_switch_entry *sw;
+	char path[256];
+
+	w = new_writer(path, sizeof(path));
+	for (uint32_t i = 0; i < 20000; i++) {
+		struct mt_bundle_switch_entry e = { .tsc = i, .cpu = i % 7 };
+
+		MT_ASSERT_EQ(mt_bundle_write_switches(w, &e, 1), 0);
+		MT_ASSERT_EQ(mt_bundle_write_section(w, 0x9000, NULL, 0, &i, 1, MT_BUNDLE_COMP_NONE), 0);
+	}
+	r = finish_and_open(w, path);
+	MT_ASSERT_EQ(mt_bundle_section_count(r), 40000);
+	MT_ASSERT_EQ(mt_bundle_switches(r, &sw), 20000);
+	for (uint32_t i = 0; i < 20000; i++)
+		MT_ASSERT(sw[i].tsc == i && sw[i].cpu == i % 7);
+	mt_bundle_close(r);
+	unlink(path);
+}
+
 /* A newer minor version may append fields to descriptors and entries. */
 MT_TEST(longer_descriptors_and_entries)
 {
@@ -97,6 +123,45 @@ MT_TEST(longer_descriptors_and_entries)
 	MT_ASSERT_EQ(got[1].next_tid, 8);
 	mt_bundle_close(r);
 	unlink(path);
+}
+
+/*
+ * Bundles written by format 1.0 and checked in (the fuzzer's seeds) must
+ * keep reading the same: a guard against unnoticed format changes.
+ */
+MT_TEST(golden_bundles_still_read)
+{
+	static const char *const names[] = { "sample-zstd.mtrace", "sample-raw.mtrace" };
+	struct mt_bundle_reader *r;
+	struct mt_bundle_pt_desc pt;
+	struct sample sm;
+	const uint8_t *data;
+	char dir[512], path[600], err[512];
+	size_t len;
+
+	/* __FILE__ is relative to the top of the tree, where the tests run. */
+	snprintf(dir, sizeof(dir), "%s", __FILE__);
+	*strrchr(dir, '/') = 0;
+	snprintf(path, sizeof(path), "%s/../fuzz/corpus/fuzz_bundle/%s", dir, names[0]);
+	if (access(path, R_OK))
+		mt_skip("%s not found: run from the top of the source tree", path);
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/../fuzz/corpus/fuzz_bundle/%s", dir, names[i]);
+		sample_init(&sm, 4, 64);
+		MT_ASSERT_MSG(mt_bundle_open(&r, path, err, sizeof(err)) == 0, "%s", err);
+		sample_check(&sm, r, 0);
+		mt_bundle_close(r);
+		sample_fini(&sm);
+	}
+	snprintf(path, sizeof(path), "%s/../fuzz/corpus/fuzz_bundle/future-minor.mtrace", dir);
+	MT_ASSERT_MSG(mt_bundle_open(&r, path, err, sizeof(err)) == 0, "%s", err);
+	MT_ASSERT_EQ(mt_bundle_section_count(r), 3);
+	MT_ASSERT_EQ(mt_bundle_pt_desc(r, 0, &pt), 0);
+	MT_ASSERT_EQ(pt.cpu, 1);
+	MT_ASSERT_EQ(mt_bundle_pt_data(r, 0, &data, &len), 0);
+	MT_ASSERT_EQ(len, 4);
+	MT_ASSERT_MEMEQ(data, "\x02\x82\x02\x82", 4);
+	mt_bundle_close(r);
 }
 
 MT_TEST(writer_rejects_misuse)
@@ -142,6 +207,68 @@ MT_TEST(writer_rejects_misuse)
 		mt_bundle_close(r);
 	}
 	unlink(path);
+}
+
+/*
+ * A source that fails mid-copy drops only its own section. sysfs attributes
+ * claim a 4 KiB size and deliver less: a file that "shrinks" while read.
+ */
+MT_TEST(embed_failure_keeps_bundle_usable)
+{
+	static const char src[] = "/sys/kernel/mm/transparent_hugepage/enabled";
+	struct mt_bundle_file f = { "/lib/libshrinks.so", NULL, 0, 0, 0 };
+	struct mt_bundle_cpu_desc cpu = sample_cpu();
+	struct mt_bundle_writer *w;
+	struct mt_bundle_reader *r;
+	struct stat st;
+	char path[256];
+
+	if (stat(src, &st) || !S_ISREG(st.st_mode) || st.st_size != 4096)
+		mt_skip("%s is not a 4 KiB sysfs attribute here", src);
+	w = new_writer(path, sizeof(path));
+	MT_ASSERT_EQ(mt_bundle_embed_file(w, &f, src), -EIO);
+	MT_ASSERT_MSG(strstr(mt_bundle_writer_errmsg(w), "file shrank while being embedded"), "%s",
+		      mt_bundle_writer_errmsg(w));
+	MT_ASSERT_EQ(mt_bundle_write_cpu(w, &cpu), 0);
+	r = finish_and_open(w, path);
+	MT_ASSERT_EQ(mt_bundle_file_count(r), 0);
+	MT_ASSERT_EQ(mt_bundle_section_count(r), 1);
+	mt_bundle_close(r);
+	unlink(path);
+}
+
+/*
+ * The writer's abort, white-box: a section dropped while still staged and
+ * one whose start already reached the file both vanish without a trace.
+ */
+MT_TEST(section_abort_restores_output)
+{
+	static const size_t sizes[] = { 10, 600 * 1024 };
+	struct mt_bundle_cpu_desc cpu = sample_cpu();
+	uint8_t *junk = calloc(1, 600 * 1024);
+	struct mt_bundle_writer *w;
+	struct mt_bundle_reader *r;
+	struct stat st;
+	char path[256];
+
+	MT_ASSERT(junk);
+	for (size_t i = 0; i < 2; i++) {
+		w = new_writer(path, sizeof(path));
+		MT_ASSERT_EQ(mt_bundle_write_cpu(w, &cpu), 0);
+		MT_ASSERT_EQ(wr_section_begin(w, 0x8000, NULL, 0, 1 << 20, MT_BUNDLE_COMP_NONE), 0);
+		MT_ASSERT_EQ(wr_section_append(w, junk, sizes[i]), 0);
+		MT_ASSERT_EQ(wr_section_abort(w), 0);
+		MT_ASSERT_EQ(mt_bundle_write_kallsyms(w, "k", 1), 0);
+		r = finish_and_open(w, path);
+		MT_ASSERT_EQ(mt_bundle_section_count(r), 2);
+		mt_bundle_close(r);
+		MT_ASSERT_EQ(stat(path, &st), 0);
+		MT_ASSERT_EQ(st.st_size, sizeof(struct mt_bundle_file_header) +
+			     3 * sizeof(struct mt_bundle_shdr) + sizeof(struct mt_bundle_cpu_desc) +
+			     sizeof(struct mt_bundle_blob_desc) + 1 + sizeof(struct mt_bundle_end_desc));
+		unlink(path);
+	}
+	free(junk);
 }
 
 MT_TEST(writer_null_and_create_errors)

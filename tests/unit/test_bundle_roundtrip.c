@@ -2,6 +2,8 @@
 /* Bundle round trips: every section type written and read back field by field. */
 #include "test_bundle_sample.h"
 
+#include <pthread.h>
+
 /* Writes the sample, opens it from the file and from memory, checks both. */
 static void roundtrip(size_t nswitch, size_t pt_random, int no_compression)
 {
@@ -26,7 +28,15 @@ static void roundtrip(size_t nswitch, size_t pt_random, int no_compression)
 		struct mt_bundle_file fi;
 		int i = mt_bundle_file_find(r, NULL, 0, "/usr/lib/libembedded.so");
 
+		static const uint8_t other_bid[3] = { 1, 2, 3 };
+
 		MT_ASSERT_EQ(i, 1);
+		/* A build-id match wins; a path match counts only without contradicting ids. */
+		MT_ASSERT_EQ(mt_bundle_file_find(r, sample_bid, sizeof(sample_bid), "/x"), 0);
+		MT_ASSERT_EQ(mt_bundle_file_find(r, other_bid, 3, "/usr/lib/libembedded.so"), 1);
+		MT_ASSERT_EQ(mt_bundle_file_find(r, other_bid, 3, "/usr/bin/app"), -ENOENT);
+		MT_ASSERT_EQ(mt_bundle_file_find(r, NULL, 0, "/usr/bin/app"), 0);
+		MT_ASSERT_EQ(mt_bundle_file_find(r, NULL, 0, NULL), -EINVAL);
 		MT_ASSERT_EQ(mt_bundle_file_info(r, 1, &fi), 0);
 		MT_ASSERT(fi.mtime_ns != 0); /* taken from the source file */
 		MT_ASSERT_EQ(mt_bundle_file_data(r, 1, &data, &len), 0);
@@ -114,6 +124,9 @@ MT_TEST(uncompressed_pt_is_not_copied)
 	MT_ASSERT_EQ(mt_bundle_pt_data(r, 2, &data, &dlen), 0);
 	MT_ASSERT(data > buf && data + dlen <= buf + len);
 	MT_ASSERT_MEMEQ(data, sm.random, dlen);
+	/* Releasing in-place PT changes nothing. */
+	MT_ASSERT_EQ(mt_bundle_pt_release(r, 2), 0);
+	MT_ASSERT_MEMEQ(data, sm.random, dlen);
 	mt_bundle_close(r);
 	free(buf);
 	unlink(path);
@@ -148,9 +161,94 @@ MT_TEST(large_pt_streams)
 	MT_ASSERT_EQ(len, ring);
 	MT_ASSERT_MEMEQ(data, buf + ring / 3, ring - ring / 3);
 	MT_ASSERT_MEMEQ(data + ring - ring / 3, buf, ring / 3);
+	/* Released and fetched again: decompressed anew, same bytes. */
+	MT_ASSERT_EQ(mt_bundle_pt_release(r, 0), 0);
+	MT_ASSERT_EQ(mt_bundle_pt_data(r, 0, &data, &len), 0);
+	MT_ASSERT_EQ(len, ring);
+	MT_ASSERT_MEMEQ(data + ring - ring / 3, buf, ring / 3);
+	MT_ASSERT_EQ(mt_bundle_pt_release(r, 1), -EINVAL);
 	mt_bundle_close(r);
 	free(buf);
 	unlink(path);
+}
+
+/* Zero padding compresses beyond the one-shot ratio: the growing decoder handles it. */
+MT_TEST(extreme_compression_ratio)
+{
+	struct mt_bundle_writer *w;
+	struct mt_bundle_reader *r;
+	struct mt_bundle_ktext kt = { 0xffffffffc0000000, "[zeros]", 0 };
+	struct mt_bundle_section_info si;
+	const size_t len = 24u << 20;
+	uint8_t *zeros = calloc(1, len);
+	const uint8_t *data;
+	char path[256], err[512];
+	size_t got;
+
+	MT_ASSERT(zeros);
+	zeros[len - 1] = 0xcc;
+	sample_tmp(path, sizeof(path), "zeros");
+	MT_ASSERT_EQ(mt_bundle_writer_create(&w, path, NULL, err, sizeof(err)), 0);
+	MT_ASSERT_EQ(mt_bundle_write_ktext(w, &kt, zeros, len), 0);
+	MT_ASSERT_EQ(mt_bundle_writer_finish(w), 0);
+	mt_bundle_writer_free(w);
+	MT_ASSERT_MSG(mt_bundle_open(&r, path, err, sizeof(err)) == 0, "open: %s", err);
+	MT_ASSERT_EQ(mt_bundle_section_info(r, 0, &si), 0);
+	MT_ASSERT_MSG(si.raw_size > 1000 * si.stored_size, "ratio only %llu/%llu",
+		      (unsigned long long)si.raw_size, (unsigned long long)si.stored_size);
+	MT_ASSERT_EQ(mt_bundle_ktext_data(r, 0, &data, &got), 0);
+	MT_ASSERT_EQ(got, len);
+	MT_ASSERT_MEMEQ(data, zeros, len);
+	mt_bundle_close(r);
+	free(zeros);
+	unlink(path);
+}
+
+struct fetcher {
+	struct mt_bundle_reader *r;
+	const uint8_t *data[3];
+	size_t len[3];
+	int rc;
+};
+
+static void *fetch_all(void *arg)
+{
+	struct fetcher *f = arg;
+
+	for (size_t i = 0; i < 3 && !f->rc; i++)
+		f->rc = mt_bundle_pt_data(f->r, i, &f->data[i], &f->len[i]);
+	return NULL;
+}
+
+/* Decoder threads share one reader: each compressed payload is decompressed once. */
+MT_TEST(threads_share_a_reader)
+{
+	struct sample sm;
+	struct mt_bundle_reader *r;
+	struct fetcher f[4];
+	pthread_t th[4];
+	char path[256], err[512];
+
+	sample_init(&sm, 10, 1 << 20);
+	sample_tmp(path, sizeof(path), "threads");
+	sample_write(&sm, path, 0, NULL);
+	MT_ASSERT_MSG(mt_bundle_open(&r, path, err, sizeof(err)) == 0, "open: %s", err);
+	for (int t = 0; t < 4; t++) {
+		f[t] = (struct fetcher){ .r = r };
+		MT_ASSERT_EQ(pthread_create(&th[t], NULL, fetch_all, &f[t]), 0);
+	}
+	for (int t = 0; t < 4; t++)
+		MT_ASSERT_EQ(pthread_join(th[t], NULL), 0);
+	for (int t = 0; t < 4; t++) {
+		MT_ASSERT_EQ(f[t].rc, 0);
+		for (int i = 0; i < 3; i++)
+			MT_ASSERT(f[t].data[i] == f[0].data[i] && f[t].len[i] == f[0].len[i]);
+	}
+	MT_ASSERT_EQ(f[0].len[2], sm.pt_random);
+	MT_ASSERT_MEMEQ(f[0].data[2], sm.random, sm.pt_random);
+	mt_bundle_close(r);
+	unlink(path);
+	sample_fini(&sm);
 }
 
 MT_TEST(print_info_lists_sections)

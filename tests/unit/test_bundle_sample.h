@@ -128,7 +128,7 @@ static inline struct mt_bundle_trigger sample_trigger(void)
 	return t;
 }
 
-/* Writes the sample; files_dir_src is a file on disk to embed with mt_bundle_embed_file. */
+/* Writes the sample; embed_src (may be NULL) is a file on disk to embed with mt_bundle_embed_file. */
 static inline void sample_write(struct sample *sm, const char *path, int no_compression,
 				const char *embed_src)
 {

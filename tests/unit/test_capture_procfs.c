@@ -113,7 +113,7 @@ MT_TEST(collect_own_maps)
 
 	MT_ASSERT_EQ(probe_function(), 42);
 	MT_ASSERT(self_len > 0);
-	MT_ASSERT_EQ(mt_maps_collect(&l, getpid(), 1234), 0);
+	MT_ASSERT_EQ(mt_maps_collect(&l, getpid(), 0, 1234), 0);
 	MT_ASSERT(l.n > 2);
 	for (size_t i = 0; i < l.n; i++) {
 		const struct mt_bundle_map *m = &l.maps[i];

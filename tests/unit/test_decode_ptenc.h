@@ -61,11 +61,9 @@ static inline void ptenc_tnt(struct ptenc *e, const char *bits)
 	ptenc_packet(e, &p);
 }
 
-/* PSB+ at TSC with tracing on at IP (64-bit code). */
-static inline void ptenc_begin(struct ptenc *e, uint64_t tsc, uint64_t ip)
+static inline void ptenc_init(struct ptenc *e)
 {
 	struct pt_config cfg;
-	struct pt_packet p = { .type = ppt_mode };
 
 	memset(e, 0, sizeof(*e));
 	pt_config_init(&cfg);
@@ -73,13 +71,33 @@ static inline void ptenc_begin(struct ptenc *e, uint64_t tsc, uint64_t ip)
 	cfg.end = e->buf + sizeof(e->buf);
 	e->enc = pt_alloc_encoder(&cfg);
 	MT_ASSERT(e->enc);
-	ptenc_simple(e, ppt_psb);
-	ptenc_tsc(e, tsc);
-	ptenc_ip(e, ppt_fup, ip, pt_ipc_sext_48);
+}
+
+static inline void ptenc_mode64(struct ptenc *e)
+{
+	struct pt_packet p = { .type = ppt_mode };
+
 	p.payload.mode.leaf = pt_mol_exec;
 	p.payload.mode.bits.exec = pt_set_exec_mode(ptem_64bit);
 	ptenc_packet(e, &p);
+}
+
+/* PSB+ at TSC; tracing is on at IP, or off when IP is 0 (64-bit code). */
+static inline void ptenc_psb(struct ptenc *e, uint64_t tsc, uint64_t ip)
+{
+	ptenc_simple(e, ppt_psb);
+	ptenc_tsc(e, tsc);
+	if (ip)
+		ptenc_ip(e, ppt_fup, ip, pt_ipc_sext_48);
+	ptenc_mode64(e);
 	ptenc_simple(e, ppt_psbend);
+}
+
+/* A new stream starting with PSB+ (see ptenc_psb()). */
+static inline void ptenc_begin(struct ptenc *e, uint64_t tsc, uint64_t ip)
+{
+	ptenc_init(e);
+	ptenc_psb(e, tsc, ip);
 }
 
 static inline void ptenc_end(struct ptenc *e)

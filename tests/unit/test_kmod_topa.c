@@ -306,6 +306,27 @@ MT_TEST(sim_write_matches_tail_of_input)
 	check_sim_ring(8192, 8192, false, 8192 * 5 + 3, 8192 * 5 + 3);
 }
 
+/* Deterministic random layouts, totals and chunkings (xorshift32). */
+MT_TEST(sim_write_random_layouts)
+{
+	u32 x = 0x6d747263, i;
+
+	for (i = 0; i < 200; i++) {
+		u64 ring, region, total, chunk;
+		bool multi;
+
+		x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+		ring = 4096ULL << (x % 7);		/* 4 KiB .. 256 KiB */
+		multi = x & 0x100;
+		region = multi ? 4096ULL << ((x >> 9) % 7) : ring;
+		if (region > ring)
+			region = ring;
+		total = 1 + (x >> 12) % (3 * ring);
+		chunk = 1 + (x >> 4) % (ring + 100);
+		check_sim_ring(ring, region, multi, total, chunk);
+	}
+}
+
 MT_TEST(sim_write_stop_entry_stops)
 {
 	struct mtrace_topa_mem mem = { fake_table, fake_region, NULL };

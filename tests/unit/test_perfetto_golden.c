@@ -52,20 +52,25 @@ static char *read_file(const char *path, size_t *len)
 	return s;
 }
 
-/* Compares @got with the golden file @name (or rewrites it). */
-static void check_golden(const char *name, const char *got, size_t len)
+/* Compares @got with the golden file @name (or rewrites it); frees @got. */
+static void check_golden(const char *name, char *got, size_t len)
 {
 	char path[512], *want;
-	size_t wlen, line = 1;
+	size_t wlen = 0, line = 1;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/tests/perfetto/golden/%s", srcdir(), name);
 	if (getenv("PF_GOLDEN_UPDATE")) {
 		f = fopen(path, "wb");
-		MT_ASSERT_MSG(f && fwrite(got, 1, len, f) == len && !fclose(f), "cannot write %s", path);
+		if (!f || fwrite(got, 1, len, f) != len || fclose(f))
+			wlen = (size_t)-1;
+		free(got);
+		MT_ASSERT_MSG(wlen != (size_t)-1, "cannot write %s", path);
 		return;
 	}
 	want = read_file(path, &wlen);
+	if (!want)
+		free(got);
 	MT_ASSERT_MSG(want, "missing golden file %s (run from the source tree or set MTRACE_SRCDIR)",
 		      path);
 	for (size_t i = 0; i < len && i < wlen; i++) {
@@ -79,11 +84,13 @@ static void check_golden(const char *name, const char *got, size_t len)
 			printf("# got:  %.*s\n# want: %.*s\n", (int)strcspn(g, "\n"), g,
 			       (int)strcspn(w, "\n"), w);
 			free(want);
+			free(got);
 			mt_fail(__FILE__, __LINE__, "%s differs at line %zu", name, line);
 		}
 		line += got[i] == '\n';
 	}
 	free(want);
+	free(got);
 	MT_ASSERT_MSG(len == wlen, "%s: %zu bytes, golden has %zu", name, len, wlen);
 }
 
@@ -104,9 +111,12 @@ static void check_decoded(const char *trace, const char *golden)
 	MT_ASSERT(p);
 	out = slurp(p, &len);
 	rc = pclose(p);
-	MT_ASSERT_MSG(rc == 0, "protoc failed: %s", out);
+	if (rc) {
+		printf("# %s", out);
+		free(out);
+	}
+	MT_ASSERT_MSG(rc == 0, "protoc failed on %s", trace);
 	check_golden(golden, out, len);
-	free(out);
 }
 
 /* The timelines. Each writes one file and returns nothing; every call must
@@ -250,7 +260,6 @@ static void json_case(void (*timeline)(const char *, const struct pf_options *),
 	got = read_file(path, &len);
 	MT_ASSERT(got);
 	check_golden(golden, got, len);
-	free(got);
 }
 
 MT_TEST(basic_proto)

@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../lib/mt_test.h"
 #include "../perfetto/pf_testutil.h"
@@ -129,7 +130,7 @@ MT_TEST(packet_sizes)
 
 MT_TEST(interning_many_names)
 {
-	enum { N = 3000 };
+	enum { N = 5000 };	/* past the iid map's direct part */
 	struct pfr_trace t;
 	struct pf_writer *w;
 	int th = open_one(&w, "names.pftrace", NULL);
@@ -268,6 +269,8 @@ MT_TEST(open_errors)
 	MT_ASSERT_EQ(pf_writer_open(&w, pft_path("x.pftrace"), &o), -PF_EINVAL);
 	MT_ASSERT(w == NULL);
 	MT_ASSERT(strstr(pf_last_error(), "max_depth"));
+	o.max_depth = PF_MAX_DEPTH + 1;
+	MT_ASSERT_EQ(pf_writer_open(&w, pft_path("x.pftrace"), &o), -PF_EINVAL);
 	pf_options_init(&o);
 	o.clock_id = 64;
 	MT_ASSERT_EQ(pf_writer_open(&w, pft_path("x.pftrace"), &o), -PF_EINVAL);
@@ -475,11 +478,12 @@ MT_TEST(depth_cap_with_truncation)
 	MT_ASSERT_EQ(pf_instant(w, th, 11, "deep"), 0);	/* hidden as well */
 	close_ok(w, 20, &st);
 	MT_ASSERT_EQ(st.truncated, 5);
+	MT_ASSERT_EQ(st.hidden, 4);
 	pft_read_clean(pft_path("captr.pftrace"), &t);
 	MT_ASSERT_EQ(t.nevents, 4);
 	e = pft_thread_event(&t, TID, 2);
 	pft_annot(e, "truncated");
-	MT_ASSERT_EQ(pft_annot(e, "hidden_frames")->u, 5);
+	MT_ASSERT_EQ(pft_annot(e, "hidden_frames")->u, 4);
 	pfr_free(&t);
 }
 
@@ -590,6 +594,39 @@ MT_TEST(kernel_frames_and_odd_names)
 	pfr_free(&t);
 }
 
+/* Names longer than a length byte, and one larger than the output buffer. */
+MT_TEST(long_names)
+{
+	static const size_t lens[] = { 127, 128, 300, 20000, 3u << 20 };
+	struct pfr_trace t;
+	struct pf_writer *w;
+	int th = open_one(&w, "long.pftrace", NULL);
+	char *names[5];
+
+	for (int i = 0; i < 5; i++) {
+		struct pf_frame f = { .binary = "/usr/bin/app", .file = "a.c", .line = 1 };
+		int32_t id;
+
+		names[i] = malloc(lens[i] + 1);
+		MT_ASSERT(names[i]);
+		memset(names[i], 'a' + i, lens[i]);
+		names[i][lens[i]] = 0;
+		f.symbol = names[i];
+		id = pf_writer_intern(w, &f);
+		MT_ASSERT(id >= 0);
+		MT_ASSERT_EQ(pf_begin(w, th, 10 + (uint64_t)i, id, 0), 0);
+	}
+	close_ok(w, 0, NULL);
+	pft_read_clean(pft_path("long.pftrace"), &t);
+	MT_ASSERT_EQ(t.nevents, 10);
+	for (int i = 0; i < 5; i++) {
+		MT_ASSERT_STREQ(t.events[i].name, names[i]);
+		MT_ASSERT_EQ(strlen(t.events[i].src_function), lens[i] + strlen(" (/usr/bin/app 0x0)"));
+		free(names[i]);
+	}
+	pfr_free(&t);
+}
+
 static void write_sample(const char *name, const struct pf_options *o)
 {
 	struct pf_writer *w;
@@ -657,4 +694,82 @@ MT_TEST(size_warning)
 	MT_ASSERT(strstr(msg, "--window=5ms"));
 	MT_ASSERT(strstr(msg, "trace_processor --httpd"));
 	free(msg);
+}
+
+MT_TEST(write_error_is_reported)
+{
+	struct pf_writer *w;
+	int th;
+
+	if (access("/dev/full", W_OK))
+		mt_skip("no /dev/full");
+	MT_ASSERT_EQ(pf_writer_open(&w, "/dev/full", NULL), 0);
+	MT_ASSERT_EQ(pf_writer_add_process(w, 1, "p", NULL, 0), 0);
+	th = pf_writer_add_thread(w, 1, 1, "t");
+	MT_ASSERT(th >= 0);
+	MT_ASSERT_EQ(pf_begin(w, th, 1, fn(w, "f"), 0), 0);
+	MT_ASSERT_EQ(pf_writer_close(w, 0, NULL), -PF_EIO);
+	MT_ASSERT(strstr(pf_last_error(), "/dev/full"));
+	MT_ASSERT(strstr(pf_last_error(), "No space left"));
+}
+
+/*
+ * Random call sequences, valid and invalid, on several threads with a small
+ * depth cap: whatever the writer accepts, the file must import cleanly and
+ * hold exactly the events it counted.
+ */
+MT_TEST(random_calls_keep_the_file_valid)
+{
+	struct pf_options o;
+	struct pf_writer *w;
+	struct pf_stats st;
+	struct pfr_trace t;
+	uint64_t seed = 0x243f6a8885a308d3ull, ts = 100;
+	int th[3];
+	int32_t f[5];
+	char name[16];
+
+	pf_options_init(&o);
+	o.max_depth = 6;
+	MT_ASSERT_EQ(pf_writer_open(&w, pft_path("rand.pftrace"), &o), 0);
+	MT_ASSERT_EQ(pf_writer_add_process(w, 1, "p", NULL, 0), 0);
+	for (int i = 0; i < 3; i++) {
+		th[i] = pf_writer_add_thread(w, 1, 10 + i, "t");
+		MT_ASSERT(th[i] >= 0);
+	}
+	for (int i = 0; i < 5; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		f[i] = fn(w, name);
+	}
+	for (int i = 0; i < 20000; i++) {
+		int k, rc, which;
+
+		seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+		k = (int)(seed % 3);
+		which = (int)(seed >> 8) % 100;
+		/* Mostly forward in time, sometimes back (must be refused). */
+		ts = (seed >> 20) % 50 == 0 ? ts - 3 : ts + (seed >> 30) % 4;
+		if (which < 45)
+			rc = pf_begin(w, th[k], ts, f[(seed >> 40) % 5],
+				      (seed >> 45) % 7 == 0 ? PF_BEGIN_INFERRED : 0);
+		else if (which < 90)
+			rc = pf_end(w, th[k], ts);
+		else if (which < 95)
+			rc = pf_instant(w, th[k], ts, "i");
+		else
+			rc = pf_gap(w, th[k], ts, "lost");
+		MT_ASSERT_MSG(rc == 0 || rc == -PF_EORDER || rc == -PF_ENOFRAME ||
+			      rc == -PF_EINFERRED, "call %d: %d (%s)", i, rc, pf_writer_error(w));
+		if (rc == -PF_EORDER)
+			ts += 3;
+	}
+	MT_ASSERT_EQ(pf_writer_close(w, 0, &st), 0);
+	pft_read_clean(pft_path("rand.pftrace"), &t);
+	MT_ASSERT_EQ(t.nevents, st.events);
+	for (int i = 0; i < 3; i++) {
+		MT_ASSERT(pfr_thread_track(&t, 10 + i)->max_depth <= 6);
+		MT_ASSERT_EQ(pfr_thread_track(&t, 10 + i)->open, 0);
+	}
+	MT_ASSERT(st.hidden > 0 && st.truncated > 0);
+	pfr_free(&t);
 }

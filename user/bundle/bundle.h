@@ -12,8 +12,8 @@
  *   5. Tools
  *
  * 1. Conventions
- * - Handles are opaque. Every function taking a handle rejects NULL with
- *   -EINVAL; every free/close function accepts NULL.
+ * - Handles are opaque. Functions taking a handle reject NULL with -EINVAL
+ *   (counts are then 0); every free/close function accepts NULL.
  * - Functions return 0 (or a count) on success and a negative errno on
  *   failure. The handle then keeps a message naming what failed (for the
  *   reader: the section index and type and the file offset), read with
@@ -26,6 +26,9 @@
  *   -ENOENT section absent; -ENOMEM; other errnos from the system calls.
  * - Records carrying strings point into memory owned by the reader, valid
  *   until mt_bundle_close(). Text strings are NUL-terminated.
+ * - A reader may be shared by threads (e.g. one decoder per CPU): payloads
+ *   are decompressed under a lock. The last error message is per reader.
+ *   A writer belongs to one thread.
  */
 #ifndef MTRACE_BUNDLE_H
 #define MTRACE_BUNDLE_H
@@ -100,7 +103,7 @@ struct mt_bundle_writer;
 
 struct mt_bundle_writer_opts {
 	uint32_t size;                  /* sizeof(struct mt_bundle_writer_opts) */
-	int zstd_level;                 /* 0: default (3); negative: fast modes */
+	int zstd_level;                 /* 0: default (1); negative: faster modes */
 	int no_compression;             /* store every payload uncompressed */
 };
 
@@ -109,7 +112,7 @@ int mt_bundle_writer_create(struct mt_bundle_writer **out, const char *path,
 			    const struct mt_bundle_writer_opts *opts, char *err, size_t errlen);
 /* Writes END, flushes and closes. The handle must still be freed. */
 int mt_bundle_writer_finish(struct mt_bundle_writer *w);
-/* Closes without END if unfinished (the file is then rejected by readers). */
+/* If unfinished, writes the complete sections but no END: readers reject it as truncated. */
 void mt_bundle_writer_free(struct mt_bundle_writer *w);
 const char *mt_bundle_writer_errmsg(const struct mt_bundle_writer *w);
 
@@ -161,7 +164,8 @@ int mt_bundle_write_section(struct mt_bundle_writer *w, uint32_t type, const voi
  * header and descriptor, every payload checksum and the END section, and
  * decodes the small sections. Large payloads (PT bytes, files, kernel text)
  * are returned as pointers into the mapping when stored uncompressed and
- * decompressed once, on first access, otherwise.
+ * decompressed once, on first access, otherwise. As with any mapped file,
+ * the bundle must not be truncated by someone else while it is open.
  */
 struct mt_bundle_reader;
 
@@ -197,6 +201,12 @@ int mt_bundle_get_trigger(const struct mt_bundle_reader *r, struct mt_bundle_tri
 size_t mt_bundle_pt_count(const struct mt_bundle_reader *r);
 int mt_bundle_pt_desc(const struct mt_bundle_reader *r, size_t i, struct mt_bundle_pt_desc *pt);
 int mt_bundle_pt_data(struct mt_bundle_reader *r, size_t i, const uint8_t **data, size_t *len);
+/*
+ * Frees CPU i's decompressed PT (a no-op for uncompressed PT, which is never
+ * copied): for decoding CPU after CPU in bounded memory. Pointers from
+ * mt_bundle_pt_data(r, i) become invalid; a later call decompresses again.
+ */
+int mt_bundle_pt_release(struct mt_bundle_reader *r, size_t i);
 
 /* Tables: all sections of one type, concatenated in file order. */
 size_t mt_bundle_switches(const struct mt_bundle_reader *r,
@@ -210,7 +220,11 @@ int mt_bundle_clock(const struct mt_bundle_reader *r, struct mt_bundle_clock_des
 
 size_t mt_bundle_file_count(const struct mt_bundle_reader *r);
 int mt_bundle_file_info(const struct mt_bundle_reader *r, size_t i, struct mt_bundle_file *f);
-/* Index of the file with this build-id (if given) or else this path; -ENOENT. */
+/*
+ * Index of the embedded file with this build-id, else of one with this path
+ * whose build-id does not differ (either side may lack one); -ENOENT.
+ * build_id may be NULL (build_id_len 0), path may be NULL.
+ */
 int mt_bundle_file_find(const struct mt_bundle_reader *r, const uint8_t *build_id,
 			size_t build_id_len, const char *path);
 int mt_bundle_file_data(struct mt_bundle_reader *r, size_t i, const uint8_t **data,

@@ -21,9 +21,12 @@ static void print_sections(const struct mt_bundle_reader *r, FILE *out)
 
 		if (mt_bundle_section_info(r, i, &si))
 			continue;
-		fprintf(out, "%5zu  %-10s %12" PRIu64 " %-5s %12" PRIu64 " %12" PRIu64 "%s\n", i,
+		fprintf(out, "%5zu  %-10s %12" PRIu64 " %-5s %12" PRIu64 " %12" PRIu64, i,
 			mt_bundle_section_name(si.type), si.offset, comp_name(si.compression),
-			si.stored_size, si.raw_size, si.known ? "" : "  (skipped: unknown type)");
+			si.stored_size, si.raw_size);
+		if (!si.known)
+			fprintf(out, "  (type %u, skipped)", si.type);
+		fputc('\n', out);
 	}
 }
 
@@ -56,9 +59,11 @@ static void print_summary(struct mt_bundle_reader *r, FILE *out)
 		fprintf(out, "trigger: \"%s\" cpu %u pid %u tid %u ip %#" PRIx64 " tsc %" PRIu64
 			" skid %" PRIu64 " ns\n", trig.spec, trig.d.cpu, trig.d.pid, trig.d.tid,
 			trig.d.ip, trig.d.tsc, trig.d.skid_ns);
-	fprintf(out, "records: %zu switches, %zu maps, %zu threads, %zu modules, %zu files, %zu kernel text ranges\n",
+	fprintf(out, "records: %zu switches, %zu maps, %zu threads, %zu modules, ",
 		mt_bundle_switches(r, NULL), mt_bundle_maps(r, NULL), mt_bundle_threads(r, NULL),
-		mt_bundle_modules(r, NULL), mt_bundle_file_count(r), mt_bundle_ktext_count(r));
+		mt_bundle_modules(r, NULL));
+	fprintf(out, "%zu files, %zu kernel text ranges\n", mt_bundle_file_count(r),
+		mt_bundle_ktext_count(r));
 }
 
 int mt_bundle_print_info(const char *path, FILE *out)

@@ -44,14 +44,30 @@ int rd_err(struct mt_bundle_reader *r, const struct rd_section *s, int code,
 	return code;
 }
 
+/* Capacities are powers of two, so growing one item at a time stays linear. */
+static size_t rd_capacity(size_t n)
+{
+	size_t c = 1;
+
+	while (c < n && c <= SIZE_MAX / 2)
+		c *= 2;
+	return c;
+}
+
 int rd_grow(void *arrp, size_t have, size_t more, size_t elem)
 {
+	size_t cap;
 	void *p;
 
 	if (more > SIZE_MAX / elem - have)
 		return -ENOMEM;
+	cap = rd_capacity(have + more);
 	memcpy(&p, arrp, sizeof(p));
-	p = realloc(p, have + more ? (have + more) * elem : 1);
+	if (p && cap == rd_capacity(have))
+		return 0;
+	if (cap > SIZE_MAX / elem)
+		return -ENOMEM;
+	p = realloc(p, cap * elem);
 	if (!p)
 		return -ENOMEM;
 	memcpy(arrp, &p, sizeof(p));
@@ -109,7 +125,7 @@ static int rd_check_sizes(struct mt_bundle_reader *r, struct rd_section *s)
 			      (unsigned long long)h->raw_size, RD_MAX_RAW);
 	if (h->stored_size < RD_MAX_RAW && h->raw_size > h->stored_size * RD_MAX_RATIO + 4096)
 		return rd_err(r, s, -EFBIG,
-			      "declared payload of %llu bytes from %llu stored exceeds %llux expansion",
+			      "declared payload of %llu bytes from %llu stored exceeds zstd's %llux expansion",
 			      (unsigned long long)h->raw_size, (unsigned long long)h->stored_size,
 			      RD_MAX_RATIO);
 	return 0;
@@ -221,6 +237,7 @@ static int rd_new(struct mt_bundle_reader **out)
 	if (!r)
 		return -ENOMEM;
 	r->cpu_sec = r->cfg_sec = r->trig_sec = r->kallsyms_sec = r->clock_sec = RD_NONE;
+	pthread_mutex_init(&r->lock, NULL);
 	*out = r;
 	return 0;
 }
@@ -296,7 +313,8 @@ int mt_bundle_open(struct mt_bundle_reader **out, const char *path, char *err, s
 		copy_err(err, errlen, path, "empty file, not an mtrace bundle");
 		return -ENODATA;
 	}
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	/* Every byte is read for its checksum: fault the mapping in up front, in bulk. */
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
 	rc = -errno;
 	close(fd);
 	if (map == MAP_FAILED) {
@@ -336,6 +354,7 @@ void mt_bundle_close(struct mt_bundle_reader *r)
 	free(r->anchors);
 	if (r->mapped)
 		munmap((void *)r->base, r->size);
+	pthread_mutex_destroy(&r->lock);
 	free(r);
 }
 

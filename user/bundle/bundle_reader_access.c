@@ -85,6 +85,14 @@ int mt_bundle_pt_data(struct mt_bundle_reader *r, size_t i, const uint8_t **data
 	return rd_payload(r, &r->secs[r->pts[i].sec], data, len);
 }
 
+int mt_bundle_pt_release(struct mt_bundle_reader *r, size_t i)
+{
+	if (!r || i >= r->npts)
+		return -EINVAL;
+	rd_payload_release(r, &r->secs[r->pts[i].sec]);
+	return 0;
+}
+
 size_t mt_bundle_switches(const struct mt_bundle_reader *r,
 			  const struct mt_bundle_switch_entry **sw)
 {
@@ -146,12 +154,17 @@ int mt_bundle_file_find(const struct mt_bundle_reader *r, const uint8_t *build_i
 {
 	if (!r || (!build_id_len && !path) || (build_id_len && !build_id))
 		return -EINVAL;
-	for (size_t i = 0; i < r->nfiles; i++) {
+	for (size_t i = 0; build_id_len && i < r->nfiles; i++) {
 		const struct mt_bundle_file *f = &r->files[i].f;
 
-		if (build_id_len ? f->build_id_len == build_id_len &&
-				   !memcmp(f->build_id, build_id, build_id_len) :
-				   !strcmp(f->path, path))
+		if (f->build_id_len == build_id_len && !memcmp(f->build_id, build_id, build_id_len))
+			return (int)i;
+	}
+	/* By path only where no build-ids contradict: a rebuilt file is another file. */
+	for (size_t i = 0; path && i < r->nfiles; i++) {
+		const struct mt_bundle_file *f = &r->files[i].f;
+
+		if ((!build_id_len || !f->build_id_len) && !strcmp(f->path, path))
 			return (int)i;
 	}
 	return -ENOENT;

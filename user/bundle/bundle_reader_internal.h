@@ -9,15 +9,21 @@
 
 #include "bundle/bundle.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 
 /*
- * Limits on what a bundle may make the reader allocate. A payload may expand
- * at most RD_MAX_RATIO times its stored size (real PT, code and sideband
- * compress by far less), and no section beyond RD_MAX_RAW.
+ * Limits on what a bundle may make the reader allocate. No section beyond
+ * RD_MAX_RAW. A zstd payload cannot expand more than RD_MAX_RATIO times:
+ * zstd's best case is an RLE block, 4 bytes for 128 KiB. Up to RD_FAST_RATIO
+ * (real PT, code and sideband compress far less) the declared size is
+ * allocated at once; beyond it the buffer grows only with real output and
+ * the decoder window is limited to 2^RD_WINDOW_LOG bytes.
  */
-#define RD_MAX_RATIO 1024ULL
 #define RD_MAX_RAW (4ULL << 30)
+#define RD_MAX_RATIO 32768ULL
+#define RD_FAST_RATIO 64ULL
+#define RD_WINDOW_LOG MT_BUNDLE_ZSTD_WINDOW_LOG_MAX
 #define RD_MAX_DESC (64U * 1024)
 #define RD_MAX_ENTRY 4096U
 
@@ -55,6 +61,7 @@ struct mt_bundle_reader {
 	const uint8_t *base;
 	size_t size;
 	bool mapped;
+	pthread_mutex_t lock;           /* serialises lazy decompression */
 	uint16_t major, minor;
 	struct rd_section *secs;
 	size_t nsecs;
@@ -101,7 +108,10 @@ int rd_section_load(struct mt_bundle_reader *r, struct rd_section *s);
 int rd_payload(struct mt_bundle_reader *r, struct rd_section *s, const uint8_t **p,
 	       size_t *len);
 
-/* Grows *arr (of elem-sized items) to hold n more; -ENOMEM on failure. */
+/* Frees a decompressed payload (under the reader's lock). */
+void rd_payload_release(struct mt_bundle_reader *r, struct rd_section *s);
+
+/* Grows *arr (of elem-sized items, `have` in use) to hold `more` more; -ENOMEM on failure. */
 int rd_grow(void *arr, size_t have, size_t more, size_t elem);
 
 #endif

@@ -2,14 +2,89 @@
 /*
  * Payload access: uncompressed payloads are used in place (the file is
  * mapped, so PT bytes are never copied); zstd payloads are decompressed
- * once into a buffer of exactly the declared size, which rd_frame() has
- * already bounded, and kept until the reader is closed.
+ * once, on first use, and kept until released or the reader is closed.
  */
 #include "bundle/bundle_reader_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <zstd.h>
+
+#define HUGE_PAGE (2u << 20)
+
+/*
+ * Payload buffers are written once, front to back. For large ones, ask for
+ * transparent huge pages: first-touch page faults otherwise dominate the
+ * cost of decompression (several times slower than zstd itself in VMs).
+ */
+static uint8_t *alloc_raw(uint64_t size)
+{
+	uint8_t *p;
+
+	if (size < HUGE_PAGE)
+		return malloc(size ? size : 1);
+	p = aligned_alloc(HUGE_PAGE, (size + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE);
+	if (p)
+		madvise(p, size, MADV_HUGEPAGE); /* a hint: failure costs only speed */
+	return p;
+}
+
+/*
+ * Streaming into a buffer that grows only as output really arrives, for
+ * payloads beyond RD_FAST_RATIO (long runs of one byte, such as zero
+ * padding): a forged raw_size then costs no more memory than the data the
+ * frame really holds, plus a window of at most 2^RD_WINDOW_LOG bytes.
+ */
+static int unzstd_growing(struct mt_bundle_reader *r, struct rd_section *s, uint8_t **out)
+{
+	const struct mt_bundle_shdr *h = &s->h;
+	ZSTD_inBuffer in = { s->stored, h->stored_size, 0 };
+	ZSTD_DCtx *dctx = ZSTD_createDCtx();
+	uint64_t cap = h->stored_size * RD_FAST_RATIO;
+	uint8_t *buf = NULL;
+	size_t pos = 0, left = 1;
+
+	if (!dctx)
+		return rd_err(r, s, -ENOMEM, "out of memory");
+	ZSTD_DCtx_setParameter(dctx, ZSTD_d_windowLogMax, RD_WINDOW_LOG);
+	while (left) {
+		ZSTD_outBuffer o;
+
+		if (pos == cap || !buf) {
+			uint8_t *bigger;
+
+			cap = buf ? cap * 2 : cap;
+			if (cap > h->raw_size)
+				cap = h->raw_size;
+			bigger = realloc(buf, cap ? cap : 1);
+			if (!bigger) {
+				free(buf);
+				ZSTD_freeDCtx(dctx);
+				return rd_err(r, s, -ENOMEM, "out of memory for %llu bytes",
+					      (unsigned long long)cap);
+			}
+			buf = bigger;
+		}
+		o = (ZSTD_outBuffer){ buf, cap, pos };
+		left = ZSTD_decompressStream(dctx, &o, &in);
+		pos = o.pos;
+		/* Stop on errors, on more output than declared, and when input runs dry. */
+		if (ZSTD_isError(left) || (pos == h->raw_size && left) ||
+		    (in.pos == in.size && o.pos < o.size && left))
+			break;
+	}
+	ZSTD_freeDCtx(dctx);
+	if (ZSTD_isError(left) || left || in.pos != in.size || pos != h->raw_size) {
+		free(buf);
+		if (ZSTD_isError(left))
+			return rd_err(r, s, -EBADMSG, "zstd: %s", ZSTD_getErrorName(left));
+		return rd_err(r, s, -EBADMSG, "zstd payload holds %s%zu bytes, section declares %llu",
+			      left ? "more than " : "", pos, (unsigned long long)h->raw_size);
+	}
+	*out = buf;
+	return 0;
+}
 
 static int decompress(struct mt_bundle_reader *r, struct rd_section *s)
 {
@@ -24,13 +99,16 @@ static int decompress(struct mt_bundle_reader *r, struct rd_section *s)
 	if (fsize != ZSTD_CONTENTSIZE_UNKNOWN && fsize != h->raw_size)
 		return rd_err(r, s, -EBADMSG, "zstd frame holds %llu bytes, section declares %llu",
 			      fsize, (unsigned long long)h->raw_size);
-	raw = malloc(h->raw_size ? h->raw_size : 1);
-	dctx = ZSTD_createDCtx();
-	if (!raw || !dctx) {
-		free(raw);
-		ZSTD_freeDCtx(dctx);
+	if (h->raw_size > h->stored_size * RD_FAST_RATIO + 4096)
+		return unzstd_growing(r, s, &s->raw);
+	raw = alloc_raw(h->raw_size);
+	if (!raw)
 		return rd_err(r, s, -ENOMEM, "out of memory for %llu bytes",
 			      (unsigned long long)h->raw_size);
+	dctx = ZSTD_createDCtx();
+	if (!dctx) {
+		free(raw);
+		return rd_err(r, s, -ENOMEM, "out of memory");
 	}
 	/* One-shot decoding writes straight into raw and cannot exceed its size. */
 	n = ZSTD_decompressDCtx(dctx, raw, h->raw_size, s->stored, h->stored_size);
@@ -56,7 +134,10 @@ int rd_payload(struct mt_bundle_reader *r, struct rd_section *s, const uint8_t *
 		*p = s->stored;
 		break;
 	case MT_BUNDLE_COMP_ZSTD:
-		if (!s->raw && (err = decompress(r, s)))
+		pthread_mutex_lock(&r->lock);
+		err = s->raw ? 0 : decompress(r, s);
+		pthread_mutex_unlock(&r->lock);
+		if (err)
 			return err;
 		*p = s->raw;
 		break;
@@ -65,4 +146,12 @@ int rd_payload(struct mt_bundle_reader *r, struct rd_section *s, const uint8_t *
 	}
 	*len = s->h.raw_size;
 	return 0;
+}
+
+void rd_payload_release(struct mt_bundle_reader *r, struct rd_section *s)
+{
+	pthread_mutex_lock(&r->lock);
+	free(s->raw);
+	s->raw = NULL;
+	pthread_mutex_unlock(&r->lock);
 }

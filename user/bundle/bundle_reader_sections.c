@@ -196,13 +196,14 @@ static void tbl_entry(const struct tbl *t, uint64_t i, void *out, size_t size)
 static int tbl_str(const struct tbl *t, uint64_t i, const char *what, struct mt_bundle_str ref,
 		   bool text, const char **out)
 {
-	const uint8_t *p = t->pool + ref.off;
+	const uint8_t *p;
 
-	if ((uint64_t)ref.off + ref.len >= t->pool_len || p[ref.len])
+	if ((uint64_t)ref.off + ref.len >= t->pool_len || t->pool[ref.off + ref.len])
 		return rd_err(t->r, t->s, -EBADMSG,
-			      "entry %llu: %s (pool offset %u, %u bytes) is outside the %llu-byte pool or not terminated",
+			      "entry %llu: %s (pool offset %u, %u bytes) is outside the %llu-byte pool %s",
 			      (unsigned long long)i, what, ref.off, ref.len,
-			      (unsigned long long)t->pool_len);
+			      (unsigned long long)t->pool_len, "or not terminated");
+	p = t->pool + ref.off;
 	if (text && memchr(p, 0, ref.len))
 		return rd_err(t->r, t->s, -EBADMSG, "entry %llu: %s contains a NUL byte",
 			      (unsigned long long)i, what);

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -142,12 +143,15 @@ int mt_bundle_write_file(struct mt_bundle_writer *w, const struct mt_bundle_file
 	return wr_section_end(w);
 }
 
-static int embed_copy(struct mt_bundle_writer *w, int fd, const char *src, uint64_t size)
+/* Copies the source into the open section; *src_failed tells source errors from bundle errors. */
+static int embed_copy(struct mt_bundle_writer *w, int fd, const char *src, uint64_t size,
+		      bool *src_failed)
 {
 	uint8_t *buf = malloc(EMBED_CHUNK);
 	uint64_t done = 0;
 	int err = 0;
 
+	*src_failed = false;
 	if (!buf)
 		return wr_error(w, -ENOMEM, "out of memory");
 	while (done < size && !err) {
@@ -156,13 +160,14 @@ static int embed_copy(struct mt_bundle_writer *w, int fd, const char *src, uint6
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0)
-			err = wr_error(w, -errno, "%s: read: %s", src, strerror(errno));
-		else if (n == 0)
-			err = wr_error(w, -EIO, "%s: file shrank while being embedded", src);
-		else
-			err = wr_section_append(w, buf, (size_t)n);
-		done += n > 0 ? (uint64_t)n : 0;
+		if (n <= 0) {
+			*src_failed = true;
+			err = n < 0 ? wr_error(w, -errno, "%s: read: %s", src, strerror(errno)) :
+				      wr_error(w, -EIO, "%s: file shrank while being embedded", src);
+			break;
+		}
+		err = wr_section_append(w, buf, (size_t)n);
+		done += (uint64_t)n;
 	}
 	free(buf);
 	return err;
@@ -191,9 +196,17 @@ int mt_bundle_embed_file(struct mt_bundle_writer *w, const struct mt_bundle_file
 	if (!fi.mtime_ns)
 		fi.mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ULL +
 			      (uint64_t)st.st_mtim.tv_nsec;
-	if (!(err = file_begin(w, &fi, (uint64_t)st.st_size)) &&
-	    !(err = embed_copy(w, fd, src_path, (uint64_t)st.st_size)))
-		err = wr_section_end(w);
+	err = file_begin(w, &fi, (uint64_t)st.st_size);
+	if (!err) {
+		bool src_failed;
+
+		err = embed_copy(w, fd, src_path, (uint64_t)st.st_size, &src_failed);
+		/* A source that fails to read costs its section, not the bundle. */
+		if (err && src_failed && wr_section_abort(w))
+			err = -EIO;
+		else if (!err)
+			err = wr_section_end(w);
+	}
 	close(fd);
 	return err;
 }

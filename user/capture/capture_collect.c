@@ -13,6 +13,7 @@
 #include <x86intrin.h>
 
 #include "capture/capture_procfs.h"
+#include "kcore/kcore_capture.h"
 
 static int col_fail(char *err, size_t errlen, int ret, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -131,6 +132,32 @@ static int add_switches(struct sw_vec *sv, const struct mtrace_sb_record *r, siz
 		e->flags = (r[i].flags & MTRACE_SB_PREEMPT) ? MT_BUNDLE_SWITCH_PREEMPTED : 0;
 	}
 	return 0;
+}
+
+/*
+ * The trigger as it happened. For a fallback freeze the module saw only
+ * the ioctl; the BPF record has the hit's CPU, thread and IP, and its
+ * CLOCK_MONOTONIC time becomes a TSC through the arm anchor, so that the
+ * skid covers the whole trip through user space.
+ */
+static void true_trigger(const struct mt_collect_in *in, struct mtrace_status *st)
+{
+	struct mtrace_trigger *tr = &st->trigger;
+	const struct mt_trig_event *ev = in->event;
+	uint32_t khz = in->dev->caps.tsc_khz;
+
+	if (tr->path == MTRACE_PATH_FALLBACK && ev && ev->spec == tr->cookie) {
+		tr->cpu = ev->cpu;
+		tr->pid = ev->pid;
+		tr->tid = ev->tid;
+		tr->ip = ev->ip;
+		if (khz && ev->time_ns >= st->arm_ns)
+			tr->tsc = st->arm_tsc + (ev->time_ns - st->arm_ns) * khz / 1000000;
+	} else if (tr->path == MTRACE_PATH_EXIT && in->pid) {
+		tr->pid = (uint32_t)in->pid;
+		tr->tid = (uint32_t)(in->exit_tid ? in->exit_tid : in->pid);
+		tr->ip = 0;
+	}
 }
 
 /* Per CPU: ring bytes oldest first and its sideband. */
@@ -299,7 +326,9 @@ static int write_processes(const struct mt_collect_in *in, const struct sw_vec *
 
 	for (size_t i = 0; i < np && in->maps_readable; i++) {
 		/* A process may be gone by now (system-wide): skip it, keep the rest. */
-		if (mt_maps_collect(&maps, pids[i], tsc) == -ENOMEM ||
+		pid_t via = pids[i] == in->pid ? in->exit_tid : 0;
+
+		if (mt_maps_collect(&maps, pids[i], via, tsc) == -ENOMEM ||
 		    mt_threads_collect(&threads, pids[i], tsc) == -ENOMEM) {
 			e = col_fail(err, errlen, -ENOMEM, "out of memory reading /proc");
 			goto out;
@@ -381,6 +410,7 @@ int mt_capture_collect(const struct mt_collect_in *in, const char *path,
 	if (st.state != MTRACE_STATE_FROZEN)
 		return col_fail(err, errlen, -EPROTO, "the module is not frozen (state %u)", st.state);
 	out->path = st.trigger.path;
+	true_trigger(in, &st);
 	if ((e = mt_bundle_writer_create(&w, path, NULL, werr, sizeof(werr))))
 		return col_fail(err, errlen, e, "cannot write %s: %s", path, werr);
 	fill_cpu(&in->dev->caps, &cpu);
@@ -398,6 +428,15 @@ int mt_capture_collect(const struct mt_collect_in *in, const char *path,
 	}
 	if ((e = write_processes(in, &sv, w, out, err, errlen)))
 		goto out;
+	if (in->opts->kernel) {
+		struct mt_kcore_capture_stats ks = { 0 };
+
+		/* The user-space part stays decodable without it: warn, keep the bundle. */
+		if (mt_kcore_capture(w, NULL, &ks, out->warning, sizeof(out->warning)))
+			out->ktext_bytes = 0;
+		else
+			out->ktext_bytes = ks.bytes;
+	}
 	if ((e = mt_bundle_writer_finish(w)))
 		e = col_fail(err, errlen, e, "%s: %s", path, mt_bundle_writer_errmsg(w));
 out:

@@ -2,8 +2,8 @@
 /*
  * Collection: turns one frozen snapshot of the module into a bundle file
  * (CPU identity, PT configuration, per-CPU rings oldest first, trigger
- * record, sideband, maps with build-ids, threads, clock anchors, and the
- * mapped executables with --embed).
+ * record, sideband, maps with build-ids, threads, clock anchors, the
+ * mapped executables with --embed, kernel code and symbols with --kernel).
  */
 #ifndef MTRACE_CAPTURE_COLLECT_H
 #define MTRACE_CAPTURE_COLLECT_H
@@ -27,6 +27,12 @@ struct mt_collect_in {
 	int maps_readable;              /* the target's /proc entry still describes it */
 	const struct mt_trigger_spec *specs; /* the --trigger specs; the cookie indexes them */
 	size_t nspecs;
+	/*
+	 * The module records the caller of the freeze ioctl; user-space paths
+	 * know better: the trigger record (fallback) or the exiting thread.
+	 */
+	const struct mt_trig_event *event; /* fallback: the BPF trigger record */
+	pid_t exit_tid;                 /* exit: the thread that ended the process */
 	struct mt_bundle_clock_entry arm_anchor; /* user-space anchor taken at arm */
 };
 
@@ -40,6 +46,8 @@ struct mt_collect_out {
 	int64_t skid_ns_max;            /* largest stop TSC - trigger TSC over CPUs, in ns */
 	int64_t skid_ns_trigger_cpu;    /* the same on the triggering CPU; -1 if it had no ring */
 	int clobbered;
+	uint64_t ktext_bytes;           /* --kernel: kernel code copied from /proc/kcore */
+	char warning[MT_CAPTURE_ERRLEN]; /* something the bundle lacks, or "" */
 };
 
 int mt_capture_collect(const struct mt_collect_in *in, const char *path,

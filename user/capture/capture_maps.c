@@ -80,7 +80,7 @@ static int file_build_id(struct id_cache *c, pid_t pid, const struct mt_maps_lin
 	return c->len;
 }
 
-int mt_maps_collect(struct mt_map_list *l, pid_t pid, uint64_t tsc)
+int mt_maps_collect(struct mt_map_list *l, pid_t pid, pid_t tid, uint64_t tsc)
 {
 	struct id_cache *cache = calloc(1, sizeof(*cache));
 	char fname[64], *line = NULL;
@@ -90,7 +90,10 @@ int mt_maps_collect(struct mt_map_list *l, pid_t pid, uint64_t tsc)
 
 	if (!cache)
 		return -ENOMEM;
-	snprintf(fname, sizeof(fname), "/proc/%d/maps", (int)pid);
+	if (tid)
+		snprintf(fname, sizeof(fname), "/proc/%d/task/%d/maps", (int)pid, (int)tid);
+	else
+		snprintf(fname, sizeof(fname), "/proc/%d/maps", (int)pid);
 	f = fopen(fname, "re");
 	if (!f) {
 		err = -errno;

@@ -53,8 +53,12 @@ struct mt_map_list {
 	struct mt_strpool pool;         /* paths and build-ids */
 };
 
-/* Appends the maps of pid, event MT_BUNDLE_MAP_PRESENT at tsc. */
-int mt_maps_collect(struct mt_map_list *l, pid_t pid, uint64_t tsc);
+/*
+ * Appends the maps of pid, event MT_BUNDLE_MAP_PRESENT at tsc, read through
+ * thread tid (0: the process itself). A process whose leader already left
+ * has its address space only in the threads still running.
+ */
+int mt_maps_collect(struct mt_map_list *l, pid_t pid, pid_t tid, uint64_t tsc);
 void mt_maps_free(struct mt_map_list *l);
 
 /* Threads: the process itself (comm + cmdline) and each of its tasks. */

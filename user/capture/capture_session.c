@@ -203,6 +203,8 @@ static void print_summary(const struct session *s, const char *file,
 	    c->maps, c->threads, c->clobbered ? ", CLOBBERED by another PT user" : "",
 	    paths[c->path < 6 ? c->path : 0], (long long)c->skid_ns_trigger_cpu,
 	    (long long)c->skid_ns_max);
+	if (c->warning[0])
+		msg(s, "warning: %s", c->warning);
 	if (c->sb_lost)
 		msg(s, "warning: %llu context-switch records were overwritten before the freeze",
 		    (unsigned long long)c->sb_lost);
@@ -281,6 +283,7 @@ static int run(struct session *s, struct mt_collect_in *in)
 		case WAKE_TRIGGER:
 			if (freeze_for_trigger(s))
 				return -1;
+			in->event = &s->ev;
 			break;
 		case WAKE_SIGNAL:
 			last = 1;
@@ -293,6 +296,7 @@ static int run(struct session *s, struct mt_collect_in *in)
 		case WAKE_GONE:
 			last = 1;
 			in->maps_readable = w == WAKE_EXITING;
+			in->exit_tid = s->target.exit_tid;
 			if (!in->maps_readable)
 				msg(s, "warning: process %d exited without a stop at exit (SIGKILL, or not ptrace-able): the snapshot has no memory maps",
 				    (int)s->target.pid);
@@ -310,6 +314,7 @@ static int run(struct session *s, struct mt_collect_in *in)
 		done++;
 		print_summary(s, file, &out);
 		in->maps_readable = 1;
+		in->event = NULL;
 		if (s->have_target && s->target.exit_tid)
 			mt_target_let_exit(&s->target);
 		if (last || s->target.gone)
@@ -336,6 +341,7 @@ static void finish(struct session *s)
 		return;
 	if (s->target.release_fd >= 0) {
 		mt_target_abort(&s->target); /* set-up failed: the command never runs */
+		mt_target_free(&s->target);
 		return;
 	}
 	if (s->target.traced)
@@ -354,8 +360,7 @@ static void finish(struct session *s)
 			msg(s, "process %d was killed by signal %d (%s)", (int)s->target.pid,
 			    WTERMSIG(st), strsignal(WTERMSIG(st)));
 	}
-	if (s->target.pidfd >= 0)
-		close(s->target.pidfd);
+	mt_target_free(&s->target);
 }
 
 /* Everything that needs no device: bad options are usage errors (exit 2). */

@@ -19,6 +19,8 @@
 
 #define SEIZE_OPTS (PTRACE_O_TRACEEXIT | PTRACE_O_TRACECLONE)
 #define SIGKILL_BIT (1ULL << (SIGKILL - 1))
+#define DETACH_WAIT_MS 1000
+#define PF_EXITING 0x00000004U /* task flag (include/linux/sched.h), in /proc/TID/stat */
 
 static int tgt_fail(char *err, size_t errlen, int ret, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -67,6 +69,24 @@ static int seize(pid_t tid)
 	return ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)SEIZE_OPTS) == 0 ? 0 : -errno;
 }
 
+/* TracerPid of a thread, or -1. */
+static pid_t tracer_of(pid_t pid, pid_t tid)
+{
+	char path[64], line[256];
+	int tracer = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "TracerPid: %d", &tracer) == 1)
+			break;
+	fclose(f);
+	return tracer;
+}
+
 /* Seizes every thread; threads created meanwhile by a seized thread are seized by the kernel. */
 static int seize_all(pid_t pid)
 {
@@ -90,8 +110,8 @@ static int seize_all(pid_t pid)
 			e = seize((pid_t)tid);
 			if (e == 0) {
 				added = 1;
-			} else if (e == -ESRCH || (e == -EPERM && tid != pid)) {
-				/* Gone, or already ours: seized by the kernel when it was created. */
+			} else if (e == -ESRCH || (e == -EPERM && tracer_of(pid, (pid_t)tid) == getpid())) {
+				/* Gone, or already ours (an earlier pass, or seized at its creation). */
 				continue;
 			} else {
 				closedir(d);
@@ -236,10 +256,72 @@ int mt_target_release(struct mt_target *t, char *err, size_t errlen)
 	return 0;
 }
 
-/* Whether the thread stopped in its exit ends the whole process. */
-static int process_ending(pid_t pid, pid_t exiting)
+static int seen_exiting(const struct mt_target *t, pid_t tid)
 {
-	char path[64], buf[256];
+	for (size_t i = 0; i < t->nexiting; i++)
+		if (t->exiting[i] == tid)
+			return 1;
+	return 0;
+}
+
+static void note_exiting(struct mt_target *t, pid_t tid)
+{
+	if (t->nexiting == t->capexiting) {
+		size_t cap = t->capexiting ? 2 * t->capexiting : 16;
+		pid_t *p = realloc(t->exiting, cap * sizeof(*p));
+
+		if (!p)
+			return; /* only makes the exit test more conservative */
+		t->exiting = p;
+		t->capexiting = cap;
+	}
+	t->exiting[t->nexiting++] = tid;
+}
+
+/* A thread that will still run user code: not exiting, not dying, not dead. */
+static int thread_lives_on(pid_t pid, long tid)
+{
+	char path[64], buf[512], state = 'X', *p;
+	unsigned long long pending = 0;
+	unsigned int flags = 0;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%ld/stat", (int)pid, tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* Fields after the comm, which may itself hold spaces and parentheses. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %u", &state, &flags) != 2)
+		return 0;
+	if (state == 'Z' || state == 'X' || (flags & PF_EXITING))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/task/%ld/status", (int)pid, tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(buf, sizeof(buf), f))
+		if (sscanf(buf, "SigPnd: %llx", &pending) == 1)
+			break;
+	fclose(f);
+	return !(pending & SIGKILL_BIT);
+}
+
+/*
+ * Whether the thread stopped in its exit ends the whole process:
+ * exit_group() and fatal signals queue SIGKILL to every other thread, which
+ * then reach their own exit stop (PF_EXITING comes only after it), so any
+ * other thread with none of these lives on and only `exiting` is leaving
+ * (pthread_exit).
+ */
+static int process_ending(const struct mt_target *t, pid_t exiting)
+{
+	pid_t pid = t->pid;
+	char path[64];
 	struct dirent *de;
 	DIR *d;
 	int live = 0;
@@ -248,30 +330,11 @@ static int process_ending(pid_t pid, pid_t exiting)
 	d = opendir(path);
 	if (!d)
 		return 1;
-	/*
-	 * exit_group() and fatal signals queue SIGKILL to every other thread,
-	 * so a thread without a pending SIGKILL that is not dead yet means
-	 * only `exiting` is leaving.
-	 */
 	while (!live && (de = readdir(d))) {
 		long tid = strtol(de->d_name, NULL, 10);
-		unsigned long long pending = 0;
-		char state = 'X';
-		FILE *f;
 
-		if (tid <= 0 || tid == exiting)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%ld/status", (int)pid, tid);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		while (fgets(buf, sizeof(buf), f)) {
-			sscanf(buf, "State: %c", &state);
-			sscanf(buf, "SigPnd: %llx", &pending);
-		}
-		fclose(f);
-		if (state != 'Z' && state != 'X' && !(pending & SIGKILL_BIT))
-			live = 1;
+		if (tid > 0 && tid != exiting && !seen_exiting(t, (pid_t)tid))
+			live = thread_lives_on(pid, tid);
 	}
 	closedir(d);
 	return !live;
@@ -283,7 +346,8 @@ static void handle_stop(struct mt_target *t, pid_t tid, int status, enum mt_targ
 
 	switch (event) {
 	case PTRACE_EVENT_EXIT:
-		if (!t->exit_tid && process_ending(t->pid, tid)) {
+		note_exiting(t, tid);
+		if (!t->exit_tid && process_ending(t, tid)) {
 			t->exit_tid = tid;
 			*ev = MT_TARGET_EXITING;
 			return;
@@ -340,19 +404,32 @@ void mt_target_let_exit(struct mt_target *t)
 	t->exit_tid = 0;
 }
 
-/* Detaches one thread from whatever stop it is in, passing on a pending signal. */
+/*
+ * Detaches one thread from whatever stop it is in, passing on a pending
+ * signal. A thread that is exiting may never stop again (and a blocking
+ * wait could then deadlock on a zombie leader), so the wait is bounded:
+ * such a thread is detached by the kernel as it dies.
+ */
 static int detach_one(pid_t tid)
 {
 	int status, sig = 0;
 
 	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL))
 		return 0; /* not (or no longer) ours */
-	if (waitpid(tid, &status, __WALL) != tid || !WIFSTOPPED(status))
-		return 1;
-	if ((status >> 16) == 0)
-		sig = WSTOPSIG(status);
-	ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig);
-	return 1;
+	for (int ms = 0; ms < DETACH_WAIT_MS; ms++) {
+		pid_t r = waitpid(tid, &status, __WALL | WNOHANG);
+
+		if (r < 0 || (r == tid && !WIFSTOPPED(status)))
+			return 1;
+		if (r == tid) {
+			if ((status >> 16) == 0)
+				sig = WSTOPSIG(status);
+			ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig);
+			return 1;
+		}
+		usleep(1000);
+	}
+	return 0;
 }
 
 void mt_target_detach(struct mt_target *t)
@@ -398,6 +475,16 @@ int mt_target_wait_exit(struct mt_target *t)
 		t->status = status;
 	}
 	return t->status;
+}
+
+void mt_target_free(struct mt_target *t)
+{
+	free(t->exiting);
+	t->exiting = NULL;
+	t->nexiting = t->capexiting = 0;
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	t->pidfd = -1;
 }
 
 void mt_target_abort(struct mt_target *t)

@@ -25,6 +25,8 @@ struct mt_target {
 	int release_fd;                 /* launch: write end of the "go" pipe */
 	int exec_fd;                    /* launch: read end of the exec-status pipe */
 	pid_t exit_tid;                 /* thread held in PTRACE_EVENT_EXIT, or 0 */
+	pid_t *exiting;                 /* threads seen in their exit stop */
+	size_t nexiting, capexiting;
 	int gone;                       /* the process no longer exists */
 	int status;                     /* wait status, when launched and gone */
 };
@@ -58,5 +60,7 @@ void mt_target_detach(struct mt_target *t);
 int mt_target_wait_exit(struct mt_target *t);
 /* Kills a launched child that never ran its command (set-up failed before release). */
 void mt_target_abort(struct mt_target *t);
+/* Frees what the target holds (after detach or abort). */
+void mt_target_free(struct mt_target *t);
 
 #endif

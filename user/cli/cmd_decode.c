@@ -25,6 +25,7 @@ static void usage(FILE *out)
 		"      --debug-path PATH separate debug files: directories searched by build-id\n"
 		"                        and .gnu_debuglink (default :.debug:/usr/lib/debug)\n"
 		"  -j, --jobs N          decode N CPU streams at once (default: online CPUs)\n"
+		"      --embedded-only   use only binaries embedded in the bundle\n"
 		"  -q, --quiet           no warnings about missing binaries\n");
 }
 
@@ -37,7 +38,7 @@ static void print_warning(void *ctx, const char *msg)
 struct decode_args {
 	const char *bundle, *output, *format, *debug_path;
 	unsigned int jobs;
-	int quiet;
+	int quiet, embedded_only;
 };
 
 static int parse(int argc, char **argv, struct decode_args *a)
@@ -48,6 +49,7 @@ static int parse(int argc, char **argv, struct decode_args *a)
 		{ "debug-path", required_argument, NULL, 'd' },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "embedded-only", no_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -80,6 +82,9 @@ static int parse(int argc, char **argv, struct decode_args *a)
 			break;
 		case 'q':
 			a->quiet = 1;
+			break;
+		case 'E':
+			a->embedded_only = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -176,6 +181,7 @@ int cmd_decode(int argc, char **argv)
 	}
 	dopts.debug_path = a.debug_path;
 	dopts.jobs = a.jobs;
+	dopts.embedded_only = a.embedded_only;
 	dopts.warn = a.quiet ? NULL : print_warning;
 	if (mt_decode_open(&d, r, &dopts, err, sizeof(err)) < 0) {
 		fprintf(stderr, "mtrace-user decode: %s: %s\n", a.bundle, err);

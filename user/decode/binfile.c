@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 void mt_bincache_init(struct mt_bincache *c, struct mt_bundle_reader *bundle,
@@ -46,6 +47,7 @@ void mt_bincache_fini(struct mt_bincache *c)
  * A file that is not ELF (or unreadable as ELF) keeps is_elf false. */
 static int read_elf(struct mt_binfile *b, const char *path)
 {
+	struct stat st;
 	const void *id;
 	ssize_t idlen;
 	size_t phnum;
@@ -55,6 +57,11 @@ static int read_elf(struct mt_binfile *b, const char *path)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
+	/* A map record may name anything; only regular files hold code. */
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -1;
+	}
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (elf && elf_kind(elf) == ELF_K_ELF && !elf_getphdrnum(elf, &phnum)) {
@@ -151,7 +158,7 @@ static struct mt_binfile *load(struct mt_bincache *c, const char *path, const ui
 		return NULL;
 	}
 	snprintf(err, errlen, "%s: %s", path, "no such file, and no copy in the bundle");
-	local_ok = path[0] == '/' && !read_elf(b, path);
+	local_ok = !c->embedded_only && path[0] == '/' && !read_elf(b, path);
 	if (local_ok && bid_len && !same_id(b, bid, bid_len))
 		snprintf(err, errlen, "%s: local file has another build-id, and no copy in the bundle",
 			 path);

@@ -41,6 +41,7 @@ struct mt_binfile {
 struct mt_bincache {
 	struct mt_bundle_reader *bundle;	/* may be NULL */
 	struct mt_sym_options symopt;
+	bool embedded_only;	/* never open local files */
 	struct mt_binfile **files;
 	size_t nfiles;
 	pthread_mutex_t lock;

@@ -41,8 +41,6 @@ const char *mt_gap_reason_name(uint32_t reason)
 		return "no code image";
 	case MT_GAP_OVERFLOW:
 		return "trace overflow";
-	case MT_GAP_LOST:
-		return "trace data lost";
 	default:
 		return "trace gap";
 	}
@@ -155,9 +153,9 @@ static int drain_events(struct blkdec *b, int st)
 		st = pt_blk_event(b->dec, &ev, sizeof(ev));
 		if (st < 0)
 			break;
-		tsc = now(b);
-		if (ev.has_tsc && ev.tsc > tsc)
-			tsc = b->tsc = ev.tsc;
+		/* An event's own time is exact to the timing packets; the
+		 * decoder's current time may already be past it (read-ahead). */
+		tsc = ev.has_tsc ? ev.tsc : now(b);
 		switch (ev.type) {
 		case ptev_enabled:
 			set_image(b, b->h->enable(b->h->ctx, tsc, ev.variant.enabled.ip));

@@ -17,7 +17,6 @@ enum mt_gap_reason {
 	MT_GAP_DECODE = 1,	/* trace and code disagree, or bad packets */
 	MT_GAP_NOMAP = 2,	/* code with no image (JIT, unknown mapping) */
 	MT_GAP_OVERFLOW = 3,	/* the CPU dropped packets (OVF) */
-	MT_GAP_LOST = 4,	/* the oldest data was overwritten (ring wrap) */
 };
 
 const char *mt_gap_reason_name(uint32_t reason);

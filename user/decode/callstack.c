@@ -69,12 +69,17 @@ static void push(struct mt_cs *cs, uint64_t ts, const struct mt_cs_fn *fn, uint6
 	emit(cs, ts, MT_EV_BEGIN, flags, fn->id, addr);
 }
 
-static struct mt_cs_frame pop(struct mt_cs *cs, uint64_t ts, unsigned int flags)
+static struct mt_cs_frame pop_at(struct mt_cs *cs, uint64_t ts, unsigned int flags, uint64_t to)
 {
 	struct mt_cs_frame f = cs->stack[--cs->depth];
 
-	emit(cs, ts, MT_EV_END, flags, f.fn.id, 0);
+	emit(cs, ts, MT_EV_END, flags, f.fn.id, to);
 	return f;
+}
+
+static struct mt_cs_frame pop(struct mt_cs *cs, uint64_t ts, unsigned int flags)
+{
+	return pop_at(cs, ts, flags, 0);
 }
 
 /* Closes frames until DEPTH remain. */
@@ -109,42 +114,41 @@ static void replace_top(struct mt_cs *cs, uint64_t ts, const struct mt_cs_fn *fn
 
 static void do_return(struct mt_cs *cs, uint64_t ts, uint64_t ip)
 {
+	struct mt_cs_frame f = pop_at(cs, ts, MT_EV_RET, ip);
 	struct mt_cs_fn fn;
-	long i;
 
-	for (size_t k = cs->depth; k-- > 0;) {
-		if (!cs->stack[k].ret || cs->stack[k].ret != ip)
-			continue;
-		unwind_to(cs, ts, k);
-		if (!cs->depth) {
-			cs->ops.resolve(cs->ops.ctx, ip, &fn);
-			infer_caller(cs, &fn, ip);
-		} else if (!contains(top(cs), ip)) {
-			cs->ops.resolve(cs->ops.ctx, ip, &fn);
-			replace_top(cs, ts, &fn, ip);
+	if (cs->depth && f.ret != ip && !contains(top(cs), ip)) {
+		/* Not back in the caller: the return skipped frames
+		 * (exception unwinding, longjmp-like code) to the one that
+		 * expects IP, or else the one holding it. */
+		size_t k = cs->depth;
+
+		while (k-- > 0 && cs->stack[k].ret != ip)
+			;
+		if (k != (size_t)-1) {
+			unwind_to(cs, ts, k);
+		} else {
+			for (k = cs->depth; k-- > 0 && !contains(&cs->stack[k], ip);)
+				;
+			if (k != (size_t)-1) {
+				unwind_to(cs, ts, k + 1);
+				return;
+			}
+			if (f.flags & MT_EV_ASYNC) {
+				/* A signal handler returns into the sigreturn
+				 * trampoline, entered as asynchronously as the
+				 * handler was. */
+				cs->ops.resolve(cs->ops.ctx, ip, &fn);
+				push(cs, ts, &fn, 0, MT_EV_ASYNC, ip);
+				return;
+			}
 		}
-		return;
-	}
-	/* No frame expects this address: unwind (exceptions, longjmp). */
-	i = frame_below_holding(cs, ip);
-	if (i >= 0) {
-		unwind_to(cs, ts, (size_t)i + 1);
-		return;
 	}
 	cs->ops.resolve(cs->ops.ctx, ip, &fn);
-	if (cs->depth == 1) {
-		pop(cs, ts, 0);
-		infer_caller(cs, &fn, ip);
-	} else if (top(cs)->flags & MT_EV_ASYNC) {
-		/* A signal handler returns into the sigreturn trampoline,
-		 * which is entered as asynchronously as the handler was. */
-		pop(cs, ts, 0);
-		push(cs, ts, &fn, 0, MT_EV_ASYNC, ip);
-	} else {
-		/* The caller was replaced by a tail call we did not see. */
-		pop(cs, ts, 0);
-		replace_top(cs, ts, &fn, ip);
-	}
+	if (!cs->depth)
+		infer_caller(cs, &fn, ip);	/* returned past the oldest frame */
+	else if (!contains(top(cs), ip))
+		replace_top(cs, ts, &fn, ip);	/* the caller was tail-replaced */
 }
 
 static void do_jump(struct mt_cs *cs, uint64_t ts, uint64_t ip)

@@ -64,6 +64,7 @@ enum mt_ev_kind {
 #define MT_EV_TRUNCATED (1u << 1)	/* END: still open when the data ended */
 #define MT_EV_ASYNC (1u << 2)		/* BEGIN: entered without a call (signal) */
 #define MT_EV_TAIL (1u << 3)		/* BEGIN/END: tail call replaced the frame */
+#define MT_EV_RET (1u << 4)		/* END: the frame executed a return */
 
 struct mt_ev {
 	uint64_t ts;
@@ -72,7 +73,9 @@ struct mt_ev {
 	uint16_t reserved;
 	/* BEGIN: function id; GAP, INSTANT: reason code of the producer */
 	uint32_t arg;
-	uint64_t addr;		/* BEGIN: address the frame was entered at */
+	/* BEGIN: address the frame was entered at; END with MT_EV_RET: the
+	 * address returned to */
+	uint64_t addr;
 };
 
 struct mt_cs_ops {

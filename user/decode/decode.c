@@ -20,34 +20,65 @@ static void proc_warn(void *ctx, const char *msg)
 	warn(ctx, msg);
 }
 
+/* The processes are in pid order (see build_procs()). */
 const struct mt_proc *mt_decode_proc(const struct mt_decode *d, uint32_t pid)
 {
-	for (size_t i = 0; i < d->nprocs; i++)
-		if (d->procs[i].pid == pid)
-			return &d->procs[i];
+	size_t lo = 0, hi = d->nprocs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->procs[mid].pid == pid)
+			return &d->procs[mid];
+		if (d->procs[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	return NULL;
 }
 
-/* One image per process that has map records. */
+static int cmp_map_pid(const void *a, const void *b)
+{
+	const struct mt_bundle_map *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* One image per process that has map records: the records grouped by pid
+ * (a sorted copy), each group built once. */
 static int build_procs(struct mt_decode *d)
 {
 	const struct mt_bundle_map *maps;
-	size_t n = mt_bundle_maps(d->r, &maps);
+	size_t n = mt_bundle_maps(d->r, &maps), i = 0;
+	struct mt_bundle_map *by_pid = malloc((n ? n : 1) * sizeof(*by_pid));
 
 	d->procs = calloc(n ? n : 1, sizeof(*d->procs));
-	if (!d->procs)
+	if (!d->procs || !by_pid) {
+		free(by_pid);
 		return -1;
-	for (size_t i = 0; i < n; i++) {
-		if (mt_decode_proc(d, maps[i].pid))
-			continue;
-		if (mt_proc_build(&d->procs[d->nprocs], maps[i].pid, maps, n, &d->bins, d->iscache,
-				  proc_warn, d)) {
+	}
+	if (n)
+		memcpy(by_pid, maps, n * sizeof(*maps));
+	qsort(by_pid, n, sizeof(*by_pid), cmp_map_pid);
+	while (i < n) {
+		size_t j = i;
+
+		while (j < n && by_pid[j].pid == by_pid[i].pid)
+			j++;
+		if (mt_proc_build(&d->procs[d->nprocs], by_pid[i].pid, by_pid + i, j - i, &d->bins,
+				  d->iscache, proc_warn, d)) {
 			mt_proc_fini(&d->procs[d->nprocs]);
+			free(by_pid);
 			return -1;
 		}
 		d->stats.missing_maps += d->procs[d->nprocs].missing;
 		d->nprocs++;
+		i = j;
 	}
+	free(by_pid);
 	return 0;
 }
 
@@ -104,6 +135,7 @@ int mt_decode_open(struct mt_decode **out, struct mt_bundle_reader *r,
 		d->opts = *opts;
 	symopt.debug_path = d->opts.debug_path;
 	mt_bincache_init(&d->bins, r, &symopt);
+	d->bins.embedded_only = d->opts.embedded_only;
 	mt_funcs_init(&d->funcs, &d->bins);
 	if (mt_bundle_get_cpu(r, &cpu) < 0 || mt_bundle_get_pt_config(r, &ptc) < 0) {
 		snprintf(err, errlen, "bundle lacks its CPU or PT configuration: %s",

@@ -33,6 +33,8 @@ struct mt_decode_opts {
 	const char *debug_path;
 	/* Worker threads for CPU streams; 0: one per online CPU. */
 	unsigned int jobs;
+	/* Use only the binaries embedded in the bundle, never local files. */
+	int embedded_only;
 	/* Non-fatal problems (a binary not found, ...); may be NULL. */
 	void (*warn)(void *ctx, const char *msg);
 	void *warn_ctx;

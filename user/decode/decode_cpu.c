@@ -38,36 +38,51 @@ static int push_op(struct mt_cpu_log *log, const struct mt_op *op)
 	return 0;
 }
 
-static void close_seg(struct worker *w)
+/*
+ * Ends the open segment; its ops ran from its first timestamp to LAST_TSC.
+ * The thread is the one the sideband has on this CPU at LAST_TSC: decoded
+ * times are lower bounds (timing packets come at intervals), so the
+ * switch that brought the thread in may look later than the segment's
+ * start, but never later than its end, while the switch that takes it out
+ * comes after the end.
+ */
+static void close_seg(struct worker *w, uint64_t last_tsc)
 {
-	if (w->have_seg)
-		w->log->segs[w->log->nsegs - 1].end = w->log->nops;
+	struct mt_seg *s;
+
+	if (!w->have_seg)
+		return;
+	s = &w->log->segs[w->log->nsegs - 1];
+	s->end = w->log->nops;
+	s->task = mt_sideband_task(&w->d->sb, w->log->cpu, last_tsc);
+	w->have_seg = 0;
 }
 
-/* Starts a segment for task T on this CPU at TSC unless T is running. */
-static void open_seg(struct worker *w, uint64_t tsc, struct mt_task t)
+/* Starts a segment at TSC. */
+static void open_seg(struct worker *w, uint64_t tsc)
 {
 	struct mt_cpu_log *log = w->log;
-	struct mt_seg *cur = w->have_seg ? &log->segs[log->nsegs - 1] : NULL;
 
-	if (cur && cur->task.tid == t.tid && cur->task.pid == t.pid)
-		return;
-	close_seg(w);
 	if (log->nsegs == log->segcap) {
 		size_t cap = log->segcap ? log->segcap * 2 : 64;
 		struct mt_seg *v = realloc(log->segs, cap * sizeof(*v));
 
 		if (!v) {
 			log->oom = 1;
-			w->have_seg = 0;
 			return;
 		}
 		log->segs = v;
 		log->segcap = cap;
 	}
-	log->segs[log->nsegs++] = (struct mt_seg){ t, tsc, (uint32_t)(log - w->d->cpus), log->nops,
-						    log->nops };
+	log->segs[log->nsegs] = (struct mt_seg){ { 0, 0 }, tsc, (uint32_t)(log - w->d->cpus),
+						 log->nsegs, log->nops, log->nops };
+	log->nsegs++;
 	w->have_seg = 1;
+}
+
+static uint64_t last_tsc(const struct worker *w, uint64_t dflt)
+{
+	return w->log->nops ? w->log->ops[w->log->nops - 1].tsc : dflt;
 }
 
 static struct pt_image *image_for(struct worker *w, uint32_t pid)
@@ -93,11 +108,13 @@ static struct pt_image *image_for(struct worker *w, uint32_t pid)
 static struct pt_image *h_enable(void *ctx, uint64_t tsc, uint64_t ip)
 {
 	struct worker *w = ctx;
-	struct mt_task t = mt_sideband_task(&w->d->sb, w->log->cpu, tsc);
 
 	(void)ip;
-	open_seg(w, tsc, t);
-	return image_for(w, t.pid);
+	close_seg(w, last_tsc(w, tsc));
+	open_seg(w, tsc);
+	/* The process rarely changes where the thread is uncertain: the
+	 * image follows the sideband at the enable. */
+	return image_for(w, mt_sideband_task(&w->d->sb, w->log->cpu, tsc).pid);
 }
 
 static void add(struct worker *w, uint64_t tsc, enum mt_op_kind kind, uint64_t a, uint8_t x)
@@ -105,7 +122,7 @@ static void add(struct worker *w, uint64_t tsc, enum mt_op_kind kind, uint64_t a
 	struct mt_op op = { tsc, a, (uint8_t)kind, x };
 
 	if (!w->have_seg)
-		open_seg(w, tsc, mt_sideband_task(&w->d->sb, w->log->cpu, tsc));
+		open_seg(w, tsc);
 	if (w->have_seg)
 		push_op(w->log, &op);
 }
@@ -118,14 +135,16 @@ static void h_block(void *ctx, uint64_t tsc, uint64_t ip)
 static void h_transfer(void *ctx, enum mt_xfer x, uint64_t ret)
 {
 	struct worker *w = ctx;
-	uint64_t tsc = w->log->nops ? w->log->ops[w->log->nops - 1].tsc : 0;
 
-	add(w, tsc, MT_OP_XFER, ret, (uint8_t)x);
+	add(w, last_tsc(w, 0), MT_OP_XFER, ret, (uint8_t)x);
 }
 
 static void h_disable(void *ctx, uint64_t tsc, uint64_t at)
 {
-	add(ctx, tsc, MT_OP_DISABLE, at, 0);
+	struct worker *w = ctx;
+
+	add(w, tsc, MT_OP_DISABLE, at, 0);
+	close_seg(w, tsc);
 }
 
 static void h_gap(void *ctx, uint64_t tsc, uint32_t reason)
@@ -147,7 +166,7 @@ static void decode_one(struct worker *w, struct mt_cpu_log *log)
 	cfg.end = (uint8_t *)log->data + log->len;
 	if (log->len && mt_blk_decode(&cfg, NULL, w->d->iscache, &h, &log->stats) < 0)
 		log->oom = 1;
-	close_seg(w);
+	close_seg(w, last_tsc(w, 0));
 }
 
 static void *worker_main(void *arg)

@@ -27,6 +27,7 @@ struct mt_seg {
 	struct mt_task task;
 	uint64_t first_tsc;
 	uint32_t cpu;		/* index of the CPU's log in mt_decode.cpus */
+	size_t order;		/* index in that log: ties in time keep it */
 	size_t begin, end;	/* ops[begin, end) of that log */
 };
 

@@ -9,14 +9,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A stretch of a thread's events between gaps, and its inferred frames. */
+struct stretch {
+	size_t ev_begin;	/* first event in timeline.ev */
+	size_t pre_begin;	/* first inferred BEGIN in timeline.pre */
+};
+
 struct timeline {
 	struct mt_task task;
 	const struct mt_seg **segs;
 	size_t nsegs, segcap;
 	struct mt_ev *ev;
 	size_t nev, evcap;
-	size_t seg_first;	/* where the call-stack segment's events start */
-	size_t pos;		/* emission cursor */
+	/* Inferred BEGINs, in arrival order (innermost first) per stretch:
+	 * kept apart so that placing them first costs no copying. */
+	struct mt_ev *pre;
+	size_t npre, precap;
+	struct stretch *str;
+	size_t nstr, strcap;
+	/* emission cursor */
+	size_t cur_str, pre_left, pos;
 	int oom;
 };
 
@@ -33,32 +45,80 @@ static void resolve(void *ctx, uint64_t ip, struct mt_cs_fn *fn)
 	mt_funcs_resolve(&r->d->funcs, r->proc, ip, fn);
 }
 
-/* Appends EV; inferred BEGINs go to the front of the current segment so
- * that outer frames come first (see mt_cs_ops.emit). */
+static int grow(void **v, size_t *cap, size_t n, size_t size)
+{
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	p = realloc(*v, (*cap ? *cap * 2 : 1024) * size);
+	if (!p)
+		return -1;
+	*v = p;
+	*cap = *cap ? *cap * 2 : 1024;
+	return 0;
+}
+
+static void new_stretch(struct timeline *t)
+{
+	if (grow((void **)&t->str, &t->strcap, t->nstr, sizeof(*t->str))) {
+		t->oom = 1;
+		return;
+	}
+	t->str[t->nstr++] = (struct stretch){ t->nev, t->npre };
+}
+
+/* Appends EV to the timeline; inferred BEGINs go to the stretch's list of
+ * frames to place, outermost first, before its other events. */
 static void collect(void *ctx, const struct mt_ev *ev)
 {
 	struct timeline *t = ((struct replay *)ctx)->tl;
-	size_t at = t->nev;
 
-	if (t->nev == t->evcap) {
-		size_t cap = t->evcap ? t->evcap * 2 : 1024;
-		struct mt_ev *v = realloc(t->ev, cap * sizeof(*v));
-
-		if (!v) {
+	if (ev->kind == MT_EV_BEGIN && (ev->flags & MT_EV_INFERRED)) {
+		if (grow((void **)&t->pre, &t->precap, t->npre, sizeof(*t->pre))) {
 			t->oom = 1;
 			return;
 		}
-		t->ev = v;
-		t->evcap = cap;
+		t->pre[t->npre++] = *ev;
+		return;
 	}
-	if (ev->kind == MT_EV_BEGIN && (ev->flags & MT_EV_INFERRED)) {
-		at = t->seg_first;
-		memmove(&t->ev[at + 1], &t->ev[at], (t->nev - at) * sizeof(*t->ev));
+	if (grow((void **)&t->ev, &t->evcap, t->nev, sizeof(*t->ev))) {
+		t->oom = 1;
+		return;
 	}
-	t->ev[at] = *ev;
-	t->nev++;
+	t->ev[t->nev++] = *ev;
 	if (ev->kind == MT_EV_GAP)
-		t->seg_first = t->nev;
+		new_stretch(t);
+}
+
+static size_t pre_count(const struct timeline *t, size_t k)
+{
+	return (k + 1 < t->nstr ? t->str[k + 1].pre_begin : t->npre) - t->str[k].pre_begin;
+}
+
+/* The timeline's next event to emit, or NULL. */
+static const struct mt_ev *peek(struct timeline *t)
+{
+	for (;;) {
+		const struct stretch *k = &t->str[t->cur_str];
+		size_t end = t->cur_str + 1 < t->nstr ? t->str[t->cur_str + 1].ev_begin : t->nev;
+
+		if (t->pre_left)
+			return &t->pre[k->pre_begin + t->pre_left - 1];
+		if (t->pos < end)
+			return &t->ev[t->pos];
+		if (t->cur_str + 1 >= t->nstr)
+			return NULL;
+		t->pre_left = pre_count(t, ++t->cur_str);
+	}
+}
+
+static void advance(struct timeline *t)
+{
+	if (t->pre_left)
+		t->pre_left--;
+	else
+		t->pos++;
 }
 
 static int cmp_seg(const void *a, const void *b)
@@ -68,7 +128,9 @@ static int cmp_seg(const void *a, const void *b)
 
 	if (x->first_tsc != y->first_tsc)
 		return x->first_tsc < y->first_tsc ? -1 : 1;
-	return x->cpu < y->cpu ? -1 : x->cpu > y->cpu;
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
 }
 
 static void replay(struct mt_decode *d, struct timeline *t)
@@ -79,6 +141,7 @@ static void replay(struct mt_decode *d, struct timeline *t)
 	struct mt_cs cs;
 
 	qsort(t->segs, t->nsegs, sizeof(*t->segs), cmp_seg);
+	new_stretch(t);
 	mt_cs_init(&cs, &ops);
 	for (size_t i = 0; i < t->nsegs; i++) {
 		const struct mt_seg *s = t->segs[i];
@@ -107,6 +170,7 @@ static void replay(struct mt_decode *d, struct timeline *t)
 	mt_cs_finish(&cs, last);
 	d->stats.backsteps += cs.backsteps;
 	mt_cs_fini(&cs);
+	t->pre_left = t->nstr ? pre_count(t, 0) : 0;
 }
 
 static struct timeline *find_tl(struct timeline **tls, size_t *n, struct mt_task task)
@@ -153,19 +217,19 @@ static int emit(struct mt_decode *d, struct timeline *tls, size_t n,
 			return rc;
 	for (;;) {
 		struct timeline *best = NULL;
-		uint64_t best_tsc = 0;
+		const struct mt_ev *best_ev = NULL;
 
 		/* Linear scan: traces have few threads, and it keeps the
 		 * order of equal timestamps stable. */
 		for (size_t i = 0; i < n; i++) {
-			struct timeline *t = &tls[i];
+			const struct mt_ev *ev = tls[i].nstr ? peek(&tls[i]) : NULL;
 
-			if (t->pos < t->nev && (!best || t->ev[t->pos].ts < best_tsc)) {
-				best = t;
-				best_tsc = t->ev[t->pos].ts;
+			if (ev && (!best || ev->ts < best_ev->ts)) {
+				best = &tls[i];
+				best_ev = ev;
 			}
 		}
-		if (trig_pending && (!best || mt_clock_ns(&d->clock, best_tsc) > trig_ns)) {
+		if (trig_pending && (!best || mt_clock_ns(&d->clock, best_ev->ts) > trig_ns)) {
 			trig_pending = 0;
 			if ((rc = sink->trigger(sink->ctx, trig_ns, &d->trigger)))
 				return rc;
@@ -173,10 +237,10 @@ static int emit(struct mt_decode *d, struct timeline *tls, size_t n,
 		if (!best)
 			return 0;
 		rc = sink->event(sink->ctx, best->task.pid, best->task.tid,
-				 mt_clock_ns(&d->clock, best_tsc), &best->ev[best->pos]);
+				 mt_clock_ns(&d->clock, best_ev->ts), best_ev);
 		if (rc)
 			return rc;
-		best->pos++;
+		advance(best);
 		d->stats.events++;
 	}
 }
@@ -208,6 +272,8 @@ int mt_decode_threads(struct mt_decode *d, const struct mt_decode_sink *sink)
 	for (size_t i = 0; i < n; i++) {
 		free(tls[i].segs);
 		free(tls[i].ev);
+		free(tls[i].pre);
+		free(tls[i].str);
 	}
 	free(tls);
 	return rc;

@@ -4,50 +4,50 @@
 
 #include <stdlib.h>
 
-static void put(uint32_t *keys, uint32_t *vals, size_t nslots, uint32_t key, uint32_t val)
+static void put(struct pf_idmap_slot *slots, size_t nslots, struct pf_idmap_slot s)
 {
-	size_t i = pf_idmap_slot(key, nslots);
+	size_t i = pf_idmap_index(s.key, nslots);
 
-	while (keys[i])
+	while (slots[i].key)
 		i = (i + 1) & (nslots - 1);
-	keys[i] = key;
-	vals[i] = val;
+	slots[i] = s;
 }
 
 static int grow(struct pf_idmap *m)
 {
 	size_t nslots = m->nslots ? m->nslots * 2 : 64;
-	uint32_t *keys = calloc(nslots, sizeof(*keys));
-	uint32_t *vals = malloc(nslots * sizeof(*vals));
+	struct pf_idmap_slot *slots = calloc(nslots, sizeof(*slots));
 
-	if (!keys || !vals) {
-		free(keys);
-		free(vals);
+	if (!slots)
 		return -1;
-	}
 	for (size_t i = 0; i < m->nslots; i++)
-		if (m->keys[i])
-			put(keys, vals, nslots, m->keys[i], m->vals[i]);
-	free(m->keys);
-	free(m->vals);
-	m->keys = keys;
-	m->vals = vals;
+		if (m->slots[i].key)
+			put(slots, nslots, m->slots[i]);
+	free(m->slots);
+	m->slots = slots;
 	m->nslots = nslots;
 	return 0;
 }
 
 uint32_t pf_idmap_add(struct pf_idmap *m, uint32_t func)
 {
-	/* Keep the map at most half full so lookups stay short. */
-	if ((size_t)(m->count + 1) * 2 > m->nslots && grow(m))
+	if (func < PF_IDMAP_DIRECT) {
+		if (!m->direct && !(m->direct = calloc(PF_IDMAP_DIRECT, sizeof(*m->direct))))
+			return 0;
+		m->direct[func] = ++m->count;
+		return m->count;
+	}
+	/* Keep the table at most half full so lookups stay short. */
+	if ((m->nhashed + 1) * 2 > m->nslots && grow(m))
 		return 0;
-	put(m->keys, m->vals, m->nslots, func + 1, ++m->count);
+	m->nhashed++;
+	put(m->slots, m->nslots, (struct pf_idmap_slot){ .key = func + 1, .iid = ++m->count });
 	return m->count;
 }
 
 void pf_idmap_free(struct pf_idmap *m)
 {
-	free(m->keys);
-	free(m->vals);
+	free(m->direct);
+	free(m->slots);
 	*m = (struct pf_idmap){ 0 };
 }

@@ -3,6 +3,11 @@
  * Per-sequence interning state: maps a function id to the iid it was given
  * on one packet sequence (iids are dense from 1 in first-use order, so the
  * hottest functions of a thread get one-byte iids).
+ *
+ * Function ids are handed out in first-use order too, so the busy ones are
+ * small: those below PF_IDMAP_DIRECT get a plain array slot (16 KiB per
+ * sequence, one load per lookup), the rest go to a hash table that only
+ * grows with the functions the sequence really uses.
  */
 #ifndef MTRACE_PF_IDMAP_H
 #define MTRACE_PF_IDMAP_H
@@ -10,14 +15,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define PF_IDMAP_DIRECT 4096u
+
+/* Key and value side by side: a lookup touches one cache line. */
+struct pf_idmap_slot {
+	uint32_t key;		/* function id + 1, 0 = empty */
+	uint32_t iid;
+};
+
 struct pf_idmap {
-	uint32_t *keys;		/* function id + 1, 0 = empty */
-	uint32_t *vals;		/* iid */
+	uint32_t *direct;	/* iid by function id < PF_IDMAP_DIRECT, 0 = none */
+	struct pf_idmap_slot *slots;
 	size_t nslots;		/* power of two */
+	size_t nhashed;		/* entries in slots */
 	uint32_t count;		/* iids handed out so far */
 };
 
-static inline size_t pf_idmap_slot(uint32_t key, size_t nslots)
+static inline size_t pf_idmap_index(uint32_t key, size_t nslots)
 {
 	/* Fibonacci hashing: function ids are dense, spread them out. */
 	return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (nslots - 1);
@@ -28,12 +42,14 @@ static inline uint32_t pf_idmap_get(const struct pf_idmap *m, uint32_t func)
 {
 	uint32_t key = func + 1;
 
+	if (func < PF_IDMAP_DIRECT)
+		return m->direct ? m->direct[func] : 0;
 	if (!m->nslots)
 		return 0;
-	for (size_t i = pf_idmap_slot(key, m->nslots);; i = (i + 1) & (m->nslots - 1)) {
-		if (m->keys[i] == key)
-			return m->vals[i];
-		if (!m->keys[i])
+	for (size_t i = pf_idmap_index(key, m->nslots);; i = (i + 1) & (m->nslots - 1)) {
+		if (m->slots[i].key == key)
+			return m->slots[i].iid;
+		if (!m->slots[i].key)
 			return 0;
 	}
 }

@@ -18,6 +18,7 @@
 #include "pf_internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "pf_idmap.h"
 #include "pf_pb.h"
@@ -207,26 +208,49 @@ static int seq_start(struct pf_writer *w, struct seq *s, uint64_t ts)
 	return write_packet(w, b);
 }
 
-/* Writes the event in te (with the interned data in in) on @s at @ts. */
+/* Writes the event in te (with the interned data in in) on @s at @ts.
+ * The hot path: the packet is laid out straight into the output buffer. */
 static int write_event(struct pf_writer *w, struct seq *s, uint64_t ts)
 {
 	struct proto *st = state(w);
-	struct pb_buf *b;
+	uint64_t delta;
+	size_t pkt, total;
+	uint8_t *p;
 	int rc;
 
 	if (st->te.oom || st->in.oom)
 		return -PF_ENOMEM;
 	if (!s->started && (rc = seq_start(w, s, ts)))
 		return rc;
-	b = new_packet(w);
-	pb_uint(b, PKT_TIMESTAMP, ts - s->last_ts);
-	pb_uint(b, PKT_SEQ_ID, s->id);
-	pb_uint(b, PKT_SEQ_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
+	delta = ts - s->last_ts;
+	pkt = 1 + pb_varint_len(delta) + 1 + pb_varint_len(s->id) + 2 +
+	      1 + pb_varint_len(st->te.len) + st->te.len;
 	if (st->in.len)
-		pb_bytes(b, PKT_INTERNED_DATA, st->in.data, st->in.len);
-	pb_bytes(b, PKT_TRACK_EVENT, st->te.data, st->te.len);
+		pkt += 1 + pb_varint_len(st->in.len) + st->in.len;
+	total = 1 + pb_varint_len(pkt) + pkt;
+	p = pf_sink_reserve(&w->sink, total);
+	if (!p)
+		return -PF_EIO;
+	*p++ = TRACE_PACKET << 3 | PB_LEN;
+	p = pb_put_varint(p, pkt);
+	*p++ = PKT_TIMESTAMP << 3 | PB_VARINT;
+	p = pb_put_varint(p, delta);
+	*p++ = PKT_SEQ_ID << 3 | PB_VARINT;
+	p = pb_put_varint(p, s->id);
+	*p++ = PKT_SEQ_FLAGS << 3 | PB_VARINT;
+	*p++ = SEQ_NEEDS_INCREMENTAL_STATE;
+	if (st->in.len) {
+		*p++ = PKT_INTERNED_DATA << 3 | PB_LEN;
+		p = pb_put_varint(p, st->in.len);
+		memcpy(p, st->in.data, st->in.len);
+		p += st->in.len;
+	}
+	*p++ = PKT_TRACK_EVENT << 3 | PB_LEN;
+	p = pb_put_varint(p, st->te.len);
+	memcpy(p, st->te.data, st->te.len);
+	pf_sink_commit(&w->sink, total);
 	s->last_ts = ts;
-	return write_packet(w, b);
+	return 0;
 }
 
 /* Starts a track event of @type; returns the buffer to add fields to. */

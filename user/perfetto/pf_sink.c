@@ -94,6 +94,26 @@ int pf_sink_flush(struct pf_sink *s)
 	return 0;
 }
 
+uint8_t *pf_sink_reserve_slow(struct pf_sink *s, size_t n)
+{
+	uint8_t *buf;
+
+	if (pf_sink_flush(s))
+		return NULL;
+	if (n > s->cap) {
+		/* One record larger than the buffer (a huge name): grow for it. */
+		buf = realloc(s->buf, n);
+		if (!buf) {
+			snprintf(s->msg, sizeof(s->msg), "out of memory for a %zu-byte record", n);
+			s->failed = 1;
+			return NULL;
+		}
+		s->buf = buf;
+		s->cap = n;
+	}
+	return s->buf;
+}
+
 int pf_sink_write_direct(struct pf_sink *s, const void *p, size_t n)
 {
 	if (s->failed || write_out(s, p, n)) {

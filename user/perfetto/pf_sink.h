@@ -29,6 +29,23 @@ int pf_sink_close(struct pf_sink *s);
 /* Slow path of pf_sink_write for blocks larger than the buffer. */
 int pf_sink_write_direct(struct pf_sink *s, const void *p, size_t n);
 
+/* Room for @n bytes at the end of the output, to fill and then pass to
+ * pf_sink_commit; NULL on error. */
+uint8_t *pf_sink_reserve_slow(struct pf_sink *s, size_t n);
+
+static inline uint8_t *pf_sink_reserve(struct pf_sink *s, size_t n)
+{
+	if (s->cap - s->len < n)
+		return pf_sink_reserve_slow(s, n);
+	return s->buf + s->len;
+}
+
+static inline void pf_sink_commit(struct pf_sink *s, size_t n)
+{
+	s->len += n;
+	s->total += n;
+}
+
 static inline int pf_sink_write(struct pf_sink *s, const void *p, size_t n)
 {
 	if (s->cap - s->len < n) {

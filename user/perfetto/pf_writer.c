@@ -72,7 +72,7 @@ void pf_options_init(struct pf_options *o)
 {
 	*o = (struct pf_options){
 		.format = PF_FORMAT_PROTO,
-		.max_depth = 512,
+		.max_depth = PF_MAX_DEPTH,
 		.clock_id = 6,
 		.warn_events = 5000000,
 		.gzip_level = 1,
@@ -83,8 +83,8 @@ static const char *check_options(const struct pf_options *o)
 {
 	if (o->format != PF_FORMAT_PROTO && o->format != PF_FORMAT_JSON)
 		return "unknown output format";
-	if (o->max_depth < 1)
-		return "max_depth must be at least 1";
+	if (o->max_depth < 1 || o->max_depth > PF_MAX_DEPTH)
+		return "max_depth must be 1..512 (Perfetto keeps no deeper slices)";
 	/* 64..127 are sequence-scoped clocks; the writer uses 64 itself. */
 	if (o->clock_id < 1 || o->clock_id > 63)
 		return "clock_id must be a builtin Perfetto clock (1..63)";
@@ -174,25 +174,25 @@ static void free_argv(char **argv, int argc)
 	free(argv);
 }
 
-static int grow(void **v, size_t *cap, size_t n, size_t size)
+/* @v (capacity *@cap) with room for element @n; NULL when out of memory,
+ * @v is then untouched. */
+static void *grow(void *v, size_t *cap, size_t n, size_t size)
 {
 	size_t c = *cap ? *cap * 2 : 16;
 	void *p;
 
 	if (n < *cap)
-		return 0;
-	p = realloc(*v, c * size);
-	if (!p)
-		return -1;
-	*v = p;
-	*cap = c;
-	return 0;
+		return v;
+	p = realloc(v, c * size);
+	if (p)
+		*cap = c;
+	return p;
 }
 
 int pf_writer_add_process(struct pf_writer *w, int32_t pid, const char *name,
 			  const char *const *argv, int argc)
 {
-	struct pf_process p = { .pid = pid };
+	struct pf_process p = { .pid = pid }, *procs;
 	int rc;
 
 	if (!w || argc < 0 || (argc && !argv))
@@ -210,8 +210,10 @@ int pf_writer_add_process(struct pf_writer *w, int32_t pid, const char *name,
 		if (!p.argv[p.argc])
 			goto oom;
 	}
-	if (grow((void **)&w->procs, &w->procs_cap, w->nprocs, sizeof(p)))
+	procs = grow(w->procs, &w->procs_cap, w->nprocs, sizeof(p));
+	if (!procs)
 		goto oom;
+	w->procs = procs;
 	p.uuid = w->next_uuid++;
 	w->procs[w->nprocs++] = p;
 	rc = w->ops->process(w, &w->procs[w->nprocs - 1]);
@@ -224,7 +226,7 @@ oom:
 
 int pf_writer_add_thread(struct pf_writer *w, int32_t pid, int64_t tid, const char *name)
 {
-	struct pf_thread t = { .pid = pid, .tid = tid };
+	struct pf_thread t = { .pid = pid, .tid = tid }, *threads;
 	int rc;
 
 	if (!w)
@@ -240,10 +242,12 @@ int pf_writer_add_thread(struct pf_writer *w, int32_t pid, int64_t tid, const ch
 	if (w->nthreads >= INT32_MAX)
 		return fail(w, PF_EINVAL, "too many threads");
 	t.name = pf_utf8_dup(name ? name : "");
-	if (!t.name || grow((void **)&w->threads, &w->threads_cap, w->nthreads, sizeof(t))) {
+	threads = t.name ? grow(w->threads, &w->threads_cap, w->nthreads, sizeof(t)) : NULL;
+	if (!threads) {
 		free(t.name);
 		return fail(w, PF_ENOMEM, "out of memory declaring thread %" PRId64, tid);
 	}
+	w->threads = threads;
 	t.uuid = w->next_uuid++;
 	w->threads[w->nthreads++] = t;
 	rc = w->ops->thread(w, &w->threads[w->nthreads - 1]);
@@ -447,11 +451,10 @@ int pf_instant(struct pf_writer *w, int thread, uint64_t ts, const char *name)
 	if (rc)
 		return rc;
 	t->seg_started = true;
-	/* Under the depth-cap marker an instant would be past Perfetto's limit too. */
-	if (t->depth >= w->opt.max_depth) {
-		t->hidden++;
+	/* Under the depth-cap marker an instant would be past Perfetto's
+	 * limit too: it goes with the hidden frames. */
+	if (t->depth >= w->opt.max_depth)
 		return 0;
-	}
 	func = intern_name(w, name);
 	if (func < 0)
 		return fail(w, PF_ENOMEM, "out of memory");

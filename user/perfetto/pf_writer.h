@@ -13,10 +13,13 @@
  *   pf_writer_add_process(w, pid, "app", argv, argc);  each process once
  *   int t = pf_writer_add_thread(w, pid, tid, "main"); each thread once
  *   int32_t f = pf_writer_intern(w, &frame);           once per function
- *   pf_writer_set_trigger(w, &trigger);                optional, any time
- *                                                      before its timestamp
+ *   pf_writer_set_trigger(w, &trigger);                optional
  *   pf_begin(w, t, ts, f, 0); pf_end(w, t, ts); ...    events
  *   pf_writer_close(w, end_ts, &stats);
+ *
+ * Processes, threads, functions and the trigger may also be declared
+ * between events: a thread before its first event, the trigger before any
+ * event later than it.
  *
  * EVENT ORDER. The caller (the decoder) merges the threads: every event call
  * (pf_begin, pf_end, pf_instant, pf_gap) must have a timestamp >= the
@@ -31,7 +34,8 @@
  * no open frame is rejected with -PF_ENOFRAME. Frames deeper than
  * pf_options.max_depth (Perfetto drops slices nested deeper than 512) are not
  * written one by one: the deepest visible level becomes one
- * "[deeper frames hidden]" slice whose hidden_frames argument counts them.
+ * "[deeper frames hidden]" slice whose hidden_frames argument counts them
+ * (instants at those depths are dropped with them).
  *
  * SNAPSHOT EDGES. Frames already running when a thread's data starts (at the
  * snapshot start or after a gap) are passed as pf_begin with
@@ -72,9 +76,13 @@ enum pf_format {
 	PF_FORMAT_JSON,		/* Chrome JSON trace event format */
 };
 
+/* Perfetto's nesting limit per track (trace_processor drops deeper slices). */
+#define PF_MAX_DEPTH 512
+
 struct pf_options {
 	enum pf_format format;
-	/* Deepest nesting written per thread, marker level included. */
+	/* Deepest nesting written per thread, marker level included
+	 * (1..PF_MAX_DEPTH). */
 	unsigned int max_depth;
 	/* Leave frames open at close instead of ending them as truncated. */
 	int keep_open_frames;
@@ -125,7 +133,7 @@ struct pf_trigger {
 struct pf_stats {
 	uint64_t events;	/* begin + end + instant + gap + trigger events written */
 	uint64_t bytes;		/* bytes produced before compression */
-	uint64_t truncated;	/* frames ended by the snapshot end */
+	uint64_t truncated;	/* frames ended by a gap or the snapshot end */
 	uint64_t hidden;	/* frames hidden by the depth cap */
 };
 

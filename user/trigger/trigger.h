@@ -12,7 +12,7 @@
  * followed by any of these filters, comma-separated:
  *   ,tid=N                       only hits on thread N
  *   ,hit=N                       fire at the Nth hit that passes the filters
- *   ,if=OPERAND[:TYPE]OP VALUE   OPERAND arg0..arg5 (entry) or ret (uretprobe),
+ *   ,if=OPERAND[:TYPE]OPVALUE    OPERAND arg0..arg5 (entry) or ret (uretprobe),
  *                                TYPE u8..u64/s8..s64, OP == != < <= > >=
  *
  * Errors are one line in the caller's buffer (MT_TRIGGER_ERRLEN bytes are

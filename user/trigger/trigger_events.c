@@ -7,6 +7,8 @@
  */
 #include "trigger/trigger_internal.h"
 
+#include "trigger.skel.h"
+
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdio.h>

@@ -5,9 +5,8 @@
 
 #include "trigger/trigger.h"
 
-#include "trigger.skel.h"
-
 struct ring_buffer;
+struct trigger_bpf;	/* the skeleton; its users include trigger.skel.h */
 
 struct mt_trigger_set {
 	struct trigger_bpf *skel;

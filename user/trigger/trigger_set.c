@@ -6,18 +6,23 @@
  */
 #include "trigger/trigger_internal.h"
 
+#include "trigger.skel.h"
+
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* Present when the kernel can create kprobe perf events. */
+#define KPROBE_PMU "/sys/bus/event_source/devices/kprobe"
 
 static int attach_one(struct mt_trigger_set *set, const struct mt_trigger_spec *spec,
-		      size_t idx, pid_t pid, struct bpf_program *prog, bool retprobe,
-		      char *err, size_t errlen)
+		      size_t idx, uint64_t off, pid_t pid, struct bpf_program *prog,
+		      bool retprobe, char *err, size_t errlen)
 {
 	struct bpf_link *link;
-	uint64_t off = 0;
 
 	if (spec->kind == MT_TRIG_KPROBE) {
 		LIBBPF_OPTS(bpf_kprobe_opts, kopts, .bpf_cookie = idx, .offset = spec->offset);
@@ -26,17 +31,20 @@ static int attach_one(struct mt_trigger_set *set, const struct mt_trigger_spec *
 		if (!link) {
 			int e = errno;
 
-			snprintf(err, errlen, "trigger '%s': cannot attach a kprobe to %s: %s%s",
-				 spec->text, spec->symbol, strerror(e),
-				 e == ENOENT || e == EINVAL ?
-				 " (no such kernel function, or it cannot be probed)" : "");
+			if (access(KPROBE_PMU, F_OK))
+				snprintf(err, errlen, "trigger '%s': this kernel has no kprobes "
+					 "(built without CONFIG_KPROBES: %s is missing)",
+					 spec->text, KPROBE_PMU);
+			else
+				snprintf(err, errlen, "trigger '%s': cannot attach a kprobe to %s: "
+					 "%s%s", spec->text, spec->symbol, strerror(e),
+					 e == ENOENT || e == EINVAL ?
+					 " (no such kernel function, or it cannot be probed)" : "");
 			return -1;
 		}
 	} else {
 		LIBBPF_OPTS(bpf_uprobe_opts, uopts, .bpf_cookie = idx, .retprobe = retprobe);
 
-		if (mt_trigger_resolve(spec, &off, err, errlen))
-			return -1;
 		link = bpf_program__attach_uprobe_opts(prog, pid > 0 ? pid : -1, spec->path,
 						       off, &uopts);
 		if (!link) {
@@ -50,23 +58,29 @@ static int attach_one(struct mt_trigger_set *set, const struct mt_trigger_spec *
 	return 0;
 }
 
+/* Attaches trigger IDX; OFF is its resolved file offset (uprobe kinds). */
 static int attach_spec(struct mt_trigger_set *set, const struct mt_trigger_spec *spec,
-		       size_t idx, pid_t pid, char *err, size_t errlen)
+		       size_t idx, uint64_t off, pid_t pid, char *err, size_t errlen)
 {
 	struct trigger_bpf *s = set->skel;
 
 	switch (spec->kind) {
 	case MT_TRIG_UPROBE:
-		return attach_one(set, spec, idx, pid, s->progs.trig_uprobe, false, err, errlen);
+		return attach_one(set, spec, idx, off, pid, s->progs.trig_uprobe, false,
+				  err, errlen);
 	case MT_TRIG_URETPROBE:
-		return attach_one(set, spec, idx, pid, s->progs.trig_uretprobe, true, err, errlen);
+		return attach_one(set, spec, idx, off, pid, s->progs.trig_uretprobe, true,
+				  err, errlen);
 	case MT_TRIG_KPROBE:
-		return attach_one(set, spec, idx, pid, s->progs.trig_kprobe, false, err, errlen);
+		return attach_one(set, spec, idx, off, pid, s->progs.trig_kprobe, false,
+				  err, errlen);
 	case MT_TRIG_SLOW:
 		/* Return first, so no entry is pushed without its return probe. */
-		if (attach_one(set, spec, idx, pid, s->progs.trig_slow_return, true, err, errlen))
+		if (attach_one(set, spec, idx, off, pid, s->progs.trig_slow_return, true,
+			       err, errlen))
 			return -1;
-		return attach_one(set, spec, idx, pid, s->progs.trig_slow_entry, false, err, errlen);
+		return attach_one(set, spec, idx, off, pid, s->progs.trig_slow_entry, false,
+				  err, errlen);
 	}
 	return -1;	/* kinds are checked by mt_trigger_set_open */
 }
@@ -94,6 +108,9 @@ static struct trigger_bpf *open_skel(const struct mt_trigger_spec *specs, size_t
 	bpf_program__set_autoload(s->progs.trig_slow_entry, used[MT_TRIG_SLOW]);
 	bpf_program__set_autoload(s->progs.trig_slow_return, used[MT_TRIG_SLOW]);
 	bpf_program__set_autoload(s->progs.freeze_kfunc, freeze == MT_TRIG_FREEZE_KFUNC);
+	/* The per-thread call stacks (about 2 MiB, preallocated) only serve slow:. */
+	if (!used[MT_TRIG_SLOW])
+		bpf_map__set_max_entries(s->maps.slow_calls, 1);
 	return s;
 }
 
@@ -165,6 +182,7 @@ struct mt_trigger_set *mt_trigger_set_open(const struct mt_trigger_spec *specs, 
 					   char *err, size_t errlen)
 {
 	static const struct mt_trigger_options defaults;
+	uint64_t offsets[MT_TRIG_MAX_SPECS] = { 0 };
 	struct mt_trigger_set *set;
 
 	if (!opt)
@@ -174,11 +192,15 @@ struct mt_trigger_set *mt_trigger_set_open(const struct mt_trigger_spec *specs, 
 			 MT_TRIG_MAX_SPECS, n);
 		return NULL;
 	}
+	/* Every spec is checked before anything needs privileges. */
 	for (size_t i = 0; i < n; i++) {
 		if (specs[i].kind < MT_TRIG_UPROBE || specs[i].kind > MT_TRIG_SLOW) {
 			snprintf(err, errlen, "trigger %zu has no valid kind (not parsed?)", i);
 			return NULL;
 		}
+		if (specs[i].kind != MT_TRIG_KPROBE &&
+		    mt_trigger_resolve(&specs[i], &offsets[i], err, errlen))
+			return NULL;
 	}
 	set = calloc(1, sizeof(*set));
 	if (!set) {
@@ -190,7 +212,7 @@ struct mt_trigger_set *mt_trigger_set_open(const struct mt_trigger_spec *specs, 
 	    mt_trigger_events_open(set, err, errlen))
 		goto fail;
 	for (size_t i = 0; i < n; i++)
-		if (attach_spec(set, &specs[i], i, opt->pid, err, errlen))
+		if (attach_spec(set, &specs[i], i, offsets[i], opt->pid, err, errlen))
 			goto fail;
 	return set;
 fail:

@@ -159,7 +159,7 @@ struct mtrace_status {
  * Per-CPU snapshot. The CPU's ring is mapped at mmap_offset (cpu *
  * ring_size) of /dev/mtrace, read-only. Oldest-first data is
  * [write_offset, ring_size) followed by [0, write_offset) when WRAPPED,
- * else [0, write_offset).
+ * else [0, write_offset). Every field but cpu must be zero on input.
  */
 struct mtrace_cpu_info {
 	__u32 cpu;			/* in */
@@ -194,8 +194,8 @@ struct mtrace_sb_record {
  * arm; the ring keeps the newest sb_records of them. count: in, capacity
  * of records_ptr; out, records copied. start_seq: in, first record wanted.
  * first_seq: out, number of the first record copied (larger than
- * start_seq when older ones were overwritten). Read on by passing
- * first_seq + count as the next start_seq.
+ * start_seq when older ones were overwritten; must be zero on input).
+ * Read on by passing first_seq + count as the next start_seq.
  */
 struct mtrace_sb_read {
 	__u32 cpu;

@@ -8,13 +8,18 @@
  *   thread a: getppid() and tt_work(i) for i = 1..100
  *   thread b: getppid() and tt_work(i) for i = 1001..1100;
  *             tt_step(ms) for ms = 1 1 1 30 1 1 (only the 4th call is slow);
- *             tt_recurse(3): four nested calls, each sleeping 10 ms after
- *             its inner call returns (10, 20, 30, 40 ms from inside out);
+ *             tt_recurse(3): four nested calls, each sleeping 20 ms before
+ *             its inner call (20, 40, 60, 80 ms from inside out), each
+ *             logging its own duration ("b recurse DEPTH NS");
+ *             tt_jump(1): sleeps 20 ms, calls tt_jump(0), which sleeps
+ *             10 ms and longjmps back into tt_jump(1) instead of
+ *             returning; tt_jump(1) logs its duration ("b jump 1 NS");
  *             dlopen(LIB) and tt_lib_fn(i) for i = 1..5
  * and exits 0. LIB is argv[1]. Every step is logged to stdout ("a 17").
  */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,12 +50,41 @@ __attribute__((noinline)) void tt_step(long ms)
 	__asm__ volatile("" ::: "memory");
 }
 
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Sleeping before the inner call makes every level's duration distinct
+ * from the time since the innermost entry. */
 __attribute__((noinline)) void tt_recurse(int depth)
 {
+	long long start = now_ns();
+
+	sleep_ms(20);
 	if (depth > 0)
 		tt_recurse(depth - 1);
-	sleep_ms(10);
-	__asm__ volatile("" ::: "memory");
+	printf("b recurse %d %lld\n", depth, now_ns() - start);
+}
+
+static jmp_buf jump_back;
+
+/* The inner call never returns: a return probe sees only the outer one. */
+__attribute__((noinline)) void tt_jump(int depth)
+{
+	long long start = now_ns();
+
+	if (depth == 0) {
+		sleep_ms(10);
+		longjmp(jump_back, 1);
+	}
+	sleep_ms(20);
+	if (!setjmp(jump_back))
+		tt_jump(0);
+	printf("b jump %d %lld\n", depth, now_ns() - start);
 }
 
 static void *thread_a(void *arg)
@@ -80,8 +114,8 @@ static void *thread_b(void *arg)
 		printf("b step %ld\n", steps[i]);
 		tt_step(steps[i]);
 	}
-	printf("b recurse\n");
 	tt_recurse(3);
+	tt_jump(1);
 	lib = dlopen(lib_path, RTLD_NOW);
 	if (!lib) {
 		fprintf(stderr, "trig_target: %s\n", dlerror());

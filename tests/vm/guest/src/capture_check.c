@@ -8,6 +8,7 @@
  *   capture_check BUNDLE [--cpu N --total BYTES --seed S --ring BYTES]
  *                 [--path kfunc|fallback|manual|exit] [--pid P]
  *                 [--exe PATH] [--thread NAME] [--spec TEXT]
+ *                 [--trigger-symbol SYMBOL (of --exe: the trigger IP is its entry)]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,10 +20,11 @@
 #include "bundle/bundle.h"
 #include "capture/capture_procfs.h"
 #include "capture_stream.h"
+#include "trigger/trigger.h"
 
-static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
-static int fail(const char *fmt, ...)
+static void fail(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -37,7 +39,7 @@ static int fail(const char *fmt, ...)
 struct want {
 	long cpu;
 	unsigned long total, seed, ring;
-	const char *path, *exe, *thread, *spec;
+	const char *path, *exe, *thread, *spec, *symbol;
 	unsigned long pid;
 };
 
@@ -70,6 +72,29 @@ static void check_pt(struct mt_bundle_reader *r, const struct want *w)
 	fail("no PT data for CPU %ld", w->cpu);
 }
 
+/* The run-time address of SYMBOL in --exe, through the bundle's maps. */
+static uint64_t symbol_address(struct mt_bundle_reader *r, const struct want *w)
+{
+	struct mt_trigger_spec spec;
+	const struct mt_bundle_map *m;
+	size_t n = mt_bundle_maps(r, &m);
+	char text[512], err[MT_TRIGGER_ERRLEN];
+	uint64_t off;
+
+	snprintf(text, sizeof(text), "uprobe:%s:%s", w->exe, w->symbol);
+	if (mt_trigger_spec_parse(text, &spec, err, sizeof(err)) ||
+	    mt_trigger_resolve(&spec, &off, err, sizeof(err)))
+		fail("%s", err);
+	mt_trigger_spec_free(&spec);
+	for (size_t i = 0; i < n; i++)
+		if (m[i].pid == w->pid && !strcmp(m[i].path, w->exe) &&
+		    (m[i].prot & MT_BUNDLE_PROT_EXEC) && off >= m[i].file_offset &&
+		    off - m[i].file_offset < m[i].end - m[i].start)
+			return m[i].start + (off - m[i].file_offset);
+	fail("no executable mapping of %s holds file offset 0x%llx", w->exe,
+	     (unsigned long long)off);
+}
+
 static void check_trigger(struct mt_bundle_reader *r, const struct want *w)
 {
 	static const char *const names[] = { "?", "kfunc", "fallback", "manual", "exit" };
@@ -84,6 +109,9 @@ static void check_trigger(struct mt_bundle_reader *r, const struct want *w)
 		fail("trigger spec '%s', expected '%s'", t.spec ? t.spec : "", w->spec);
 	if (w->pid && strcmp(w->path, "manual") && t.d.pid != w->pid)
 		fail("trigger pid %u, expected %lu", t.d.pid, w->pid);
+	if (w->symbol && t.d.ip != symbol_address(r, w))
+		fail("trigger ip 0x%llx is not the entry of %s (0x%llx)", (unsigned long long)t.d.ip,
+		     w->symbol, (unsigned long long)symbol_address(r, w));
 	printf("trigger: path %s reason %u cpu %u pid %u tid %u ip 0x%llx skid %llu ns\n",
 	       names[t.d.freeze_path], t.d.reason, t.d.cpu, t.d.pid, t.d.tid,
 	       (unsigned long long)t.d.ip, (unsigned long long)t.d.skid_ns);
@@ -164,7 +192,8 @@ int main(int argc, char **argv)
 		{ "seed", required_argument, NULL, 's' }, { "ring", required_argument, NULL, 'r' },
 		{ "path", required_argument, NULL, 'P' }, { "pid", required_argument, NULL, 'p' },
 		{ "exe", required_argument, NULL, 'e' }, { "thread", required_argument, NULL, 'T' },
-		{ "spec", required_argument, NULL, 'S' }, { NULL, 0, NULL, 0 },
+		{ "spec", required_argument, NULL, 'S' },
+		{ "trigger-symbol", required_argument, NULL, 'y' }, { NULL, 0, NULL, 0 },
 	};
 	struct want w = { .cpu = -1 };
 	struct mt_bundle_reader *r;
@@ -183,11 +212,12 @@ int main(int argc, char **argv)
 		case 'e': w.exe = optarg; break;
 		case 'T': w.thread = optarg; break;
 		case 'S': w.spec = optarg; break;
+		case 'y': w.symbol = optarg; break;
 		default: return 2;
 		}
 	}
 	if (optind != argc - 1)
-		return fail("usage: capture_check BUNDLE [options]"), 2;
+		fail("usage: capture_check BUNDLE [options]");
 	if (mt_bundle_open(&r, argv[optind], err, sizeof(err)))
 		fail("%s", err);
 	if (mt_bundle_get_pt_config(r, &cfg))

@@ -8,7 +8,6 @@
  *   capture_inject MTRACE_USER_PID CPU TOTAL SEED
  * Byte i of the stream is capture_stream_byte(SEED, i) (capture_stream.h).
  */
-#define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -35,7 +34,7 @@ static void sleep_ms(int ms)
 /* The capture's descriptor number for /dev/mtrace, or -1. */
 static int find_fd(int pid)
 {
-	char dir[64], link[96], target[64];
+	char dir[64], link[512], target[64];
 	struct dirent *de;
 	DIR *d;
 	int fd = -1;

@@ -2,12 +2,12 @@
 /*
  * Target for the capture tests: two threads ("main" and "spin-worker")
  * pinned to one CPU, so the simulated PT of that CPU is on while either
- * runs and the scheduler switches between them. Calls capture_marker()
- * once when GOFILE appears (a uprobe trigger target), returns from main
- * (exit_group with the worker still running) when STOPFILE appears.
- *   capture_spin CPU STOPFILE [GOFILE]
+ * runs and the scheduler switches between them. In DIR it creates "ready"
+ * once both threads run, calls capture_marker() once when "go" appears (a
+ * uprobe trigger target), and returns from main (exit_group with the
+ * worker still running) when "stop" appears.
+ *   capture_spin CPU DIR
  */
-#define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-static atomic_int stop;
+static atomic_int stop, worker_running;
 
 __attribute__((noinline)) int capture_marker(int v)
 {
@@ -40,6 +40,7 @@ static void *worker(void *arg)
 	volatile unsigned long n = 0;
 
 	pin(*(int *)arg);
+	atomic_store(&worker_running, 1);
 	while (!atomic_load(&stop))
 		n++;
 	return NULL;
@@ -48,21 +49,32 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
 	static int cpu;
+	char ready[256], go[256], stopfile[256];
 	pthread_t th;
 	int marked = 0;
+	FILE *f;
 
-	if (argc < 3) {
-		fprintf(stderr, "usage: capture_spin CPU STOPFILE [GOFILE]\n");
+	if (argc != 3) {
+		fprintf(stderr, "usage: capture_spin CPU DIR\n");
 		return 2;
 	}
 	cpu = atoi(argv[1]);
+	snprintf(ready, sizeof(ready), "%s/ready", argv[2]);
+	snprintf(go, sizeof(go), "%s/go", argv[2]);
+	snprintf(stopfile, sizeof(stopfile), "%s/stop", argv[2]);
 	pin(cpu);
 	if (pthread_create(&th, NULL, worker, &cpu) || pthread_setname_np(th, "spin-worker"))
 		return 2;
-	while (access(argv[2], F_OK)) {
-		if (argc > 3 && !marked && access(argv[3], F_OK) == 0)
+	while (!atomic_load(&worker_running))
+		;
+	f = fopen(ready, "w");
+	if (!f)
+		return 2;
+	fclose(f);
+	while (access(stopfile, F_OK)) {
+		if (!marked && access(go, F_OK) == 0)
 			marked = capture_marker(41) == 42;
 	}
 	/* Leave with the worker still running: exit_group must kill it. */
-	return marked || argc == 3 ? 0 : 3;
+	return 0;
 }

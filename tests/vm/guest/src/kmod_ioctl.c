@@ -6,6 +6,7 @@
  * re-arm, and coexistence with another PT user.
  *   kmod_ioctl abi       (module loaded with sim=1, multi-entry ToPA)
  *   kmod_ioctl single    (module loaded with sim=2, single-entry ToPA)
+ *   kmod_ioctl hotplug   (sim=1; takes CPU 1 offline and back)
  */
 #include <poll.h>
 #include <sys/mman.h>
@@ -286,7 +287,7 @@ static void coexistence(int fd)
 	kg_check("kmod-arm-after-busy", !kg_ioctl(fd, MTRACE_IOC_ARM, NULL),
 		 "%s", strerror(errno));
 	/* ... and reprograms CPU 1 while we trace. */
-	set_msr(fd, 1, 0x570, 0x2509);
+	set_msr(fd, 1, 0x570, 0x250d);	/* ours is 0x2509 while tracing */
 	kg_freeze(fd, MTRACE_PATH_EXIT, 0);
 	st = kg_status(fd);
 	kg_cpu(fd, 0, &c0);
@@ -381,12 +382,77 @@ static int single(void)
 	return kg_failures != 0;
 }
 
+static int set_online(unsigned int cpu, int on)
+{
+	char path[64];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%u/online", cpu);
+	f = fopen(path, "w");
+	if (!f)
+		return 0;
+	ok = fprintf(f, "%d\n", on) > 0;
+	return fclose(f) == 0 && ok;
+}
+
+/*
+ * A CPU going offline while armed stops its PT in the hotplug callback and
+ * keeps its snapshot; the freeze then completes without it; a CPU offline
+ * at arm time is reported and not traced; once back it is armed again.
+ */
+static int hotplug(void)
+{
+	struct mtrace_config c = kg_config(0, RING, 4096);
+	struct mtrace_cpu_info c0, c1;
+	struct mtrace_status st;
+	unsigned char b[1000];
+	int fd = kg_open();
+
+	kg_pattern(b, sizeof(b), 21);
+	kg_check("kmod-hp-arm", !kg_ioctl(fd, MTRACE_IOC_SET_CONFIG, &c) &&
+		 !kg_ioctl(fd, MTRACE_IOC_ARM, NULL) &&
+		 kg_inject(fd, 1, b, sizeof(b)) == sizeof(b) &&
+		 kg_inject(fd, 0, b, 10) == 10, "%s", strerror(errno));
+	if (!kg_check("kmod-hp-offline", set_online(1, 0), "%s", strerror(errno)))
+		return 1;
+	kg_check("kmod-hp-inject-offline", kg_inject(fd, 1, b, 1) == -ENXIO,
+		 "wrote to an offline CPU");
+	kg_check("kmod-hp-freeze", !kg_freeze(fd, MTRACE_PATH_MANUAL, 0) &&
+		 readable(fd), "%s", strerror(errno));
+	kg_cpu(fd, 0, &c0);
+	kg_cpu(fd, 1, &c1);
+	kg_check("kmod-hp-offlined-snapshot", c1.flags == (MTRACE_CPU_RING |
+		 MTRACE_CPU_OFFLINED) && c1.write_offset == sizeof(b) &&
+		 c0.flags == MTRACE_CPU_RING && c0.write_offset == 10,
+		 "cpu1 flags %#x offset %llu cpu0 flags %#x", c1.flags,
+		 (unsigned long long)c1.write_offset, c0.flags);
+	kg_check("kmod-hp-arm-while-offline", !kg_ioctl(fd, MTRACE_IOC_ARM, NULL) &&
+		 !kg_freeze(fd, MTRACE_PATH_MANUAL, 0) && !kg_cpu(fd, 1, &c1) &&
+		 (c1.flags & MTRACE_CPU_OFFLINED) && c1.write_offset == 0,
+		 "cpu1 flags %#x", c1.flags);
+	if (!kg_check("kmod-hp-online", set_online(1, 1), "%s", strerror(errno)))
+		return 1;
+	st = kg_status(fd);
+	kg_check("kmod-hp-rearm", !kg_ioctl(fd, MTRACE_IOC_ARM, NULL) &&
+		 kg_inject(fd, 1, b, 7) == 7 &&
+		 !kg_freeze(fd, MTRACE_PATH_MANUAL, 0) && !kg_cpu(fd, 1, &c1) &&
+		 c1.flags == MTRACE_CPU_RING && c1.write_offset == 7 &&
+		 kg_status(fd).snapshots == st.snapshots + 1,
+		 "cpu1 flags %#x offset %llu", c1.flags,
+		 (unsigned long long)c1.write_offset);
+	close(fd);
+	return kg_failures != 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "abi"))
 		return abi();
 	if (argc == 2 && !strcmp(argv[1], "single"))
 		return single();
-	fprintf(stderr, "usage: kmod_ioctl abi|single\n");
+	if (argc == 2 && !strcmp(argv[1], "hotplug"))
+		return hotplug();
+	fprintf(stderr, "usage: kmod_ioctl abi|single|hotplug\n");
 	return 2;
 }

@@ -7,6 +7,7 @@
  */
 #include <bpf/libbpf.h>
 #include <limits.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
@@ -27,12 +28,29 @@ static int print_libbpf(enum libbpf_print_level level, const char *fmt,
 	return level == LIBBPF_DEBUG ? 0 : vfprintf(stderr, fmt, ap);
 }
 
+/* Informational: how long after the trigger each CPU stopped (TCG time). */
+static void report_skew(int fd, const struct mtrace_status *st)
+{
+	struct mtrace_caps caps = { 0 };
+	struct mtrace_cpu_info ci;
+	unsigned int cpu;
+
+	kg_ioctl(fd, MTRACE_IOC_GET_CAPS, &caps);
+	for (cpu = 0; cpu < caps.nr_cpu_ids; cpu++)
+		if (!kg_cpu(fd, cpu, &ci) && (ci.flags & MTRACE_CPU_RING) &&
+		    caps.tsc_khz)
+			printf("# cpu %u stopped %lld ns after the trigger%s\n", cpu,
+			       (long long)(ci.stop_tsc - st->trigger.tsc) * 1000000 /
+			       caps.tsc_khz, cpu == st->trigger.cpu ? " (trigger CPU)" : "");
+}
+
 int main(void)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = "trigger_point");
 	struct mtrace_config c = kg_config(getpid(), 64 << 10, 4096);
 	struct freeze_probe_bpf *skel;
 	struct bpf_link *link;
+	struct pollfd pfd = { .events = POLLIN };
 	struct stat sb;
 	struct mtrace_status st;
 	char exe[PATH_MAX];
@@ -45,6 +63,7 @@ int main(void)
 		      "/sys/kernel/btf/mtrace missing"))
 		return 1;
 	fd = kg_open();
+	pfd.fd = fd;
 	if (!kg_check("kmod-kfunc-arm", !kg_ioctl(fd, MTRACE_IOC_SET_CONFIG, &c) &&
 		      !kg_ioctl(fd, MTRACE_IOC_ARM, NULL), "%s", strerror(errno)))
 		return 1;
@@ -65,6 +84,8 @@ int main(void)
 	kg_check("kmod-kfunc-not-yet", kg_status(fd).state == MTRACE_STATE_ARMED,
 		 "frozen before the probe fired");
 	trigger_point(1);
+	/* The other CPUs stop asynchronously; poll() says when all did. */
+	kg_check("kmod-kfunc-poll", poll(&pfd, 1, 5000) == 1, "no POLLIN in 5s");
 	st = kg_status(fd);
 	kg_check("kmod-kfunc-froze", skel->bss->hits == 1 &&
 		 skel->data->freeze_result == 0 && st.state == MTRACE_STATE_FROZEN,
@@ -82,6 +103,7 @@ int main(void)
 		 (unsigned long long)st.trigger.ip, fn);
 	printf("# kfunc trigger ip %#llx, trigger_point %#lx\n",
 	       (unsigned long long)st.trigger.ip, fn);
+	report_skew(fd, &st);
 	trigger_point(2);
 	kg_check("kmod-kfunc-first-wins", skel->bss->hits == 2 &&
 		 skel->data->freeze_result == -EALREADY &&

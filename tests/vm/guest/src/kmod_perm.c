@@ -31,6 +31,12 @@ static void become(uid_t uid, int perfmon)
 	}
 }
 
+/*
+ * Opened as root before dropping privileges, so that the unprivileged
+ * open below does not depend on the search permissions of "/".
+ */
+static int devdir;
+
 static int run_as(uid_t uid, int perfmon, pid_t victim)
 {
 	pid_t pid = fork();
@@ -41,7 +47,7 @@ static int run_as(uid_t uid, int perfmon, pid_t victim)
 		return waitpid(pid, &status, 0) == pid && WIFEXITED(status) ?
 		       WEXITSTATUS(status) : 1;
 	become(uid, perfmon);
-	fd = open(MTRACE_DEVICE, O_RDWR);
+	fd = openat(devdir, "mtrace", O_RDWR);
 	if (!perfmon)
 		exit(!kg_check("kmod-perm-open-needs-cap", fd < 0 && errno == EPERM,
 			       "opened without CAP_PERFMON"));
@@ -63,8 +69,11 @@ static int run_as(uid_t uid, int perfmon, pid_t victim)
 
 int main(void)
 {
-	pid_t victim = fork();
+	pid_t victim;
 	int rc;
+
+	devdir = open("/dev", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	victim = fork();
 
 	if (!victim) {
 		become(1001, 0);

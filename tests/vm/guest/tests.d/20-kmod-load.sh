@@ -7,25 +7,27 @@ check() {
 	shift
 	if "$@" >/dev/null 2>&1; then echo "PASS $name"; else echo "FAIL $name: '$*' failed"; fi
 }
-mlines() { dmesg | grep -c 'mtrace: '; }
+# Lines the module (not the kernel's taint notices) logged since line $1.
+module_lines() {
+	dmesg | grep 'mtrace: ' | tail -n +$(($1 + 1)) |
+		grep -v -e 'taints kernel' -e 'module verification failed'
+}
 
-before=$(mlines)
+before=$(dmesg | grep -c 'mtrace: ')
 if insmod "$MTRACE_KO" 2>/dev/null; then
 	echo "FAIL kmod-refuses-without-pt: loaded on a CPU without Intel PT"
 	rmmod mtrace
 else
-	after=$(mlines)
-	msg=$(dmesg | grep 'mtrace: ' | tail -1)
-	case "$msg" in
-	*"Intel PT not usable: not an Intel CPU (load with sim=1"*)
-		if [ $((after - before)) -eq 1 ]; then echo "PASS kmod-refuses-without-pt"
-		else echo "FAIL kmod-refuses-without-pt: $((after - before)) log lines"; fi ;;
-	*) echo "FAIL kmod-refuses-without-pt: dmesg says '$msg'" ;;
-	esac
+	# busybox insmod tries finit_module, then init_module: one line each.
+	other=$(module_lines "$before" | grep -vc 'mtrace: Intel PT not usable: not an Intel CPU (load with sim=1 for the simulated backend)$')
+	refusals=$(module_lines "$before" | grep -c 'Intel PT not usable')
+	if [ "$refusals" -ge 1 ] && [ "$other" -eq 0 ]; then echo "PASS kmod-refuses-without-pt"
+	else echo "FAIL kmod-refuses-without-pt: $(module_lines "$before" | head -3)"; fi
 fi
 check kmod-rejects-bad-sim sh -c "! insmod $MTRACE_KO sim=3"
-check kmod-modinfo-version sh -c "modinfo $MTRACE_KO | grep -q '^version: *[0-9]'"
-check kmod-modinfo-abi sh -c "modinfo $MTRACE_KO | grep -q '^mtrace_abi: *1'"
+# busybox modinfo needs modules.dep; read the same .modinfo strings directly.
+check kmod-modinfo-version sh -c "strings $MTRACE_KO | grep -q '^version=[0-9][0-9.]*$'"
+check kmod-modinfo-abi sh -c "strings $MTRACE_KO | grep -qx 'mtrace_abi=1'"
 for round in 1 2 3; do
 	check kmod-load-sim-$round insmod "$MTRACE_KO" sim=1
 	check kmod-device-$round sh -c "ls -l /dev/mtrace | grep -q '^crw-rw-rw-'"

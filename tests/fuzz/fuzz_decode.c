@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libFuzzer target for the decoder. The first input byte picks the path:
+ *  - even: the rest is a PT stream, decoded by the block-decoder loop
+ *    against a small fixed program (held in a memfd) and
+ *    fed through the call-stack rebuild;
+ *  - odd: the rest is a bundle (also re-sealed with valid checksums, so
+ *    that mutations get past them), decoded in full using only the
+ *    binaries it embeds.
+ * Frames must always balance: every BEGIN gets its END.
+ */
+#include "bundle/bundle.h"
+#include "decode/blkdec.h"
+#include "decode/decode.h"
+
+#include "../unit/test_bundle_seal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define BASE 0x400000ull
+
+/* call; call; syscall; call *%rbx; nop; jmp .-1 / ret / jmp *%rax / ret / ret */
+static const uint8_t code[0xa0] = {
+	[0x00] = 0xe8, 0x1b, 0x00, 0x00, 0x00, [0x05] = 0xe8, 0x36, 0x00, 0x00, 0x00,
+	[0x0a] = 0x0f, 0x05, [0x0c] = 0xff, 0xd3, [0x0e] = 0x90, 0xeb, 0xfd,
+	[0x20] = 0xc3, [0x40] = 0xff, 0xe0, [0x60] = 0xc3, [0x80] = 0xc3,
+};
+
+static struct pt_image_section_cache *isc;
+static struct pt_image *image;
+static struct mt_cs cs;
+static long depth;
+
+static void must(int cond, const char *what)
+{
+	if (!cond) {
+		fprintf(stderr, "fuzz_decode: %s\n", what);
+		abort();
+	}
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	int fd = memfd_create("fuzz_decode", 0), isid;
+	char path[64];
+
+	(void)argc, (void)argv;
+	must(fd >= 0 && write(fd, code, sizeof(code)) == (ssize_t)sizeof(code), "code file");
+	/* The fd stays open: libipt maps the file by this name when needed. */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	isc = pt_iscache_alloc(NULL);
+	image = pt_image_alloc(NULL);
+	isid = pt_iscache_add_file(isc, path, 0, sizeof(code), BASE);
+	must(isid > 0 && pt_image_add_cached(image, isc, isid, NULL) == 0, "image");
+	return 0;
+}
+
+static void resolve(void *ctx, uint64_t ip, struct mt_cs_fn *fn)
+{
+	(void)ctx;
+	if (ip >= BASE && ip < BASE + sizeof(code)) {
+		fn->start = BASE + ((ip - BASE) & ~0x1full);
+		fn->end = fn->start + 0x20;
+		fn->id = MT_FN_FIRST_USER + (uint32_t)((ip - BASE) >> 5);
+	} else {
+		fn->start = ip;
+		fn->end = ip + 1;
+		fn->id = MT_FN_UNKNOWN;
+	}
+}
+
+static void count(void *ctx, const struct mt_ev *ev)
+{
+	(void)ctx;
+	depth += ev->kind == MT_EV_BEGIN;
+	depth -= ev->kind == MT_EV_END;
+	must(depth >= 0, "END without BEGIN");
+}
+
+static struct pt_image *h_enable(void *ctx, uint64_t tsc, uint64_t ip)
+{
+	(void)ctx, (void)tsc, (void)ip;
+	return NULL;
+}
+
+static void h_block(void *ctx, uint64_t tsc, uint64_t ip)
+{
+	(void)ctx;
+	mt_cs_block(&cs, tsc, ip);
+}
+
+static void h_transfer(void *ctx, enum mt_xfer x, uint64_t ret)
+{
+	(void)ctx;
+	mt_cs_transfer(&cs, x, ret);
+}
+
+static void h_disable(void *ctx, uint64_t tsc, uint64_t at)
+{
+	(void)ctx;
+	mt_cs_disable(&cs, tsc, MT_OFF_OTHER, at);
+}
+
+static void h_gap(void *ctx, uint64_t tsc, uint32_t reason)
+{
+	(void)ctx;
+	mt_cs_gap(&cs, tsc, reason);
+}
+
+static void fuzz_pt(const uint8_t *data, size_t size)
+{
+	static const struct mt_blk_handler h = { h_enable, h_block, h_transfer, h_disable, h_gap,
+						 NULL };
+	static const struct mt_cs_ops ops = { resolve, count, NULL };
+	struct mt_blk_stats st;
+	struct pt_config cfg;
+
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)data;
+	cfg.end = (uint8_t *)data + size;
+	cfg.flags.variant.block.end_on_call = 1;
+	cfg.flags.variant.block.end_on_jump = 1;
+	depth = 0;
+	mt_cs_init(&cs, &ops);
+	must(mt_blk_decode(&cfg, image, isc, &h, &st) == 0, "decoder set-up");
+	mt_cs_finish(&cs, st.last_tsc);
+	mt_cs_fini(&cs);
+	must(depth == 0, "frames left open");
+}
+
+static int count_thread_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns,
+			      const struct mt_ev *ev)
+{
+	(void)ctx, (void)pid, (void)tid, (void)ns;
+	count(NULL, ev);
+	return 0;
+}
+
+static void fuzz_bundle(const uint8_t *data, size_t size)
+{
+	struct mt_decode_opts o = { .jobs = 1, .embedded_only = 1 };
+	struct mt_decode_sink sink = { NULL, count_thread_event, NULL, NULL };
+	struct mt_bundle_reader *r;
+	struct mt_decode *d;
+	char err[512];
+
+	if (mt_bundle_open_mem(&r, data, size, err, sizeof(err)))
+		return;
+	depth = 0;
+	if (!mt_decode_open(&d, r, &o, err, sizeof(err))) {
+		must(mt_decode_run(d, &sink) == 0, "decode run");
+		must(depth == 0, "frames left open");
+		mt_decode_free(d);
+	}
+	mt_bundle_close(r);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint8_t *copy;
+
+	if (!size)
+		return 0;
+	if (!(data[0] & 1)) {
+		fuzz_pt(data + 1, size - 1);
+		return 0;
+	}
+	fuzz_bundle(data + 1, size - 1);
+	copy = malloc(size - 1 ? size - 1 : 1);
+	if (!copy)
+		return 0;
+	memcpy(copy, data + 1, size - 1);
+	if (sample_reseal(copy, size - 1))
+		fuzz_bundle(copy, size - 1);
+	free(copy);
+	return 0;
+}

@@ -1,0 +1,78 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# mtrace-user record/doctor on this host, where /dev/mtrace never exists:
+# the precise messages and exit statuses for bad arguments and a missing
+# or wrong device, and that a launched command never runs when set-up fails.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+bin=${O:-$top/build}/san/mtrace-user
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# expect NAME STATUS PATTERN CMD...: exit status and a line of output.
+expect() {
+	local name=$1 want=$2 pattern=$3 out rc
+	shift 3
+	out=$("$@" 2>&1)
+	rc=$?
+	if [ "$rc" -ne "$want" ]; then
+		echo "FAIL capture/$name: exit status $rc, expected $want; output: $out"
+	elif ! grep -qF -- "$pattern" <<<"$out"; then
+		echo "FAIL capture/$name: output lacks '$pattern': $out"
+	else
+		echo "PASS capture/$name"
+	fi
+}
+
+if [ -e /dev/mtrace ]; then
+	echo "SKIP capture/no-device: this machine has /dev/mtrace"
+else
+	expect no-device 1 "/dev/mtrace does not exist: the mtrace kernel module is not loaded" \
+		"$bin" record -- /bin/true
+	expect no-device-top-level 1 "the mtrace kernel module is not loaded" \
+		"$bin" -o "$tmp/x.mtrace" -- /bin/true
+	# The command must not run when the capture cannot start.
+	expect no-device-command-not-run 1 "not loaded" "$bin" record -- touch "$tmp/ran"
+	if [ -e "$tmp/ran" ]; then
+		echo "FAIL capture/command-not-run: the command ran although tracing never started"
+	else
+		echo "PASS capture/command-not-run"
+	fi
+	[ -e "$tmp/x.mtrace" ] && echo "FAIL capture/no-bundle-on-error: a bundle was written" ||
+		echo "PASS capture/no-bundle-on-error"
+	expect doctor-no-module 1 "FAIL  module         /dev/mtrace does not exist" "$bin" doctor
+fi
+expect not-a-device 1 "/dev/null is not an mtrace device (GET_VERSION: Inappropriate ioctl for device)" \
+	env MTRACE_DEVICE=/dev/null "$bin" record -- /bin/true
+expect doctor-cpu 1 "has no Intel PT; mtrace needs an Intel CPU (Broadwell or later) on bare metal" \
+	"$bin" doctor
+expect help 0 "usage: mtrace-user record [OPTIONS]" "$bin" record --help
+expect doctor-help 0 "usage: mtrace-user doctor" "$bin" doctor --help
+expect doctor-args 2 "usage: mtrace-user doctor" "$bin" doctor extra
+expect no-target 2 "no target: give -p PID, --system-wide or -- CMD [ARGS]" "$bin" record
+expect empty-command 2 "no command after '--'" "$bin" record --
+expect two-targets 2 "choose one target" "$bin" record -p 1 -- /bin/true
+expect system-wide-and-pid 2 "choose one target" "$bin" record -a -p 1
+expect buffer-not-pow2 2 "--buffer-size 3145728 is not a power of two" "$bin" record -b 3M -- /bin/true
+expect buffer-too-small 2 "--buffer-size 1024 is out of range: the ring per CPU holds 4K to 256M" \
+	"$bin" record -b 1K -- /bin/true
+expect buffer-too-big 2 "out of range" "$bin" record -b 1G -- /bin/true
+expect buffer-bad-unit 2 "invalid size '4Q': unknown unit 'Q' (use K, M or G)" \
+	"$bin" record -b 4Q -- /bin/true
+expect bad-pid 2 "invalid pid 'abc': expected an integer" "$bin" record -p abc
+expect zero-pid 2 "invalid pid '0'" "$bin" record -p 0
+expect bad-snapshots 2 "invalid --snapshots '0': expected an integer from 1 to 10000" \
+	"$bin" record -n 0 -- /bin/true
+expect bad-mtc 2 "invalid --mtc-freq '16': expected an integer from 0 to 15" \
+	"$bin" record --mtc-freq 16 -- /bin/true
+expect bad-cyc 2 "invalid --cyc threshold 'x'" "$bin" record --cyc=x -- /bin/true
+expect bad-timing 2 "invalid timing preset 'fast': expected low, normal or high" \
+	"$bin" record --timing fast -- /bin/true
+expect bad-freeze 2 "invalid --freeze path: expected auto, notify or sigstop" \
+	"$bin" record --freeze now -- /bin/true
+expect bad-trigger 2 "trigger 'uprobe:'" "$bin" record -t uprobe: -- /bin/true
+expect unknown-option 2 "see 'mtrace-user record --help'" "$bin" record --frobnicate -- /bin/true
+expect unknown-top-level-option 2 "unrecognized option '--frobnicate'" "$bin" --frobnicate
+expect too-many-triggers 2 "at most 8 --trigger options, not 9" "$bin" record \
+	-t kprobe:a -t kprobe:a -t kprobe:a -t kprobe:a -t kprobe:a -t kprobe:a -t kprobe:a \
+	-t kprobe:a -t kprobe:a -- /bin/true
