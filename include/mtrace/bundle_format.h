@@ -17,16 +17,16 @@
  * descriptor (desc_size bytes, never compressed, covered by hdr_crc), then
  * the payload (stored_size bytes, optionally zstd-compressed, covered by
  * payload_crc). Descriptors start with their own fixed size so that later
- * versions can append fields: readers copy the part they know and zero the
- * rest. Bytes after a descriptor's fixed part are its "tail" (used for one
- * string, e.g. the path of an embedded file).
+ * versions can append fields: readers take the fields they know and ignore
+ * the rest. Bytes after a descriptor's fixed part are its "tail" (used for
+ * one string, e.g. the path of an embedded file).
  *
  * Table sections (context switches, maps, threads, clock anchors, modules)
  * have a descriptor starting with struct mt_bundle_table_desc; their payload
  * is `count` entries of `entry_size` bytes followed by a string pool.
- * Strings are struct mt_bundle_str references into that pool; each
- * referenced string is followed by a NUL byte in the pool (for text) so a
- * reader can hand out pointers without copying.
+ * Strings are struct mt_bundle_str references into that pool; every pool
+ * item is followed by a NUL byte, so a reader can hand out C strings
+ * without copying.
  *
  * Compatibility: a reader rejects a bundle whose major version is newer than
  * its own, accepts any minor version, and skips section types it does not

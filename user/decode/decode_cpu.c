@@ -119,7 +119,7 @@ static struct pt_image *h_enable(void *ctx, uint64_t tsc, uint64_t ip)
 
 static void add(struct worker *w, uint64_t tsc, enum mt_op_kind kind, uint64_t a, uint8_t x)
 {
-	struct mt_op op = { tsc, a, (uint8_t)kind, x };
+	struct mt_op op = { tsc, a, 0, (uint8_t)kind, x };
 
 	if (!w->have_seg)
 		open_seg(w, tsc);
@@ -132,11 +132,24 @@ static void h_block(void *ctx, uint64_t tsc, uint64_t ip)
 	add(ctx, tsc, MT_OP_BLOCK, ip, 0);
 }
 
+/* The transfer ending a block is stored in the block's op (half the
+ * memory of a separate op); only a transfer after an event needs its own. */
 static void h_transfer(void *ctx, enum mt_xfer x, uint64_t ret)
 {
 	struct worker *w = ctx;
+	struct mt_op *last = w->have_seg && w->log->nops > w->log->segs[w->log->nsegs - 1].begin
+				     ? &w->log->ops[w->log->nops - 1]
+				     : NULL;
 
-	add(w, last_tsc(w, 0), MT_OP_XFER, ret, (uint8_t)x);
+	if (!last || last->kind != MT_OP_BLOCK) {
+		add(w, last_tsc(w, 0), MT_OP_XFER, 0, (uint8_t)x);
+		if (w->have_seg && w->log->nops)
+			last = &w->log->ops[w->log->nops - 1];
+		else
+			return;
+	}
+	last->x = (uint8_t)x;
+	last->ret = ret;
 }
 
 static void h_disable(void *ctx, uint64_t tsc, uint64_t at)

@@ -153,9 +153,10 @@ static void replay(struct mt_decode *d, struct timeline *t)
 			switch (op->kind) {
 			case MT_OP_BLOCK:
 				mt_cs_block(&cs, op->tsc, op->a);
+				mt_cs_transfer(&cs, (enum mt_xfer)op->x, op->ret);
 				break;
 			case MT_OP_XFER:
-				mt_cs_transfer(&cs, (enum mt_xfer)op->x, op->a);
+				mt_cs_transfer(&cs, (enum mt_xfer)op->x, op->ret);
 				break;
 			case MT_OP_DISABLE:
 				mt_cs_disable(&cs, op->tsc, MT_OFF_OTHER, op->a);

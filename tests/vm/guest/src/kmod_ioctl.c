@@ -7,6 +7,7 @@
  *   kmod_ioctl abi       (module loaded with sim=1, multi-entry ToPA)
  *   kmod_ioctl single    (module loaded with sim=2, single-entry ToPA)
  *   kmod_ioctl hotplug   (sim=1; takes CPU 1 offline and back)
+ *   kmod_ioctl power     (sim=1; runs a suspend up to the task freezer)
  */
 #include <poll.h>
 #include <sys/mman.h>
@@ -382,18 +383,23 @@ static int single(void)
 	return kg_failures != 0;
 }
 
+static int write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	int ok;
+
+	if (!f)
+		return 0;
+	ok = fputs(text, f) >= 0;
+	return fclose(f) == 0 && ok;
+}
+
 static int set_online(unsigned int cpu, int on)
 {
 	char path[64];
-	FILE *f;
-	int ok;
 
 	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%u/online", cpu);
-	f = fopen(path, "w");
-	if (!f)
-		return 0;
-	ok = fprintf(f, "%d\n", on) > 0;
-	return fclose(f) == 0 && ok;
+	return write_file(path, on ? "1\n" : "0\n");
 }
 
 /*
@@ -445,6 +451,40 @@ static int hotplug(void)
 	return kg_failures != 0;
 }
 
+/*
+ * A suspend must stop PT and keep the snapshot. pm_test=freezer runs the
+ * real PM notifiers and task freezer, then resumes without sleeping.
+ */
+static int power(void)
+{
+	struct mtrace_config c = kg_config(0, RING, 4096);
+	struct mtrace_cpu_info ci;
+	struct mtrace_status st;
+	unsigned char b[100];
+	int fd = kg_open(), ok;
+
+	kg_pattern(b, sizeof(b), 33);
+	kg_check("kmod-pm-arm", !kg_ioctl(fd, MTRACE_IOC_SET_CONFIG, &c) &&
+		 !kg_ioctl(fd, MTRACE_IOC_ARM, NULL) &&
+		 kg_inject(fd, 0, b, sizeof(b)) == sizeof(b), "%s", strerror(errno));
+	write_file("/sys/module/suspend/parameters/pm_test_delay", "0\n");
+	ok = write_file("/sys/power/pm_test", "freezer\n") &&
+	     write_file("/sys/power/state", "freeze\n");
+	write_file("/sys/power/pm_test", "none\n");
+	if (!kg_check("kmod-pm-suspend-test", ok, "suspend test failed: %s",
+		      strerror(errno)))
+		return 1;
+	st = kg_status(fd);
+	kg_cpu(fd, 0, &ci);
+	kg_check("kmod-pm-frozen", st.state == MTRACE_STATE_FROZEN &&
+		 st.trigger.path == MTRACE_PATH_POWER &&
+		 ci.write_offset == sizeof(b) && kg_inject(fd, 0, b, 1) == -EAGAIN,
+		 "state %u path %u offset %llu", st.state, st.trigger.path,
+		 (unsigned long long)ci.write_offset);
+	close(fd);
+	return kg_failures != 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "abi"))
@@ -453,6 +493,8 @@ int main(int argc, char **argv)
 		return single();
 	if (argc == 2 && !strcmp(argv[1], "hotplug"))
 		return hotplug();
-	fprintf(stderr, "usage: kmod_ioctl abi|single|hotplug\n");
+	if (argc == 2 && !strcmp(argv[1], "power"))
+		return power();
+	fprintf(stderr, "usage: kmod_ioctl abi|single|hotplug|power\n");
 	return 2;
 }
