@@ -11,6 +11,7 @@ cd "$top"
 O=${O:-build}
 case $O in /*) ;; *) O=$top/$O ;; esac
 export O
+mkdir -p "$O"
 . tests/vm/kernels.env
 
 build() {

@@ -346,35 +346,62 @@ MT_TEST(zstd_frame_without_content_size)
 MT_TEST(structural_lies)
 {
 	struct corpus c;
-	size_t maps, cpu, end;
+	size_t sec, cpu, end;
 	uint32_t v;
 	uint64_t v64;
 
 	corpus_make(&c, 1);
-	maps = find_type(&c, MT_BUNDLE_SEC_MAPS);
+	sec = find_type(&c, MT_BUNDLE_SEC_MAPS);
 	/* The first map's path reference points past the pool. */
 	v = 100000;
-	patch_shdr(&c, maps, sizeof(struct mt_bundle_shdr) + sizeof(struct mt_bundle_table_desc) +
+	patch_shdr(&c, sec, sizeof(struct mt_bundle_shdr) + sizeof(struct mt_bundle_table_desc) +
 		   offsetof(struct mt_bundle_map_entry, path), &v, 4);
-	expect_error(&c, c.buf, c.len, -EBADMSG, (int)maps, "path outside pool");
+	expect_error(&c, c.buf, c.len, -EBADMSG, (int)sec, "path outside pool");
 	free(c.buf);
 
 	corpus_make(&c, 1);
-	maps = find_type(&c, MT_BUNDLE_SEC_MAPS);
+	sec = find_type(&c, MT_BUNDLE_SEC_MAPS);
 	/* The first path ("/usr/bin/app") stretched over its NUL and the build-id after it. */
 	v = 12 + 1 + 20;
-	patch_shdr(&c, maps, sizeof(struct mt_bundle_shdr) + sizeof(struct mt_bundle_table_desc) +
+	patch_shdr(&c, sec, sizeof(struct mt_bundle_shdr) + sizeof(struct mt_bundle_table_desc) +
 		   offsetof(struct mt_bundle_map_entry, path.len), &v, 4);
-	expect_error(&c, c.buf, c.len, -EBADMSG, (int)maps, "path with an inner NUL");
+	expect_error(&c, c.buf, c.len, -EBADMSG, (int)sec, "path with an inner NUL");
 	free(c.buf);
 
 	corpus_make(&c, 1);
-	maps = find_type(&c, MT_BUNDLE_SEC_MAPS);
+	sec = find_type(&c, MT_BUNDLE_SEC_MAPS);
+	/* An empty map range: the first map (0x400000-0x401000) ends where it starts. */
+	v64 = 0x400000;
+	patch_shdr(&c, sec, sizeof(struct mt_bundle_shdr) + sizeof(struct mt_bundle_table_desc) +
+		   offsetof(struct mt_bundle_map_entry, end), &v64, 8);
+	expect_error(&c, c.buf, c.len, -EBADMSG, (int)sec, "empty map range");
+	free(c.buf);
+
+	corpus_make(&c, 1);
+	sec = find_type(&c, MT_BUNDLE_SEC_MODULES);
+	/* A module whose range runs backwards. */
+	v64 = 0;
+	patch_shdr(&c, sec, sizeof(struct mt_bundle_shdr) + sizeof(struct mt_bundle_table_desc) +
+		   offsetof(struct mt_bundle_module_entry, end), &v64, 8);
+	expect_error(&c, c.buf, c.len, -EBADMSG, (int)sec, "reversed module range");
+	free(c.buf);
+
+	corpus_make(&c, 1);
+	sec = find_type(&c, MT_BUNDLE_SEC_KTEXT);
+	/* Kernel text that would run past the end of the address space. */
+	v64 = ~0ULL - 100;
+	patch_shdr(&c, sec, sizeof(struct mt_bundle_shdr) +
+		   offsetof(struct mt_bundle_ktext_desc, addr), &v64, 8);
+	expect_error(&c, c.buf, c.len, -EBADMSG, (int)sec, "wrapping kernel text");
+	free(c.buf);
+
+	corpus_make(&c, 1);
+	sec = find_type(&c, MT_BUNDLE_SEC_MAPS);
 	/* Entry size below the v1 size. */
 	v = 8;
-	patch_shdr(&c, maps, sizeof(struct mt_bundle_shdr) +
+	patch_shdr(&c, sec, sizeof(struct mt_bundle_shdr) +
 		   offsetof(struct mt_bundle_table_desc, entry_size), &v, 4);
-	expect_error(&c, c.buf, c.len, -EBADMSG, (int)maps, "entry size 8");
+	expect_error(&c, c.buf, c.len, -EBADMSG, (int)sec, "entry size 8");
 	free(c.buf);
 
 	corpus_make(&c, 1);

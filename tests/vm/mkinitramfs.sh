@@ -18,6 +18,8 @@ file -L "$busybox" | grep -q 'statically linked' || {
 }
 st=$(mktemp -d)
 trap 'rm -rf "$st"' EXIT
+# mktemp makes the directory 0700; as the guest's root it must let every user in.
+chmod 755 "$st"
 mkdir -p "$st"/{bin,sbin,lib,dev,proc,sys,tmp,boot,tests.d}
 cp "$busybox" "$st/bin/busybox"
 for a in $("$busybox" --list); do

@@ -19,6 +19,11 @@ struct worker {
 	struct pt_image **images;	/* this worker's copy per process */
 	struct mt_cpu_log *log;		/* the CPU being decoded */
 	int have_seg;
+	/* The function of the last block logged, for dropping blocks that
+	 * cannot change the call stack (see h_block()). */
+	const struct mt_proc *proc;
+	uint64_t fn_lo, fn_hi;
+	struct mt_funcs_cache *cache;
 };
 
 static int push_op(struct mt_cpu_log *log, const struct mt_op *op)
@@ -74,7 +79,7 @@ static void open_seg(struct worker *w, uint64_t tsc)
 		log->segs = v;
 		log->segcap = cap;
 	}
-	log->segs[log->nsegs] = (struct mt_seg){ { 0, 0 }, tsc, (uint32_t)(log - w->d->cpus),
+	log->segs[log->nsegs] = (struct mt_seg){ { 0, 0 }, tsc, tsc, (uint32_t)(log - w->d->cpus),
 						 log->nsegs, log->nops, log->nops };
 	log->nsegs++;
 	w->have_seg = 1;
@@ -109,12 +114,17 @@ static struct pt_image *h_enable(void *ctx, uint64_t tsc, uint64_t ip)
 {
 	struct worker *w = ctx;
 
+	uint32_t pid = mt_sideband_task(&w->d->sb, w->log->cpu, tsc).pid;
+
 	(void)ip;
 	close_seg(w, last_tsc(w, tsc));
 	open_seg(w, tsc);
 	/* The process rarely changes where the thread is uncertain: the
 	 * image follows the sideband at the enable. */
-	return image_for(w, mt_sideband_task(&w->d->sb, w->log->cpu, tsc).pid);
+	w->proc = mt_decode_proc(w->d, pid);
+	w->fn_lo = w->fn_hi = 0;
+	memset(w->cache, 0, sizeof(*w->cache));
+	return image_for(w, pid);
 }
 
 static void add(struct worker *w, uint64_t tsc, enum mt_op_kind kind, uint64_t a, uint8_t x)
@@ -127,29 +137,58 @@ static void add(struct worker *w, uint64_t tsc, enum mt_op_kind kind, uint64_t a
 		push_op(w->log, &op);
 }
 
+/*
+ * A block reached by a branch or jump inside the function of the previous
+ * logged block changes nothing in the call stack, so it is not logged (the
+ * transfer ending it then lands on the previous block's op, which is
+ * equivalent). That halves the log on typical code.
+ */
 static void h_block(void *ctx, uint64_t tsc, uint64_t ip)
 {
-	add(ctx, tsc, MT_OP_BLOCK, ip, 0);
+	struct worker *w = ctx;
+	struct mt_cpu_log *log = w->log;
+	const struct mt_op *last = w->have_seg && log->nops > log->segs[log->nsegs - 1].begin
+					   ? &log->ops[log->nops - 1]
+					   : NULL;
+	struct mt_cs_fn fn;
+
+	if (last && last->kind == MT_OP_BLOCK &&
+	    (last->x == MT_XFER_NONE || last->x == MT_XFER_JUMP) && ip >= w->fn_lo &&
+	    ip < w->fn_hi) {
+		log->segs[log->nsegs - 1].last_tsc = tsc;
+		return;
+	}
+	add(w, tsc, MT_OP_BLOCK, ip, 0);
+	if (w->have_seg)
+		log->segs[log->nsegs - 1].last_tsc = tsc;
+	w->fn_lo = w->fn_hi = 0;
+	if (w->proc) {
+		mt_funcs_resolve_cached(&w->d->funcs, w->cache, w->proc, ip, &fn);
+		w->fn_lo = fn.start;
+		w->fn_hi = fn.end;
+	}
 }
 
-/* The transfer ending a block is stored in the block's op (half the
- * memory of a separate op); only a transfer after an event needs its own. */
+/* The transfer ending a block is stored in the block's op (a third less
+ * memory than an op of its own); only a transfer reported after an event
+ * needs its own op. */
 static void h_transfer(void *ctx, enum mt_xfer x, uint64_t ret)
 {
 	struct worker *w = ctx;
-	struct mt_op *last = w->have_seg && w->log->nops > w->log->segs[w->log->nsegs - 1].begin
-				     ? &w->log->ops[w->log->nops - 1]
-				     : NULL;
+	struct mt_cpu_log *log = w->log;
+	struct mt_op *op;
 
-	if (!last || last->kind != MT_OP_BLOCK) {
-		add(w, last_tsc(w, 0), MT_OP_XFER, 0, (uint8_t)x);
-		if (w->have_seg && w->log->nops)
-			last = &w->log->ops[w->log->nops - 1];
-		else
-			return;
+	if (!w->have_seg || log->nops == log->segs[log->nsegs - 1].begin ||
+	    log->ops[log->nops - 1].kind != MT_OP_BLOCK) {
+		size_t n = log->nops;
+
+		add(w, last_tsc(w, 0), MT_OP_XFER, 0, 0);
+		if (log->nops == n)
+			return;	/* out of memory, already flagged */
 	}
-	last->x = (uint8_t)x;
-	last->ret = ret;
+	op = &log->ops[log->nops - 1];
+	op->x = (uint8_t)x;
+	op->ret = ret;
 }
 
 static void h_disable(void *ctx, uint64_t tsc, uint64_t at)
@@ -175,6 +214,8 @@ static void decode_one(struct worker *w, struct mt_cpu_log *log)
 	h.ctx = w;
 	w->log = log;
 	w->have_seg = 0;
+	w->proc = NULL;
+	w->fn_lo = w->fn_hi = 0;
 	cfg.begin = (uint8_t *)log->data;
 	cfg.end = (uint8_t *)log->data + log->len;
 	if (log->len && mt_blk_decode(&cfg, NULL, w->d->iscache, &h, &log->stats) < 0)
@@ -208,8 +249,8 @@ int mt_decode_cpus(struct mt_decode *d, unsigned int jobs)
 	}
 	for (unsigned int i = 0; i < jobs; i++) {
 		ws[i] = (struct worker){ d, &next, calloc(d->nprocs + 1, sizeof(struct pt_image *)),
-					 NULL, 0 };
-		if (!ws[i].images) {
+					 NULL, 0, NULL, 0, 0, calloc(1, sizeof(struct mt_funcs_cache)) };
+		if (!ws[i].images || !ws[i].cache) {
 			ret = -1;
 			break;
 		}
@@ -222,8 +263,10 @@ int mt_decode_cpus(struct mt_decode *d, unsigned int jobs)
 		worker_main(&ws[0]);
 	for (unsigned int i = 1; i < started; i++)
 		pthread_join(tids[i], NULL);
-	for (unsigned int i = 0; i < jobs; i++)
+	for (unsigned int i = 0; i < jobs; i++) {
 		free(ws[i].images);
+		free(ws[i].cache);
+	}
 	for (size_t i = 0; i < d->ncpus; i++)
 		if (d->cpus[i].oom)
 			ret = -1;

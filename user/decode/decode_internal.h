@@ -28,6 +28,7 @@ struct mt_op {
 struct mt_seg {
 	struct mt_task task;
 	uint64_t first_tsc;
+	uint64_t last_tsc;	/* of its last block, kept or not */
 	uint32_t cpu;		/* index of the CPU's log in mt_decode.cpus */
 	size_t order;		/* index in that log: ties in time keep it */
 	size_t begin, end;	/* ops[begin, end) of that log */

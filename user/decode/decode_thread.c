@@ -36,13 +36,14 @@ struct replay {
 	struct mt_decode *d;
 	struct timeline *tl;
 	const struct mt_proc *proc;
+	struct mt_funcs_cache cache;
 };
 
 static void resolve(void *ctx, uint64_t ip, struct mt_cs_fn *fn)
 {
 	struct replay *r = ctx;
 
-	mt_funcs_resolve(&r->d->funcs, r->proc, ip, fn);
+	mt_funcs_resolve_cached(&r->d->funcs, &r->cache, r->proc, ip, fn);
 }
 
 static int grow(void **v, size_t *cap, size_t n, size_t size)
@@ -135,20 +136,27 @@ static int cmp_seg(const void *a, const void *b)
 
 static void replay(struct mt_decode *d, struct timeline *t)
 {
-	struct replay r = { d, t, mt_decode_proc(d, t->task.pid) };
-	const struct mt_cs_ops ops = { resolve, collect, &r };
+	struct replay *r = calloc(1, sizeof(*r));
+	struct mt_cs_ops ops = { resolve, collect, r };
 	uint64_t last = 0;
 	struct mt_cs cs;
 
+	if (!r) {
+		t->oom = 1;
+		return;
+	}
+	r->d = d;
+	r->tl = t;
+	r->proc = mt_decode_proc(d, t->task.pid);
 	qsort(t->segs, t->nsegs, sizeof(*t->segs), cmp_seg);
 	new_stretch(t);
 	mt_cs_init(&cs, &ops);
 	for (size_t i = 0; i < t->nsegs; i++) {
 		const struct mt_seg *s = t->segs[i];
-		const struct mt_op *ops_ = d->cpus[s->cpu].ops;
+		const struct mt_op *cpu_ops = d->cpus[s->cpu].ops;
 
 		for (size_t k = s->begin; k < s->end; k++) {
-			const struct mt_op *op = &ops_[k];
+			const struct mt_op *op = &cpu_ops[k];
 
 			switch (op->kind) {
 			case MT_OP_BLOCK:
@@ -167,10 +175,13 @@ static void replay(struct mt_decode *d, struct timeline *t)
 			}
 			last = op->tsc;
 		}
+		if (s->last_tsc > last)
+			last = s->last_tsc;
 	}
 	mt_cs_finish(&cs, last);
 	d->stats.backsteps += cs.backsteps;
 	mt_cs_fini(&cs);
+	free(r);
 	t->pre_left = t->nstr ? pre_count(t, 0) : 0;
 }
 

@@ -123,6 +123,20 @@ void mt_funcs_resolve(struct mt_funcs *fs, const struct mt_proc *p, uint64_t ip,
 	fn->id = intern(fs, &f);
 }
 
+void mt_funcs_resolve_cached(struct mt_funcs *fs, struct mt_funcs_cache *cache,
+			     const struct mt_proc *p, uint64_t ip, struct mt_cs_fn *fn)
+{
+	size_t slot = (ip ^ ip >> 10) % MT_FUNCS_CACHE;
+
+	if (cache->e[slot].ip == ip && cache->e[slot].fn.end) {
+		*fn = cache->e[slot].fn;
+		return;
+	}
+	mt_funcs_resolve(fs, p, ip, fn);
+	cache->e[slot].ip = ip;
+	cache->e[slot].fn = *fn;
+}
+
 struct mt_func mt_funcs_get(struct mt_funcs *fs, uint32_t id)
 {
 	struct mt_func f = { 0 };

@@ -39,6 +39,22 @@ void mt_funcs_fini(struct mt_funcs *fs);
 void mt_funcs_resolve(struct mt_funcs *fs, const struct mt_proc *p, uint64_t ip,
 		      struct mt_cs_fn *fn);
 
+/* Recent lookups by address, for one thread's use: calls go to few
+ * targets, and a lookup takes two binary searches and two locks. */
+#define MT_FUNCS_CACHE 1024
+
+struct mt_funcs_cache {
+	struct {
+		uint64_t ip;
+		struct mt_cs_fn fn;
+	} e[MT_FUNCS_CACHE];
+};
+
+/* mt_funcs_resolve() through CACHE (zero-initialized before first use;
+ * one per process P). */
+void mt_funcs_resolve_cached(struct mt_funcs *fs, struct mt_funcs_cache *cache,
+			     const struct mt_proc *p, uint64_t ip, struct mt_cs_fn *fn);
+
 /* The function with id ID; copies under the lock (the table may grow). */
 struct mt_func mt_funcs_get(struct mt_funcs *fs, uint32_t id);
 
