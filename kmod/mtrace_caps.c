@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * PT capabilities from CPUID, and configuration -> MT_RTIT_CTL encoding.
+ * PT capabilities from CPUID, and configuration -> MTRACE_RTIT_CTL encoding.
  * See Intel SDM Vol. 3C, "Intel Processor Trace" (CPUID leaf 0x14 and the
  * IA32_RTIT_CTL field descriptions) for every check below: a reserved bit
  * or an encoding missing from a CPUID bitmap makes the WRMSR #GP, so all
@@ -148,13 +148,13 @@ static int encode_timing(const struct mtrace_config *cfg,
 	u32 ebx = caps->c14_0[1];
 
 	if (cfg->flags & MTRACE_CFG_TSC)
-		*ctl |= MT_RTIT_CTL_TSC_EN;
+		*ctl |= MTRACE_RTIT_CTL_TSC_EN;
 	if (cfg->flags & MTRACE_CFG_MTC) {
 		if (!(ebx & MT_PT_CAP_MTC) ||
 		    !encoding_ok(caps->c14_1[0] >> 16, cfg->mtc_freq))
 			return -EINVAL;
-		*ctl |= MT_RTIT_CTL_MTC_EN |
-			(u64)cfg->mtc_freq << MT_RTIT_CTL_MTC_FREQ_SHIFT;
+		*ctl |= MTRACE_RTIT_CTL_MTC_EN |
+			(u64)cfg->mtc_freq << MTRACE_RTIT_CTL_MTC_FREQ_SHIFT;
 	} else if (cfg->mtc_freq) {
 		return -EINVAL;
 	}
@@ -162,8 +162,8 @@ static int encode_timing(const struct mtrace_config *cfg,
 		if (!(ebx & MT_PT_CAP_PSB_CYC) ||
 		    !encoding_ok(caps->c14_1[1] & 0xffff, cfg->cyc_thresh))
 			return -EINVAL;
-		*ctl |= MT_RTIT_CTL_CYCEN |
-			(u64)cfg->cyc_thresh << MT_RTIT_CTL_CYC_THRESH_SHIFT;
+		*ctl |= MTRACE_RTIT_CTL_CYCEN |
+			(u64)cfg->cyc_thresh << MTRACE_RTIT_CTL_CYC_THRESH_SHIFT;
 	} else if (cfg->cyc_thresh) {
 		return -EINVAL;
 	}
@@ -171,7 +171,7 @@ static int encode_timing(const struct mtrace_config *cfg,
 		if (!(ebx & MT_PT_CAP_PSB_CYC) ||
 		    !encoding_ok(caps->c14_1[1] >> 16, cfg->psb_freq))
 			return -EINVAL;
-		*ctl |= (u64)cfg->psb_freq << MT_RTIT_CTL_PSB_FREQ_SHIFT;
+		*ctl |= (u64)cfg->psb_freq << MTRACE_RTIT_CTL_PSB_FREQ_SHIFT;
 	} else if (cfg->psb_freq) {
 		return -EINVAL;
 	}
@@ -203,7 +203,7 @@ static int encode_filters(const struct mtrace_config *cfg,
 		    (f->action != MTRACE_FILTER_TRACE &&
 		     f->action != MTRACE_FILTER_STOP))
 			return -EINVAL;
-		out->ctl |= (u64)f->action << MT_RTIT_CTL_ADDR_CFG_SHIFT(i);
+		out->ctl |= (u64)f->action << MTRACE_RTIT_CTL_ADDR_CFG_SHIFT(i);
 		out->addr[2 * i] = f->start;
 		out->addr[2 * i + 1] = f->end;
 	}
@@ -256,19 +256,19 @@ int mtrace_config_encode(const struct mtrace_config *cfg,
 	if (err)
 		return err;
 
-	out->ctl = MT_RTIT_CTL_TOPA | MT_RTIT_CTL_BRANCH_EN;
+	out->ctl = MTRACE_RTIT_CTL_TOPA | MTRACE_RTIT_CTL_BRANCH_EN;
 	if (cfg->flags & MTRACE_CFG_NO_BRANCH && !caps->branch_always_on)
-		out->ctl &= ~MT_RTIT_CTL_BRANCH_EN;
+		out->ctl &= ~MTRACE_RTIT_CTL_BRANCH_EN;
 	if (cfg->flags & MTRACE_CFG_USER)
-		out->ctl |= MT_RTIT_CTL_USR;
+		out->ctl |= MTRACE_RTIT_CTL_USR;
 	if (cfg->flags & MTRACE_CFG_KERNEL)
-		out->ctl |= MT_RTIT_CTL_OS;
+		out->ctl |= MTRACE_RTIT_CTL_OS;
 	if (cfg->flags & MTRACE_CFG_NO_RETCOMP)
-		out->ctl |= MT_RTIT_CTL_DISRETC;
+		out->ctl |= MTRACE_RTIT_CTL_DISRETC;
 	if (cfg->flags & MTRACE_CFG_PTWRITE) {
 		if (!(caps->c14_0[1] & MT_PT_CAP_PTWRITE))
 			return -EINVAL;
-		out->ctl |= MT_RTIT_CTL_PTW_EN | MT_RTIT_CTL_FUP_ON_PTW;
+		out->ctl |= MTRACE_RTIT_CTL_PTW_EN | MTRACE_RTIT_CTL_FUP_ON_PTW;
 	}
 	err = encode_timing(cfg, caps, &out->ctl);
 	if (err)

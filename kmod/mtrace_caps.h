@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * PT capability detection from CPUID values and the translation of a user
- * configuration into MT_RTIT_CTL/ADDRn values, validated against those
+ * configuration into MTRACE_RTIT_CTL/ADDRn values, validated against those
  * capabilities. Pure logic: no hardware access, also built in user space.
  */
 #ifndef MTRACE_CAPS_H
@@ -30,7 +30,7 @@ struct mtrace_pt_caps {
 	bool branch_always_on;	/* erratum BDM106 */
 };
 
-/* MT_RTIT_CTL (TraceEn clear) and the address-range MSRs for a configuration. */
+/* MTRACE_RTIT_CTL (TraceEn clear) and the address-range MSRs for a configuration. */
 struct mtrace_pt_program {
 	u64 ctl;
 	u64 addr[2 * MTRACE_MAX_ADDR_FILTERS];

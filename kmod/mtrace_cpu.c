@@ -15,12 +15,12 @@ DEFINE_PER_CPU(struct mtrace_pcpu, mtrace_pcpu);
 
 static u64 expected_ctl(const struct mtrace_pcpu *pc)
 {
-	return mtrace_sess.prog.ctl | (pc->trace_on ? MT_RTIT_CTL_TRACEEN : 0);
+	return mtrace_sess.prog.ctl | (pc->trace_on ? MTRACE_RTIT_CTL_TRACEEN : 0);
 }
 
 /*
  * Sets TraceEn (on) or clears it (off) for the task switching in. A CPU
- * whose MT_RTIT_CTL no longer holds our value belongs to someone else now
+ * whose MTRACE_RTIT_CTL no longer holds our value belongs to someone else now
  * (perf): leave it alone and report the snapshot as clobbered.
  */
 void mtrace_cpu_resume_task(struct mtrace_pcpu *pc, bool on)
@@ -32,7 +32,7 @@ void mtrace_cpu_resume_task(struct mtrace_pcpu *pc, bool on)
 		return;
 	}
 	mtrace_wrmsr(MTRACE_MSR_RTIT_CTL,
-		     mtrace_sess.prog.ctl | (on ? MT_RTIT_CTL_TRACEEN : 0));
+		     mtrace_sess.prog.ctl | (on ? MTRACE_RTIT_CTL_TRACEEN : 0));
 	pc->trace_on = on;
 }
 
@@ -48,7 +48,7 @@ bool mtrace_cpu_arm_local(void)
 	int err;
 
 	pc->flags = MTRACE_CPU_RING;
-	if (mtrace_rdmsr(MTRACE_MSR_RTIT_CTL) & MT_RTIT_CTL_TRACEEN)
+	if (mtrace_rdmsr(MTRACE_MSR_RTIT_CTL) & MTRACE_RTIT_CTL_TRACEEN)
 		return false;
 	err = mtrace_wrmsr(MTRACE_MSR_RTIT_CTL, prog->ctl);
 	err |= mtrace_wrmsr(MTRACE_MSR_RTIT_OUTPUT_BASE, pc->ring->table_phys[0]);
@@ -56,7 +56,7 @@ bool mtrace_cpu_arm_local(void)
 	/* PacketByteCnt = 0 makes the first enable emit a full PSB+. */
 	err |= mtrace_wrmsr(MTRACE_MSR_RTIT_STATUS, 0);
 	for (i = 0; i < ARRAY_SIZE(prog->addr); i++)
-		if (prog->ctl >> MT_RTIT_CTL_ADDR_CFG_SHIFT(i / 2) & 0xf)
+		if (prog->ctl >> MTRACE_RTIT_CTL_ADDR_CFG_SHIFT(i / 2) & 0xf)
 			err |= mtrace_wrmsr(MTRACE_MSR_RTIT_ADDR0_A + i, prog->addr[i]);
 	if (err) {
 		pc->flags |= MTRACE_CPU_ERROR;
@@ -91,7 +91,7 @@ void mtrace_cpu_stop_local(void)
 	pc->status = mtrace_rdmsr(MTRACE_MSR_RTIT_STATUS);
 	pc->output_base = mtrace_rdmsr(MTRACE_MSR_RTIT_OUTPUT_BASE);
 	pc->mask_ptrs = mtrace_rdmsr(MTRACE_MSR_RTIT_OUTPUT_MASK);
-	if (pc->status & MT_RTIT_STATUS_ERROR)
+	if (pc->status & MTRACE_RTIT_STATUS_ERROR)
 		pc->flags |= MTRACE_CPU_ERROR;
 	if (mtrace_topa_write_offset(&mtrace_sess.plan, pc->ring->table_phys,
 				     pc->output_base, pc->mask_ptrs,

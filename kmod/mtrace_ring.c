@@ -142,7 +142,7 @@ static u8 *sim_region(void *data, u64 phys, u64 size)
 {
 	struct sim_ctx *c = data;
 	const struct mtrace_topa_plan *p = c->plan;
-	u32 idx = (c->regs->mask_ptrs & MT_RTIT_MASK_IDX_MASK) >> MT_RTIT_MASK_IDX_SHIFT;
+	u32 idx = (c->regs->mask_ptrs & MTRACE_RTIT_MASK_IDX_MASK) >> MTRACE_RTIT_MASK_IDX_SHIFT;
 	u32 t;
 	u64 r;
 

@@ -79,16 +79,16 @@ int mtrace_topa_fill(const struct mtrace_topa_plan *p, u64 *const *tables,
 
 u64 mtrace_topa_mask_ptrs(u32 idx, u32 offset)
 {
-	return (u64)offset << MT_RTIT_MASK_OFF_SHIFT |
-	       (u64)idx << MT_RTIT_MASK_IDX_SHIFT | MT_RTIT_MASK_LOWER;
+	return (u64)offset << MTRACE_RTIT_MASK_OFF_SHIFT |
+	       (u64)idx << MTRACE_RTIT_MASK_IDX_SHIFT | MTRACE_RTIT_MASK_LOWER;
 }
 
 int mtrace_topa_write_offset(const struct mtrace_topa_plan *p,
 			     const u64 *table_phys, u64 output_base,
 			     u64 mask_ptrs, u64 *offset)
 {
-	u32 idx = (mask_ptrs & MT_RTIT_MASK_IDX_MASK) >> MT_RTIT_MASK_IDX_SHIFT;
-	u64 off = mask_ptrs >> MT_RTIT_MASK_OFF_SHIFT;
+	u32 idx = (mask_ptrs & MTRACE_RTIT_MASK_IDX_MASK) >> MTRACE_RTIT_MASK_IDX_SHIFT;
+	u64 off = mask_ptrs >> MTRACE_RTIT_MASK_OFF_SHIFT;
 	u64 pos;
 	u32 t;
 
@@ -121,7 +121,7 @@ static u32 entry_size_shift(u64 entry)
 static u64 *current_entry(const struct mtrace_topa_mem *mem,
 			  struct mtrace_sim_regs *regs)
 {
-	u32 idx = (regs->mask_ptrs & MT_RTIT_MASK_IDX_MASK) >> MT_RTIT_MASK_IDX_SHIFT;
+	u32 idx = (regs->mask_ptrs & MTRACE_RTIT_MASK_IDX_MASK) >> MTRACE_RTIT_MASK_IDX_SHIFT;
 	u64 *table = mem->table(mem->ctx, regs->output_base);
 
 	if (!table || idx >= MT_TOPA_TABLE_ENTRIES)
@@ -142,42 +142,42 @@ long mtrace_topa_sim_write(const struct mtrace_topa_mem *mem,
 {
 	u64 done = 0;
 
-	if (!(regs->ctl & MT_RTIT_CTL_TRACEEN) || !(regs->ctl & MT_RTIT_CTL_TOPA))
+	if (!(regs->ctl & MTRACE_RTIT_CTL_TRACEEN) || !(regs->ctl & MTRACE_RTIT_CTL_TOPA))
 		return -EAGAIN;
 	while (done < len &&
-	       !(regs->status & (MT_RTIT_STATUS_STOPPED | MT_RTIT_STATUS_ERROR))) {
+	       !(regs->status & (MTRACE_RTIT_STATUS_STOPPED | MTRACE_RTIT_STATUS_ERROR))) {
 		u64 *entry = current_entry(mem, regs);
 		u32 idx;
 		u64 size, off, n;
 		u8 *region;
 
 		if (!entry) {
-			regs->status |= MT_RTIT_STATUS_ERROR;
+			regs->status |= MTRACE_RTIT_STATUS_ERROR;
 			break;
 		}
 		size = 1ULL << entry_size_shift(*entry);
-		off = regs->mask_ptrs >> MT_RTIT_MASK_OFF_SHIFT;
+		off = regs->mask_ptrs >> MTRACE_RTIT_MASK_OFF_SHIFT;
 		region = mem->region(mem->ctx, *entry & MT_TOPA_BASE_MASK, size);
 		if (!region || off >= size) {
-			regs->status |= MT_RTIT_STATUS_ERROR;
+			regs->status |= MTRACE_RTIT_STATUS_ERROR;
 			break;
 		}
 		n = size - off < len - done ? size - off : len - done;
 		memcpy(region + off, data + done, n);
 		done += n;
 		off += n;
-		idx = (regs->mask_ptrs & MT_RTIT_MASK_IDX_MASK) >> MT_RTIT_MASK_IDX_SHIFT;
+		idx = (regs->mask_ptrs & MTRACE_RTIT_MASK_IDX_MASK) >> MTRACE_RTIT_MASK_IDX_SHIFT;
 		if (off < size) {
 			regs->mask_ptrs = mtrace_topa_mask_ptrs(idx, off);
 		} else if (*entry & MT_TOPA_STOP) {
 			/* Full region with STOP: offset stays at the size. */
 			regs->mask_ptrs = mtrace_topa_mask_ptrs(idx, off);
-			regs->status |= MT_RTIT_STATUS_STOPPED;
+			regs->status |= MTRACE_RTIT_STATUS_STOPPED;
 		} else {
 			/* The CPU moves on at once, through END links too. */
 			regs->mask_ptrs = mtrace_topa_mask_ptrs(idx + 1, 0);
 			if (!current_entry(mem, regs))
-				regs->status |= MT_RTIT_STATUS_ERROR;
+				regs->status |= MTRACE_RTIT_STATUS_ERROR;
 		}
 	}
 	return done;

@@ -4,9 +4,11 @@
  * magic is a binary: it is written to a file (the API takes paths) and
  * loaded, and then every query the decoder makes is asked of it. Any other
  * input is a symbol name for the demangler, which sees every name a binary
- * carries. A loaded table must keep its documented shape (sorted,
+ * carries. Capture's build-id reader gets each ELF input too: it parses
+ * every file the traced (possibly hostile) process maps, as root. A loaded table must keep its documented shape (sorted,
  * non-overlapping, no empty symbol) and lookups must find what it holds.
  */
+#include "capture/capture_procfs.h"
 #include "sym/sym.h"
 
 #include <elf.h>
@@ -106,10 +108,14 @@ static void fuzz_elf(const uint8_t *data, size_t size)
 {
 	struct mt_sym_options opt = { .debug_path = dir };
 	char err[MT_SYM_ERRLEN];
+	uint8_t id[MT_BUILD_ID_MAX];
 	struct mt_sym_file *f;
+	int idlen;
 
 	if (write_input(data, size))
 		return;
+	idlen = mt_elf_build_id(path, id, sizeof(id));
+	must(idlen >= -4095 && idlen <= (int)sizeof(id), "build-id reader result");
 	err[0] = '\0';
 	f = mt_sym_file_open(path, &opt, err, sizeof(err));
 	if (!f) {

@@ -24,3 +24,5 @@ expect version 0 "^mtrace-user $(cat "$top/VERSION")\$" "$bin" --version
 expect help 0 '^usage: mtrace-user' "$bin" --help
 expect no-args 2 '^usage: mtrace-user' "$bin"
 expect unknown-command 2 "unknown command 'frobnicate'" "$bin" frobnicate
+expect bundle-info 0 'format 1\.0, 15 sections' "$bin" bundle-info "$top/tests/fuzz/corpus/fuzz_bundle/sample-zstd.mtrace"
+expect bundle-info-missing 1 'nonexistent' "$bin" bundle-info /nonexistent/x.mtrace

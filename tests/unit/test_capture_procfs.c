@@ -163,7 +163,7 @@ MT_TEST(collect_own_threads)
 	pthread_barrier_init(&done, NULL, 2);
 	MT_ASSERT_EQ(pthread_create(&th, NULL, named_thread, NULL), 0);
 	pthread_barrier_wait(&named);
-	MT_ASSERT_EQ(mt_threads_collect(&l, getpid(), 99), 0);
+	MT_ASSERT_EQ(mt_threads_collect(&l, getpid(), 0, 99), 0);
 	pthread_barrier_wait(&done);
 	pthread_join(th, NULL);
 	for (size_t i = 0; i < l.n; i++) {
@@ -180,7 +180,7 @@ MT_TEST(collect_own_threads)
 		}
 	}
 	MT_ASSERT(main_seen && worker_seen);
-	MT_ASSERT_EQ(mt_threads_collect(&l, 0x7ffffff0, 1), -ENOENT);
+	MT_ASSERT_EQ(mt_threads_collect(&l, 0x7ffffff0, 0, 1), -ENOENT);
 	mt_threads_free(&l);
 	pthread_barrier_destroy(&named);
 	pthread_barrier_destroy(&done);

@@ -96,17 +96,23 @@ static int open_sigchld(sigset_t *set)
 	return signalfd(-1, set, SFD_CLOEXEC);
 }
 
-/* The program mapped executable in the held process's maps. */
+/* The program mapped executable, and its command line, as read from the held process. */
 static int maps_show_program(const struct mt_target *t)
 {
 	struct mt_map_list l = { 0 };
-	int found = 0;
+	struct mt_thread_list th = { 0 };
+	int found = 0, cmdline = 0;
 
 	MT_ASSERT_EQ(mt_maps_collect(&l, t->pid, t->exit_tid, 1), 0);
 	for (size_t i = 0; i < l.n; i++)
 		found |= !strcmp(l.maps[i].path, prog) && (l.maps[i].prot & MT_BUNDLE_PROT_EXEC);
 	mt_maps_free(&l);
-	return found;
+	MT_ASSERT_EQ(mt_threads_collect(&th, t->pid, t->exit_tid, 1), 0);
+	for (size_t i = 0; i < th.n; i++)
+		cmdline |= th.t[i].tid == (uint32_t)t->pid && th.t[i].cmdline_len > strlen(prog) &&
+			   !strcmp(th.t[i].cmdline, prog);
+	mt_threads_free(&th);
+	return found && cmdline;
 }
 
 static void run_to_exit(const char *mode)

@@ -179,9 +179,9 @@ MT_TEST(branch_en_forced_on_broadwell)
 
 	c.flags |= MTRACE_CFG_NO_BRANCH;
 	MT_ASSERT_EQ(encode(&c, &kaby_lake, &p), 0);
-	MT_ASSERT_EQ(p.ctl & MT_RTIT_CTL_BRANCH_EN, 0);
+	MT_ASSERT_EQ(p.ctl & MTRACE_RTIT_CTL_BRANCH_EN, 0);
 	MT_ASSERT_EQ(encode(&c, &broadwell_e, &p), 0);
-	MT_ASSERT(p.ctl & MT_RTIT_CTL_BRANCH_EN);
+	MT_ASSERT(p.ctl & MTRACE_RTIT_CTL_BRANCH_EN);
 }
 
 MT_TEST(timing_validated_against_bitmaps)

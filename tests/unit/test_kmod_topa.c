@@ -81,7 +81,7 @@ static void fake_free(struct fake_mem *m)
 
 static void sim_arm(const struct fake_mem *m, struct mtrace_sim_regs *regs)
 {
-	regs->ctl = MT_RTIT_CTL_TRACEEN | MT_RTIT_CTL_TOPA;
+	regs->ctl = MTRACE_RTIT_CTL_TRACEEN | MTRACE_RTIT_CTL_TOPA;
 	regs->status = 0;
 	regs->output_base = m->table_phys[0];
 	regs->mask_ptrs = mtrace_topa_mask_ptrs(0, 0);
@@ -341,7 +341,7 @@ MT_TEST(sim_write_stop_entry_stops)
 	m.tables[0][1] |= MT_TOPA_STOP;
 	sim_arm(&m, &regs);
 	MT_ASSERT_EQ(mtrace_topa_sim_write(&mem, &regs, buf, sizeof(buf)), 8192);
-	MT_ASSERT_EQ(regs.status, MT_RTIT_STATUS_STOPPED);
+	MT_ASSERT_EQ(regs.status, MTRACE_RTIT_STATUS_STOPPED);
 	MT_ASSERT_EQ(regs.mask_ptrs, mtrace_topa_mask_ptrs(1, 4096));
 	MT_ASSERT_EQ(mtrace_topa_write_offset(&m.plan, m.table_phys, regs.output_base,
 					      regs.mask_ptrs, &off), 0);
@@ -362,7 +362,7 @@ MT_TEST(sim_write_needs_trace_enabled)
 	fake_init(&m, 8192, 4096, true);
 	mem.ctx = &m;
 	sim_arm(&m, &regs);
-	regs.ctl &= ~MT_RTIT_CTL_TRACEEN;
+	regs.ctl &= ~MTRACE_RTIT_CTL_TRACEEN;
 	MT_ASSERT_EQ(mtrace_topa_sim_write(&mem, &regs, &b, 1), -EAGAIN);
 	MT_ASSERT_EQ(m.data[0], 0);
 	fake_free(&m);
@@ -382,12 +382,12 @@ MT_TEST(sim_write_bad_tables_is_operational_error)
 	m.tables[0][2] = 0x7000 | MT_TOPA_END;
 	sim_arm(&m, &regs);
 	MT_ASSERT_EQ(mtrace_topa_sim_write(&mem, &regs, buf, sizeof(buf)), 8192);
-	MT_ASSERT_EQ(regs.status, MT_RTIT_STATUS_ERROR);
+	MT_ASSERT_EQ(regs.status, MTRACE_RTIT_STATUS_ERROR);
 	/* OUTPUT_BASE pointing nowhere: nothing is written. */
 	sim_arm(&m, &regs);
 	regs.output_base = 0x9000;
 	MT_ASSERT_EQ(mtrace_topa_sim_write(&mem, &regs, buf, 1), 0);
-	MT_ASSERT_EQ(regs.status, MT_RTIT_STATUS_ERROR);
+	MT_ASSERT_EQ(regs.status, MTRACE_RTIT_STATUS_ERROR);
 	fake_free(&m);
 }
 

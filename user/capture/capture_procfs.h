@@ -68,7 +68,8 @@ struct mt_thread_list {
 	struct mt_strpool pool;         /* names and command lines */
 };
 
-int mt_threads_collect(struct mt_thread_list *l, pid_t pid, uint64_t tsc);
+/* The command line is read through thread via_tid (0: the process), as for maps. */
+int mt_threads_collect(struct mt_thread_list *l, pid_t pid, pid_t via_tid, uint64_t tsc);
 void mt_threads_free(struct mt_thread_list *l);
 
 #endif

@@ -46,7 +46,7 @@ static int push_thread(struct mt_thread_list *l, const struct mt_bundle_thread *
 	return 0;
 }
 
-static int add_task(struct mt_thread_list *l, pid_t pid, pid_t tid, uint64_t tsc)
+static int add_task(struct mt_thread_list *l, pid_t pid, pid_t tid, pid_t via, uint64_t tsc)
 {
 	struct mt_bundle_thread t = { .tsc = tsc, .pid = (uint32_t)pid, .tid = (uint32_t)tid };
 	char path[64], comm[64];
@@ -68,7 +68,8 @@ static int add_task(struct mt_thread_list *l, pid_t pid, pid_t tid, uint64_t tsc
 
 		if (!buf)
 			return -ENOMEM;
-		snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/cmdline", (int)pid,
+			 (int)(via ? via : pid));
 		len = read_small(path, buf, max);
 		/* Drop the final NUL: the format separates arguments with NULs. */
 		if (len && buf[len - 1] == '\0')
@@ -82,7 +83,7 @@ static int add_task(struct mt_thread_list *l, pid_t pid, pid_t tid, uint64_t tsc
 	return push_thread(l, &t);
 }
 
-int mt_threads_collect(struct mt_thread_list *l, pid_t pid, uint64_t tsc)
+int mt_threads_collect(struct mt_thread_list *l, pid_t pid, pid_t via_tid, uint64_t tsc)
 {
 	char path[64];
 	struct dirent *de;
@@ -94,12 +95,12 @@ int mt_threads_collect(struct mt_thread_list *l, pid_t pid, uint64_t tsc)
 	if (!d)
 		return -errno;
 	/* The process entry (with its command line) first. */
-	err = add_task(l, pid, pid, tsc);
+	err = add_task(l, pid, pid, via_tid, tsc);
 	while (!err && (de = readdir(d))) {
 		long tid = strtol(de->d_name, NULL, 10);
 
 		if (tid > 0 && tid != pid)
-			err = add_task(l, pid, (pid_t)tid, tsc);
+			err = add_task(l, pid, (pid_t)tid, via_tid, tsc);
 	}
 	closedir(d);
 	return err;

@@ -191,7 +191,8 @@ static int build_table(struct mt_sym_file *f, struct mt_sym_vec *vec)
 {
 	size_t out = 0;
 
-	qsort(vec->v, vec->n, sizeof(*vec->v), cmp_raw);
+	if (vec->n)	/* v is NULL when nothing was collected */
+		qsort(vec->v, vec->n, sizeof(*vec->v), cmp_raw);
 	f->syms = calloc(vec->n ? vec->n : 1, sizeof(*f->syms));
 	if (!f->syms)
 		return -1;
