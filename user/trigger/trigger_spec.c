@@ -20,20 +20,41 @@ struct parser {
 
 static int fail_at(const struct parser *p, const char *at, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/*
+ * Copies at most MAX characters of SRC, writing control characters as \xNN:
+ * messages quote the spec and must stay on one printable line.
+ */
+static void visible(char *dst, size_t n, const char *src, size_t max)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; src[i] && i < max && o + 5 < n; i++) {
+		unsigned char c = (unsigned char)src[i];
+
+		if (c < ' ' || c == 0x7f)
+			o += (size_t)snprintf(dst + o, n - o, "\\x%02x", c);
+		else
+			dst[o++] = (char)c;
+	}
+	dst[o] = '\0';
+}
+
 static int fail_at(const struct parser *p, const char *at, const char *fmt, ...)
 {
-	char what[256];
+	char what[256], text[256], near[64];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
+	visible(text, sizeof(text), p->text, 200);
+	visible(near, sizeof(near), at, 40);
 	if (*at)
-		snprintf(p->err, p->errlen, "trigger '%.200s': column %zu ('%.40s'): %s",
-			 p->text, (size_t)(at - p->text) + 1, at, what);
+		snprintf(p->err, p->errlen, "trigger '%s': column %zu ('%s'): %s",
+			 text, (size_t)(at - p->text) + 1, near, what);
 	else
-		snprintf(p->err, p->errlen, "trigger '%.200s': column %zu (end of spec): %s",
-			 p->text, (size_t)(at - p->text) + 1, what);
+		snprintf(p->err, p->errlen, "trigger '%s': column %zu (end of spec): %s",
+			 text, (size_t)(at - p->text) + 1, what);
 	return -1;
 }
 
