@@ -1,94 +1,162 @@
 // SPDX-License-Identifier: MIT
 /*
- * Decoder throughput on a large random-walk bundle, against a baseline
- * measured in the same run on the same PT bytes and the same image:
+ * Decoder throughput and memory on a large random-walk bundle, against a
+ * baseline measured in the same run on the same PT bytes and image:
  *  - baseline: a bare libipt block-decoder loop (sync, drain events,
- *    pt_blk_next until the end of the trace, forward sync after errors):
- *    the floor for any decoder built on libipt;
- *  - mtrace: mt_decode_run() into a sink that counts events: block
- *    decoding, thread attribution, call-stack rebuild, symbol lookup and
- *    the time-ordered merge, without output formatting.
- * Both run single-threaded (one CPU stream, one job) and are timed in
- * process CPU time, best of three.
+ *    pt_blk_next until the end, forward sync after errors) over an image
+ *    built straight from the bundle's maps: the floor for any decoder
+ *    built on libipt;
+ *  - mtrace: the whole decode as `mtrace-user decode` does it through the
+ *    public API: block decoding, thread attribution, call stacks, symbols,
+ *    the time-ordered merge and the Perfetto protobuf written to a file.
+ * Each variant runs in a fresh process (this program re-executed), after
+ * the PT is read; runs are interleaved (baseline, one job, two jobs) and
+ * the best of REPEAT kept, the run least disturbed by other processes.
+ * Single-threaded figures use CPU time; the two-job speed-up needs wall
+ * time, so it is only as good as the machine is idle.
  *
- * The bundle: the PT generator's random walk (--walk) over libcapstone, a
- * real shared library the build depends on anyway, made by the generator
- * built next to this benchmark (O/rel/tests/ptgen/ptgen).
+ * Memory: peak RSS (VmHWM) of processes that (1) do nothing, (2) open the
+ * bundle, (3) open the bundle and the decoder (images and symbol tables:
+ * the image cache is (3) - (2)), (4) decode everything to Perfetto. The
+ * figure is (4) - (1) - image cache, over the PT bytes.
  *
- * Usage: bench_decode [million instructions, default 20] [directory, default $TMPDIR or /tmp]
+ * The bundle: the PT generator's random walk over libcapstone on two
+ * virtual CPUs (a real 6.6 MB shared library the build depends on; its
+ * walk gives a steady ~210 bytes of PT per 1000 instructions, where libc's
+ * walk is dominated by syscalls and unknown AVX-512 code). Made once with
+ * the generator built next to this benchmark (O/rel/tests/ptgen/ptgen) and
+ * kept as O/bench/decode-walk-NM.mtrace.
+ *
+ * Usage: bench_decode [MiB of PT, default 64] [bundle, default generated]
+ *        bench_decode --child MODE BUNDLE OUT   one variant alone (to profile)
  */
 #include "bundle/bundle.h"
 #include "decode/decode.h"
-#include "decode/procmap.h"
+#include "decode/pfout.h"
 #include "decode/ptconfig.h"
 
+#include <intel-pt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#define REPEAT 3
+#define REPEAT 2
 #define WALK_LIB "/usr/lib/x86_64-linux-gnu/libcapstone.so.4"
-/* mtrace may cost this much more than bare libipt. */
-#define TARGET_RATIO 2.0
+/* Measured for that walk; a little low so the bundle reaches the size. */
+#define WALK_BYTES_PER_KINSN 200
+#define TARGET_RATIO 0.5	/* mtrace's throughput over bare libipt's */
+#define TARGET_SPEEDUP 1.6	/* two jobs over one */
+#define TARGET_RSS 2.0		/* peak RSS over PT bytes, image cache aside */
 
-static double now(void)
+struct times {
+	double cpu, wall;
+};
+
+static struct times now(void)
 {
-	struct timespec ts;
+	struct timespec c, w;
 
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c);
+	clock_gettime(CLOCK_MONOTONIC, &w);
+	return (struct times){ c.tv_sec + c.tv_nsec * 1e-9, w.tv_sec + w.tv_nsec * 1e-9 };
 }
 
-static int make_bundle(const char *path, unsigned int minsns)
+static struct times since(struct times t0)
 {
-	char self[PATH_MAX], cmd[3 * PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	struct times t = now();
+
+	return (struct times){ t.cpu - t0.cpu, t.wall - t0.wall };
+}
+
+/* Directory of this executable (O/bench). */
+static int self_dir(char *buf, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
 	char *slash;
 
 	if (n <= 0)
 		return -1;
-	self[n] = 0;
-	slash = strrchr(self, '/');	/* O/bench/bench_decode → O */
+	buf[n] = 0;
+	slash = strrchr(buf, '/');
 	if (!slash)
 		return -1;
 	*slash = 0;
-	slash = strrchr(self, '/');
-	if (!slash)
+	return 0;
+}
+
+static int make_bundle(const char *path, unsigned int mib)
+{
+	char dir[PATH_MAX], gen[PATH_MAX + 32], tmp[PATH_MAX + 8], n[32];
+	unsigned long long insns = (unsigned long long)mib * 1048576 * 1000 / WALK_BYTES_PER_KINSN;
+	int status;
+	pid_t pid;
+
+	if (self_dir(dir, sizeof(dir)))
 		return -1;
-	*slash = 0;
-	snprintf(cmd, sizeof(cmd), "'%s/rel/tests/ptgen/ptgen' --walk %s --insns %u000000 -o '%s'",
-		 self, WALK_LIB, minsns, path);
-	if (system(cmd)) {
-		fprintf(stderr, "bench_decode: generating the bundle failed (build %s/rel/tests/ptgen/ptgen)\n",
-			self);
+	snprintf(gen, sizeof(gen), "%s/../rel/tests/ptgen/ptgen", dir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	snprintf(n, sizeof(n), "%llu", insns);
+	fprintf(stderr, "bench_decode: generating %s (%s instructions, once)\n", path, n);
+	pid = fork();
+	if (pid == 0) {
+		execl(gen, "ptgen", "--walk", WALK_LIB, "--insns", n, "--cpus", "2", "-o", tmp,
+		      (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) || rename(tmp, path)) {
+		fprintf(stderr, "bench_decode: generating the bundle failed (is %s built?)\n", gen);
+		unlink(tmp);
 		return -1;
 	}
 	return 0;
 }
 
+/* The image the bare loop decodes against: every executable file mapping. */
+static struct pt_image *bare_image(struct mt_bundle_reader *r, struct pt_image_section_cache *isc)
+{
+	struct pt_image *img = pt_image_alloc("bare");
+	const struct mt_bundle_map *m;
+	size_t n = mt_bundle_maps(r, &m);
+
+	for (size_t i = 0; img && i < n; i++) {
+		int isid;
+
+		if (!(m[i].prot & MT_BUNDLE_PROT_EXEC) || !m[i].path || m[i].path[0] != '/')
+			continue;
+		isid = pt_iscache_add_file(isc, m[i].path, m[i].file_offset, m[i].end - m[i].start,
+					   m[i].start);
+		if (isid < 0 || pt_image_add_cached(img, isc, isid, NULL) < 0) {
+			fprintf(stderr, "bench_decode: cannot map %s\n", m[i].path);
+			pt_image_free(img);
+			return NULL;
+		}
+	}
+	return img;
+}
+
 /* The baseline: every CPU stream through a bare block-decoder loop. */
-static double bare_libipt(struct mt_bundle_reader *r, uint64_t *insns)
+static int bare_libipt(struct mt_bundle_reader *r, struct times *t, uint64_t *insns)
 {
 	struct pt_image_section_cache *isc = pt_iscache_alloc(NULL);
-	const struct mt_bundle_map *maps;
+	struct pt_image *img = isc ? bare_image(r, isc) : NULL;
 	struct mt_bundle_pt_config_desc ptc;
 	struct mt_bundle_cpu_desc cpu;
-	struct mt_bincache bins;
-	struct mt_proc proc;
 	struct pt_config cfg;
 	char err[256];
-	size_t nmaps = mt_bundle_maps(r, &maps);
-	double t0;
+	struct times t0;
 
-	mt_bincache_init(&bins, r, NULL);
-	mt_bundle_get_cpu(r, &cpu);
-	mt_bundle_get_pt_config(r, &ptc);
-	if (mt_decode_pt_config(&cpu, &ptc, &cfg, err, sizeof(err)) < 0 || !nmaps ||
-	    mt_proc_build(&proc, maps[0].pid, maps, nmaps, &bins, isc, NULL, NULL))
+	if (!img || mt_bundle_get_cpu(r, &cpu) || mt_bundle_get_pt_config(r, &ptc) ||
+	    mt_decode_pt_config(&cpu, &ptc, &cfg, err, sizeof(err)) < 0) {
+		pt_image_free(img);
+		pt_iscache_free(isc);
 		return -1;
+	}
 	*insns = 0;
 	t0 = now();
 	for (size_t i = 0; i < mt_bundle_pt_count(r); i++) {
@@ -97,11 +165,14 @@ static double bare_libipt(struct mt_bundle_reader *r, uint64_t *insns)
 		size_t len;
 		int st;
 
-		mt_bundle_pt_data(r, i, &data, &len);
+		if (mt_bundle_pt_data(r, i, &data, &len) || !len)
+			continue;
 		cfg.begin = (uint8_t *)data;
 		cfg.end = (uint8_t *)data + len;
 		dec = pt_blk_alloc_decoder(&cfg);
-		pt_blk_set_image(dec, proc.image);
+		if (!dec)
+			break;
+		pt_blk_set_image(dec, img);
 		for (st = pt_blk_sync_forward(dec); st >= 0; st = pt_blk_sync_forward(dec)) {
 			for (;;) {
 				struct pt_block blk;
@@ -122,90 +193,258 @@ static double bare_libipt(struct mt_bundle_reader *r, uint64_t *insns)
 		}
 		pt_blk_free_decoder(dec);
 	}
-	t0 = now() - t0;
-	mt_proc_fini(&proc);
-	mt_bincache_fini(&bins);
+	*t = since(t0);
+	pt_image_free(img);
 	pt_iscache_free(isc);
-	return t0;
-}
-
-static int count_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const struct mt_ev *ev)
-{
-	(void)pid, (void)tid, (void)ns, (void)ev;
-	++*(uint64_t *)ctx;
 	return 0;
 }
 
-static double full_decode(struct mt_bundle_reader *r, uint64_t *events, uint64_t *insns)
-{
-	struct mt_decode_opts o = { .jobs = 1 };
-	struct mt_decode_sink sink = { NULL, count_event, NULL, events };
-	struct mt_decode *d;
-	char err[512];
-	double t0 = now();
+struct full_result {
+	struct times t;
+	uint64_t insns, events, out_events, out_bytes;
+};
 
-	*events = 0;
+/* The whole decode to a Perfetto file, as the CLI does it. */
+static int full_decode(struct mt_bundle_reader *r, unsigned int jobs, const char *out,
+		       struct full_result *res)
+{
+	struct mt_decode_opts o = { .jobs = jobs };
+	struct mt_decode_sink sink;
+	struct pf_options po;
+	struct mt_pfout pfo;
+	struct pf_stats st;
+	struct pf_writer *w;
+	struct mt_decode *d;
+	struct times t0 = now();
+	char err[512];
+	int rc;
+
 	if (mt_decode_open(&d, r, &o, err, sizeof(err)) < 0) {
 		fprintf(stderr, "bench_decode: %s\n", err);
 		return -1;
 	}
-	if (mt_decode_run(d, &sink)) {
+	pf_options_init(&po);
+	if (pf_writer_open(&w, out, &po) < 0) {
+		fprintf(stderr, "bench_decode: %s\n", pf_last_error());
 		mt_decode_free(d);
 		return -1;
 	}
-	*insns = mt_decode_get_stats(d)->insns;
+	rc = mt_pfout_init(&pfo, d, r, w, &sink);
+	if (!rc)
+		rc = mt_decode_run(d, &sink);
+	if (rc)
+		fprintf(stderr, "bench_decode: %s\n", pfo.err[0] ? pfo.err : pf_writer_error(w));
+	if (pf_writer_close(w, pfo.last_ns, &st) < 0 && !rc)
+		rc = -1;
+	mt_pfout_fini(&pfo);
+	res->insns = mt_decode_get_stats(d)->insns;
+	res->events = mt_decode_get_stats(d)->events;
+	res->out_events = st.events;
+	res->out_bytes = st.bytes;
 	mt_decode_free(d);
-	return now() - t0;
+	res->t = since(t0);
+	return rc ? -1 : 0;
 }
+
+/*
+ * Peak RSS of this process: VmHWM covers only the memory map since exec,
+ * unlike ru_maxrss, which keeps the high-water mark of the parent's pages
+ * the child had between fork and exec.
+ */
+static double vm_hwm(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	double kb = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %lf kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb * 1024;
+}
+
+/* What one child run reports (one line on its standard output). */
+struct run {
+	double hwm, cpu, wall;
+	unsigned long long pt_bytes, insns, events, out_events, out_bytes;
+};
+
+/*
+ * The child: MODE "none" (the bare process), "bundle" (reader open),
+ * "open" (reader and decoder open: images, symbols), "bare" (the libipt
+ * loop), "full" or "full2" (the decode with one or two jobs). The PT is
+ * read (and decompressed) before the clock starts, for every mode alike.
+ * Each variant runs in a fresh process so that its peak RSS is its own
+ * and no variant inherits another's heap or caches.
+ */
+static int child(const char *mode, const char *bundle, const char *out)
+{
+	struct mt_decode_opts o = { .jobs = 1 };
+	struct run res = { 0 };
+	struct mt_bundle_reader *r;
+	struct full_result fr = { 0 };
+	struct mt_decode *d;
+	char err[512];
+	int rc = 0;
+
+	if (strcmp(mode, "none")) {
+		if (mt_bundle_open(&r, bundle, err, sizeof(err)) < 0) {
+			fprintf(stderr, "bench_decode: %s\n", err);
+			return 1;
+		}
+		for (size_t i = 0; strcmp(mode, "bundle") && i < mt_bundle_pt_count(r); i++) {
+			const uint8_t *data;
+			size_t len;
+
+			if (!mt_bundle_pt_data(r, i, &data, &len))
+				res.pt_bytes += len;
+		}
+		if (!strcmp(mode, "bare")) {
+			struct times t = { 0, 0 };
+			uint64_t insns = 0;
+
+			rc = bare_libipt(r, &t, &insns);
+			res.cpu = t.cpu;
+			res.wall = t.wall;
+			res.insns = insns;
+		} else if (!strcmp(mode, "open")) {
+			rc = mt_decode_open(&d, r, &o, err, sizeof(err)) < 0;
+			if (!rc)
+				mt_decode_free(d);
+		} else if (strcmp(mode, "bundle")) {
+			rc = full_decode(r, strcmp(mode, "full2") ? 1 : 2, out, &fr);
+			res.cpu = fr.t.cpu;
+			res.wall = fr.t.wall;
+			res.insns = fr.insns;
+			res.events = fr.events;
+			res.out_events = fr.out_events;
+			res.out_bytes = fr.out_bytes;
+		}
+		mt_bundle_close(r);
+	}
+	printf("%.0f %.6f %.6f %llu %llu %llu %llu %llu\n", vm_hwm(), res.cpu, res.wall,
+	       res.pt_bytes, res.insns, res.events, res.out_events, res.out_bytes);
+	return rc ? 1 : 0;
+}
+
+/* Runs this program as a child in MODE; 0 or -1. */
+static int run_child(const char *mode, const char *bundle, const char *out, struct run *res)
+{
+	int p[2], status, got = 0;
+	pid_t pid;
+	FILE *f;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		dup2(p[1], 1);
+		close(p[0]);
+		execl("/proc/self/exe", "bench_decode", "--child", mode, bundle, out, (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	f = fdopen(p[0], "r");
+	if (f)
+		got = fscanf(f, "%lf %lf %lf %llu %llu %llu %llu %llu", &res->hwm, &res->cpu,
+			     &res->wall, &res->pt_bytes, &res->insns, &res->events,
+			     &res->out_events, &res->out_bytes);
+	if (f)
+		fclose(f);
+	else
+		close(p[0]);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) || got != 8) {
+		fprintf(stderr, "bench_decode: the %s run failed\n", mode);
+		return -1;
+	}
+	return 0;
+}
+
+static void result(const char *fig, const char *val, const char *target, int met)
+{
+	printf("RESULT %s|%s|%s|%s\n", fig, val, target, met ? "met" : "not met");
+}
+
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
 
 int main(int argc, char **argv)
 {
-	unsigned int minsns = argc > 1 ? (unsigned int)atoi(argv[1]) : 20;
-	const char *dir = argc > 2 ? argv[2] : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-	double bare = 1e30, full = 1e30;
-	uint64_t bytes = 0, events = 0, bare_insns = 0, insns = 0;
-	struct mt_bundle_reader *r;
-	char path[PATH_MAX], err[512];
-	double ratio;
+	unsigned int mib = 64;
+	char dir[PATH_MAX - 64], path[PATH_MAX], out[PATH_MAX], val[64], tgt[64];
+	struct run none, bun, open, bare = { 0 }, one = { 0 }, two = { 0 };
+	double bare_cpu = 1e30, one_cpu = 1e30, one_wall = 1e30, two_wall = 1e30,
+		two_cpu = 1e30, hwm = 0;
+	double ratio, speedup, images, rss_x, pt;
+	struct stat sb;
 
-	snprintf(path, sizeof(path), "%s/bench_decode.%d.mtrace", dir, (int)getpid());
-	if (!minsns || make_bundle(path, minsns))
-		return 1;
-	if (mt_bundle_open(&r, path, err, sizeof(err)) < 0) {
-		fprintf(stderr, "bench_decode: %s\n", err);
-		unlink(path);
-		return 1;
+	if (argc == 5 && !strcmp(argv[1], "--child"))
+		return child(argv[2], argv[3], argv[4]);
+	if (argc > 1)
+		mib = (unsigned int)strtoul(argv[1], NULL, 10);
+	if (!mib || mib > 4096 || self_dir(dir, sizeof(dir))) {
+		fprintf(stderr, "usage: bench_decode [MiB of PT 1..4096] [bundle]\n");
+		return 2;
 	}
-	for (size_t i = 0; i < mt_bundle_pt_count(r); i++) {
-		const uint8_t *data;
-		size_t len;
-
-		mt_bundle_pt_data(r, i, &data, &len);
-		bytes += len;
-	}
+	if (argc > 2)
+		snprintf(path, sizeof(path), "%s", argv[2]);
+	else
+		snprintf(path, sizeof(path), "%s/decode-walk-%uM.mtrace", dir, mib);
+	snprintf(out, sizeof(out), "%s/bench-decode-%d.pftrace", dir, (int)getpid());
+	if (stat(path, &sb) && (argc > 2 || make_bundle(path, mib)))
+		return 1;
+	if (run_child("none", path, out, &none) || run_child("bundle", path, out, &bun) ||
+	    run_child("open", path, out, &open))
+		return 1;
+	/* Interleaved, best of REPEAT: the least disturbed run of each. */
 	for (int k = 0; k < REPEAT; k++) {
-		double b = bare_libipt(r, &bare_insns), f = full_decode(r, &events, &insns);
-
-		if (b < 0 || f < 0) {
-			fprintf(stderr, "bench_decode: decoding failed\n");
-			mt_bundle_close(r);
-			unlink(path);
+		if (run_child("bare", path, out, &bare) || run_child("full", path, out, &one) ||
+		    run_child("full2", path, out, &two)) {
+			unlink(out);
 			return 1;
 		}
-		bare = b < bare ? b : bare;
-		full = f < full ? f : full;
+		bare_cpu = MIN(bare_cpu, bare.cpu);
+		one_cpu = MIN(one_cpu, one.cpu);
+		one_wall = MIN(one_wall, one.wall);
+		two_wall = MIN(two_wall, two.wall);
+		two_cpu = MIN(two_cpu, two.cpu);
+		hwm = one.hwm > hwm ? one.hwm : hwm;
 	}
-	mt_bundle_close(r);
-	unlink(path);
-	ratio = full / bare;
-	printf("random walk over %s: %u M instructions, %.1f MB of PT, %llu events\n", WALK_LIB,
-	       minsns, bytes / 1e6, (unsigned long long)events);
-	printf("bare libipt: %.3f s (%llu instructions), mtrace decode: %.3f s (%llu instructions)\n",
-	       bare, (unsigned long long)bare_insns, full, (unsigned long long)insns);
-	printf("RESULT decode throughput (PT)|%.1f MB/s|(info)|met\n", bytes / 1e6 / full);
-	printf("RESULT decode throughput (events)|%.2f M events/s|(info)|met\n", events / 1e6 / full);
-	printf("RESULT bare libipt block loop (PT)|%.1f MB/s|(info)|met\n", bytes / 1e6 / bare);
-	printf("RESULT mtrace decode time / bare libipt loop|%.2fx|<= %.2fx|%s\n", ratio,
-	       TARGET_RATIO, ratio <= TARGET_RATIO ? "met" : "not met");
+	unlink(out);
+
+	pt = (double)one.pt_bytes;
+	ratio = bare_cpu / one_cpu;
+	speedup = one_wall / two_wall;
+	images = open.hwm - bun.hwm;
+	rss_x = (hwm - none.hwm - images) / pt;
+	printf("random walk over %s on 2 CPUs: %.1f MiB of PT, %llu instructions\n", WALK_LIB,
+	       pt / 1048576.0, one.insns);
+	printf("bare libipt: %.3f s CPU (%llu instructions)\n", bare_cpu, bare.insns);
+	printf("mtrace, 1 job: %.3f s CPU, %.3f s wall; %llu events decoded, %llu written "
+	       "(%.1f MB of Perfetto; frames deeper than the writer's cap are folded)\n", one_cpu,
+	       one_wall, one.events, one.out_events, one.out_bytes / 1e6);
+	printf("mtrace, 2 jobs: %.3f s CPU, %.3f s wall (best of %d each)\n", two_cpu, two_wall,
+	       REPEAT);
+	printf("peak RSS: process %.1f MB, bundle open %.1f MB, decoder open %.1f MB, "
+	       "full decode %.1f MB\n", none.hwm / 1e6, bun.hwm / 1e6, open.hwm / 1e6, hwm / 1e6);
+	snprintf(val, sizeof(val), "%.1f MB/s", pt / 1e6 / one_cpu);
+	result("decode throughput, 1 job (PT)", val, "(info)", 1);
+	snprintf(val, sizeof(val), "%.2f M/s", one.events / 1e6 / one_cpu);
+	result("decode throughput, 1 job (events)", val, "(info)", 1);
+	snprintf(val, sizeof(val), "%.1f MB/s", pt / 1e6 / bare_cpu);
+	result("bare libipt block loop (PT)", val, "(info)", 1);
+	snprintf(val, sizeof(val), "%.2fx", ratio);
+	snprintf(tgt, sizeof(tgt), ">= %.2fx", TARGET_RATIO);
+	result("decode / bare libipt throughput", val, tgt, ratio >= TARGET_RATIO);
+	snprintf(val, sizeof(val), "%.2fx", speedup);
+	snprintf(tgt, sizeof(tgt), ">= %.2fx", TARGET_SPEEDUP);
+	result("decode 2 jobs / 1 job (2-CPU bundle, wall)", val, tgt, speedup >= TARGET_SPEEDUP);
+	snprintf(val, sizeof(val), "%.1f MB", images / 1e6);
+	result("decoder image cache (RSS)", val, "(info)", 1);
+	snprintf(val, sizeof(val), "%.2fx", rss_x);
+	snprintf(tgt, sizeof(tgt), "<= %.2fx + images", TARGET_RSS);
+	result("decode peak RSS / PT bytes", val, tgt, rss_x <= TARGET_RSS);
 	return 0;
 }

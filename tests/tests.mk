@@ -37,6 +37,9 @@ $(O)/fuzz/bin/%: $(O)/fuzz/tests/fuzz/%.o $(O)/fuzz/libmtrace.a
 
 -include $(wildcard tests/*/rules.mk)
 
+# The decoder's ground-truth test runs the PT generator tool.
+$(O)/san/tests/unit/test_decode_truth: | $(O)/rel/tests/ptgen/ptgen
+
 TEST_PREREQS += $(TEST_PROGRAMS) $(FUZZ_BINS)
 FUZZ_SECONDS ?= 30
 CHECK_ENV = O=$(O) TEST_PROGRAMS="$(TEST_PROGRAMS)" FUZZ_BINS="$(FUZZ_BINS)" FUZZ_SECONDS=$(FUZZ_SECONDS)

@@ -6,7 +6,8 @@
  *    fed through the call-stack rebuild;
  *  - odd: the rest is a bundle (also re-sealed with valid checksums, so
  *    that mutations get past them), decoded in full using only the
- *    binaries it embeds.
+ *    binaries it embeds, with the first functions entered named and
+ *    placed in the source through the symbolizer.
  * Frames must always balance: every BEGIN gets its END.
  */
 #include "bundle/bundle.h"
@@ -34,6 +35,7 @@ static struct pt_image_section_cache *isc;
 static struct pt_image *image;
 static struct mt_cs cs;
 static long depth;
+static unsigned named;	/* functions looked up in this input */
 
 static void must(int cond, const char *what)
 {
@@ -132,11 +134,24 @@ static void fuzz_pt(const uint8_t *data, size_t size)
 	must(depth == 0, "frames left open");
 }
 
+/* The first functions entered are also named and placed in the source, as
+ * the Perfetto writer does for every one (bounded work per input). */
 static int count_thread_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns,
 			      const struct mt_ev *ev)
 {
-	(void)ctx, (void)pid, (void)tid, (void)ns;
+	struct mt_decode *d = ctx;
+	struct mt_src_loc loc;
+	struct mt_func fn;
+
+	(void)pid, (void)tid, (void)ns;
 	count(NULL, ev);
+	if (ev->kind != MT_EV_BEGIN || named++ >= 16)
+		return 0;
+	fn = mt_decode_func(d, ev->arg);
+	must(!fn.name || strlen(fn.name) < 1u << 20, "function name");
+	must(!fn.binary || strlen(fn.binary) < 1u << 20, "binary name");
+	if (mt_decode_func_source(d, ev->arg, &loc) == 0)
+		must(loc.file && strlen(loc.file) < 1u << 20, "source file");
 	return 0;
 }
 
@@ -151,7 +166,9 @@ static void fuzz_bundle(const uint8_t *data, size_t size)
 	if (mt_bundle_open_mem(&r, data, size, err, sizeof(err)))
 		return;
 	depth = 0;
+	named = 0;
 	if (!mt_decode_open(&d, r, &o, err, sizeof(err))) {
+		sink.ctx = d;
 		must(mt_decode_run(d, &sink) == 0, "decode run");
 		must(depth == 0, "frames left open");
 		mt_decode_free(d);

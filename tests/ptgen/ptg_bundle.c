@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "bundle/bundle.h"
+#include "ptg_kwalk.h"
 
 #define PTG_BUILD_ID_MAX 64
 
@@ -160,10 +161,10 @@ static int write_switches(struct mt_bundle_writer *w, const struct ptg_run *run,
 }
 
 /* RTIT_CTL as the module would program it for this configuration. */
-static uint64_t rtit_ctl(const struct ptg_pkt_cfg *c)
+static uint64_t rtit_ctl(const struct ptg_pkt_cfg *c, bool kernel)
 {
-	uint64_t ctl = MT_RTIT_CTL_TRACEEN | MT_RTIT_CTL_USER | MT_RTIT_CTL_TOPA |
-		       MT_RTIT_CTL_TSCEN | MT_RTIT_CTL_BRANCHEN;
+	uint64_t ctl = MT_RTIT_CTL_TRACEEN | (kernel ? MT_RTIT_CTL_OS : MT_RTIT_CTL_USER) |
+		       MT_RTIT_CTL_TOPA | MT_RTIT_CTL_TSCEN | MT_RTIT_CTL_BRANCHEN;
 	unsigned psbfreq = 0;
 
 	while ((2048u << psbfreq) < c->psb_period && psbfreq < 15)
@@ -178,7 +179,7 @@ static uint64_t rtit_ctl(const struct ptg_pkt_cfg *c)
 }
 
 static int write_header_sections(struct mt_bundle_writer *w, const struct ptg_run *run,
-				 const struct ptg_gen *g)
+				 const struct ptg_gen *g, bool kernel)
 {
 	const struct ptg_gen_cfg *c = g->cfg;
 	uint64_t hz = (uint64_t)c->pkt.cbr * 100000000ull;
@@ -191,7 +192,7 @@ static int write_header_sections(struct mt_bundle_writer *w, const struct ptg_ru
 		.vendor_id = "GenuineIntel",
 	};
 	struct mt_bundle_pt_config_desc pc = {
-		.flags = MT_BUNDLE_CFG_GENERATED, .rtit_ctl = rtit_ctl(&c->pkt),
+		.flags = MT_BUNDLE_CFG_GENERATED, .rtit_ctl = rtit_ctl(&c->pkt, kernel),
 		.ring_size = c->ring_size, .target_pid = (uint32_t)run->pid,
 	};
 	int err;
@@ -273,14 +274,16 @@ int ptg_bundle_write(const char *path, const struct ptg_run *run, const struct p
 		fprintf(stderr, "ptgen: %s\n", msg);
 		return err;
 	}
-	err = write_header_sections(w, run, g);
+	err = write_header_sections(w, run, g, o->kernel_from != NULL);
 	if (!err)
 		err = write_pt(w, g);
 	if (!err)
 		err = write_trigger_clock(w, run, g, o);
 	if (!err)
 		err = write_switches(w, run, g);
-	if (!err)
+	if (!err && o->kernel_from)
+		err = ptg_kwalk_copy_kernel(w, o->kernel_from);
+	else if (!err)
 		err = write_maps(w, run, g->cfg->tsc0, o->embed_files);
 	if (!err)
 		err = write_threads(w, run, g->cfg->tsc0);

@@ -22,6 +22,9 @@ struct ptg_bundle_opts {
 	uint32_t reason;		/* enum mt_bundle_trigger_reason without a trigger hit */
 	uint32_t freeze_path;		/* enum mt_bundle_freeze_path without a trigger hit */
 	bool embed_files;		/* embed every mapped file */
+	/* Kernel walk: the bundle whose kernel text and kallsyms were walked.
+	 * They are copied instead of process maps, and tracing is CPL 0 only. */
+	const char *kernel_from;
 };
 
 int ptg_bundle_write(const char *path, const struct ptg_run *run, const struct ptg_gen *g,

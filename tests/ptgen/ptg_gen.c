@@ -221,6 +221,7 @@ static int flow_packets(struct ptg_gen *g, struct ptg_pkt *p, int t, size_t i,
 
 	switch (in->iclass) {
 	case PTG_OTHER:
+	case PTG_HALT:
 		return 0;
 	case PTG_JCC:
 		if (nip != in->target && nip != fall)
@@ -246,6 +247,7 @@ static int flow_packets(struct ptg_gen *g, struct ptg_pkt *p, int t, size_t i,
 		ptg_pkt_ret(p, nip);
 		break;
 	case PTG_FAR:
+	case PTG_FAULT:
 		ptg_pkt_pgd(p, 0);
 		ptg_pkt_time(p, p->tsc + g->cfg->syscall_cycles);
 		threads_created(g, t, i, p->tsc);

@@ -78,7 +78,9 @@ int ptg_walk(struct ptg_thread *out, struct ptg_insn_cache *ic, const uint64_t *
 		struct ptg_insn in;
 		uint64_t fall;
 
-		if (ptg_insn_get(ic, ip, &in) || (!in.size && in.iclass == PTG_OTHER)) {
+		/* A UD2 faults (FUP at it, TIP.PGD) and never completes. */
+		if (ptg_insn_get(ic, ip, &in) || (!in.size && in.iclass == PTG_OTHER) ||
+		    in.iclass == PTG_FAULT) {
 			/* Nothing but undecodable code: give up rather than spin. */
 			if (++stuck > 1000) {
 				fprintf(stderr, "ptgen: the walk finds no decodable code\n");
@@ -118,6 +120,14 @@ int ptg_walk(struct ptg_thread *out, struct ptg_insn_cache *ic, const uint64_t *
 			break;
 		case PTG_RET:
 			ip = depth ? stack[--depth] : funcs[rnd(&s) % nfuncs];
+			break;
+		case PTG_HALT:
+			/* Only an interrupt ends it (FUP at the next instruction):
+			 * "hlt; jmp back" loops would otherwise spin without a
+			 * packet, which no decoder can count. */
+			err = interrupt(out, fall, &acap);
+			ip = funcs[rnd(&s) % nfuncs];
+			depth = 0;
 			break;
 		default:	/* other; far transfers return to the next instruction */
 			ip = fall;

@@ -17,11 +17,13 @@
 #include "ptg_gen.h"
 #include "ptg_sym.h"
 #include "ptg_trace.h"
+#include "ptg_kwalk.h"
 #include "ptg_walk.h"
 
 static const char usage[] =
 	"usage: ptgen [options] -- PROGRAM [ARGS...]\n"
 	"       ptgen [options] --walk BINARY\n"
+	"       ptgen [options] --kwalk BUNDLE\n"
 	"Single-steps PROGRAM from --start (default main) until it returns, or\n"
 	"walks BINARY's code at random, and writes the Intel PT trace user-only\n"
 	"tracing would produce, as a bundle and/or a ground-truth file.\n"
@@ -29,6 +31,8 @@ static const char usage[] =
 	"  -t, --truth FILE       write the ground truth (docs/ptgen.md)\n"
 	"      --start SYM        start symbol in PROGRAM (main)\n"
 	"      --walk BINARY      random walk over BINARY (executable or library)\n"
+	"      --kwalk BUNDLE     random walk over BUNDLE's kernel text (kernel-only\n"
+	"                         tracing; --start/--trigger name kernel symbols)\n"
 	"      --insns N          walk length in instructions (1000000)\n"
 	"      --cpus N           virtual CPUs (1)\n"
 	"      --slice N          time slice in instructions (3000)\n"
@@ -50,7 +54,7 @@ static const char usage[] =
 struct opts {
 	const char *out, *truth, *start, *walk, *trigger;
 	unsigned hit;
-	bool embed, check, stats;
+	bool embed, check, stats, kernel;
 	size_t insns, max_insns;
 	struct ptg_gen_cfg gen;
 };
@@ -73,7 +77,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 {
 	static const struct option lopts[] = {
 		{ "output", 1, 0, 'o' }, { "truth", 1, 0, 't' }, { "start", 1, 0, 's' },
-		{ "walk", 1, 0, 'w' }, { "insns", 1, 0, 'n' }, { "cpus", 1, 0, 'c' },
+		{ "walk", 1, 0, 'w' }, { "kwalk", 1, 0, 'K' }, { "insns", 1, 0, 'n' }, { "cpus", 1, 0, 'c' },
 		{ "slice", 1, 0, 'l' }, { "switch-pct", 1, 0, 'p' }, { "psb-freq", 1, 0, 'P' },
 		{ "mtc-freq", 1, 0, 'M' }, { "short-tnt", 0, 0, 'T' }, { "cyc", 0, 0, 'C' }, { "no-retcomp", 0, 0, 'R' },
 		{ "ring-size", 1, 0, 'r' }, { "trigger", 1, 0, 'g' }, { "overflow", 1, 0, 'O' },
@@ -95,6 +99,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 't': o->truth = n; break;
 		case 's': o->start = n; break;
 		case 'w': o->walk = n; break;
+		case 'K': o->walk = n; o->kernel = true; break;
 		case 'g':
 			o->trigger = n;
 			o->hit = 1;
@@ -149,6 +154,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		fprintf(stderr, "ptgen: give either a PROGRAM after -- or --walk BINARY\n");
 		err = -1;
 	}
+	if (!err && o->kernel && o->embed) {
+		fprintf(stderr, "ptgen: --kwalk maps no files: --embed does not apply\n");
+		err = -1;
+	}
 	if (!err && !o->gen.ncpu) {
 		fprintf(stderr, "ptgen: --cpus must be at least 1\n");
 		err = -1;
@@ -170,6 +179,26 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* The kernel walk: image, entries and symbols from a bundle (ptg_kwalk.h). */
+static int kwalk(struct ptg_run *run, struct opts *o, struct ptg_insn_cache **ic,
+		 struct ptg_walk_cfg *w)
+{
+	uint64_t *funcs = NULL;
+	size_t nfuncs;
+	int err = ptg_kwalk_load(o->walk, &run->image, &funcs, &nfuncs);
+
+	if (!err && !(*ic = ptg_insn_cache_new(&run->image)))
+		err = -ENOMEM;
+	if (!err && o->start)
+		err = ptg_kwalk_symbol(o->walk, o->start, &w->start);
+	if (!err)
+		err = ptg_walk(run->thr, *ic, funcs, nfuncs, w);
+	if (!err && o->trigger)
+		err = ptg_kwalk_symbol(o->walk, o->trigger, &o->gen.trigger_ip);
+	free(funcs);
+	return err;
+}
+
 /* A walk presented as a one-thread "run" so that the rest is shared. */
 static int walk(struct ptg_run *run, struct opts *o, struct ptg_insn_cache **ic)
 {
@@ -185,6 +214,8 @@ static int walk(struct ptg_run *run, struct opts *o, struct ptg_insn_cache **ic)
 	if (!run->exe || !run->thr)
 		return -ENOMEM;
 	run->nthr = 1;
+	if (o->kernel)
+		return kwalk(run, o, ic, &w);
 	err = ptg_walk_bias(o->walk, &bias);
 	if (!err)
 		err = ptg_image_load_elf(&run->image, o->walk, bias);
@@ -339,6 +370,7 @@ int main(int argc, char **argv)
 			.reason = o.walk ? MT_BUNDLE_REASON_USER : MT_BUNDLE_REASON_TARGET_EXIT,
 			.freeze_path = o.walk ? MT_BUNDLE_FREEZE_MANUAL : MT_BUNDLE_FREEZE_EXIT,
 			.embed_files = o.embed,
+			.kernel_from = o.kernel ? o.walk : NULL,
 		};
 
 		err = ptg_bundle_write(o.out, &run, &g, &bo);

@@ -96,6 +96,10 @@ MT_TEST(kallsyms_parse_and_lookup)
 	MT_ASSERT_STREQ(s->module, "bpf");
 	MT_ASSERT(!mt_ksyms_lookup(&ks, 0x1000));
 	MT_ASSERT_EQ(mt_ksyms_find(&ks, "_etext")->addr, 0xffffffff81003000ULL);
+	/* The next code symbol skips data symbols and aliases at the same address. */
+	MT_ASSERT_STREQ(mt_ksyms_next_code(&ks, 0xffffffff81000000ULL)->name, "do_syscall_64");
+	MT_ASSERT_STREQ(mt_ksyms_next_code(&ks, 0xffffffff81000100ULL)->name, "_etext");
+	MT_ASSERT(!mt_ksyms_next_code(&ks, 0xffffffffc0008000ULL));
 	MT_ASSERT(!mt_ksyms_find(&ks, "nope"));
 	mt_ksyms_free(&ks);
 	mt_ksyms_free(&ks);
@@ -171,23 +175,20 @@ MT_TEST(kcore_open_errors)
 	mt_kcore_close(NULL);
 }
 
-MT_TEST(capture_copies_kernel_module_and_bpf_text)
+/* Captures ksyms over the synthetic kcore; returns the reader of the bundle. */
+static struct mt_bundle_reader *capture_fixture(const char *dir, const char *ksyms_body)
 {
-	char dir[] = "/tmp/mt-kcap-XXXXXX", kcore[64], ksyms[64], bundle[64], err[256] = "";
+	char kcore[64], ksyms[64], bundle[64], err[256] = "";
 	struct mt_kcore_capture_opts opts = { kcore, ksyms };
 	struct mt_kcore_capture_stats st;
 	struct mt_bundle_writer *w;
 	struct mt_bundle_reader *r;
-	const struct mt_bundle_module *mods;
-	const char *text;
-	size_t len, nmods;
 
-	MT_ASSERT(mkdtemp(dir));
 	snprintf(kcore, sizeof(kcore), "%s/kcore", dir);
 	snprintf(ksyms, sizeof(ksyms), "%s/kallsyms", dir);
 	snprintf(bundle, sizeof(bundle), "%s/b.mtrace", dir);
 	make_kcore(kcore);
-	write_file(ksyms, ksyms_text);
+	write_file(ksyms, ksyms_body);
 	MT_ASSERT_EQ(mt_bundle_writer_create(&w, bundle, NULL, err, sizeof(err)), 0);
 	if (mt_kcore_capture(w, &opts, &st, err, sizeof(err))) {
 		mt_bundle_writer_free(w);
@@ -195,11 +196,27 @@ MT_TEST(capture_copies_kernel_module_and_bpf_text)
 	}
 	MT_ASSERT_EQ(mt_bundle_writer_finish(w), 0);
 	mt_bundle_writer_free(w);
-	/* Core text [_stext, _etext); mod_a's two symbols in one range; the BPF image. */
-	MT_ASSERT_EQ(st.ranges, 3);
-	MT_ASSERT_EQ(st.skipped, 0);
-
 	MT_ASSERT_MSG(mt_bundle_open(&r, bundle, err, sizeof(err)) == 0, "%s", err);
+	MT_ASSERT_EQ(st.skipped, 0);
+	MT_ASSERT_EQ(st.ranges, mt_bundle_ktext_count(r));
+	unlink(kcore);
+	unlink(ksyms);
+	unlink(bundle);
+	return r;
+}
+
+MT_TEST(capture_copies_kernel_module_and_bpf_text)
+{
+	char dir[] = "/tmp/mt-kcap-XXXXXX";
+	struct mt_bundle_reader *r;
+	const struct mt_bundle_module *mods;
+	const char *text;
+	size_t len, nmods;
+
+	MT_ASSERT(mkdtemp(dir));
+	r = capture_fixture(dir, ksyms_text);
+	rmdir(dir);
+	/* Core text [_stext, _etext); mod_a's two symbols in one range; the BPF image. */
 	MT_ASSERT_EQ(mt_bundle_ktext_count(r), 3);
 	{
 		const uint64_t want_addr[] = { KTEXT, KMODS + 0x1000, KMODS + 0x8000 };
@@ -230,8 +247,38 @@ MT_TEST(capture_copies_kernel_module_and_bpf_text)
 	MT_ASSERT_EQ(len, sizeof(ksyms_text) - 1);
 	MT_ASSERT_MEMEQ(text, ksyms_text, len);
 	mt_bundle_close(r);
-	unlink(kcore);
-	unlink(ksyms);
-	unlink(bundle);
+}
+
+MT_TEST(capture_splits_neighbouring_modules_into_disjoint_named_ranges)
+{
+	static const char text[] =
+		"ffffffff81000000 T _stext\n"
+		"ffffffff81003000 T _etext\n"
+		"ffffffffc0001000 t mod_a_init\t[mod_a]\n"
+		"ffffffffc0001400 t mod_a_work\t[mod_a]\n"
+		"ffffffffc0002800 t mod_b_work\t[mod_b]\n"
+		"ffffffffc0002900 t bpf_prog_0123456789abcdef_f\t[bpf]\n";
+	const uint64_t want_addr[] = { KMODS + 0x1000, KMODS + 0x2000, KMODS + 0x2900 };
+	const uint64_t want_end[] = { KMODS + 0x2000, KMODS + 0x2900, KMODS + 0x4000 };
+	const char *want_name[] = { "mod_a", "mod_b", "bpf" };
+	char dir[] = "/tmp/mt-kcap-XXXXXX";
+	struct mt_bundle_reader *r;
+
+	MT_ASSERT(mkdtemp(dir));
+	r = capture_fixture(dir, text);
 	rmdir(dir);
+	MT_ASSERT_EQ(mt_bundle_ktext_count(r), 4);
+	for (size_t i = 0; i < 3; i++) {
+		struct mt_bundle_ktext kt;
+		const uint8_t *code;
+		size_t n;
+
+		MT_ASSERT_EQ(mt_bundle_ktext_info(r, i + 1, &kt), 0);
+		MT_ASSERT_STREQ(kt.name, want_name[i]);
+		MT_ASSERT_EQ(kt.addr, want_addr[i]);
+		MT_ASSERT_EQ(mt_bundle_ktext_data(r, i + 1, &code, &n), 0);
+		MT_ASSERT_EQ(kt.addr + n, want_end[i]);
+		MT_ASSERT_EQ(code[n - 1], pattern(kt.addr + n - 1));
+	}
+	mt_bundle_close(r);
 }

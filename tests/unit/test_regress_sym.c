@@ -15,9 +15,10 @@
 /* Writes BYTES to a fresh temporary file; its path goes to PATH. */
 static void write_temp(char *path, size_t len, const void *bytes, size_t n)
 {
+	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : P_tmpdir;
 	int fd;
 
-	snprintf(path, len, "%s/mt-regress-sym.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	snprintf(path, len, "%s/mt-regress-sym.XXXXXX", tmp);
 	fd = mkstemp(path);
 	MT_ASSERT_MSG(fd >= 0, "mkstemp %s", path);
 	MT_ASSERT_EQ(write(fd, bytes, n), n);

@@ -38,7 +38,6 @@ struct mt_capture_opts {
 	char **argv;                    /* -- CMD ARGS; NULL otherwise */
 	unsigned int snapshots;         /* freezes to take before stopping */
 	enum mt_timing timing;
-	int timing_given;               /* --timing was on the command line */
 	int mtc_freq;                   /* RTIT_CTL.MTCFreq encoding */
 	int cyc_thresh;                 /* RTIT_CTL.CycThresh encoding (--cyc[=N]) */
 	int psb_freq;                   /* RTIT_CTL.PSBFreq encoding */

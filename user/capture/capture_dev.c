@@ -146,13 +146,6 @@ int mt_dev_arm(struct mt_dev *d, char *err, size_t errlen)
 	return dev_fail(err, errlen, -errno, "ARM failed: %s", strerror(errno));
 }
 
-int mt_dev_disarm(struct mt_dev *d, char *err, size_t errlen)
-{
-	if (ioctl(d->fd, MTRACE_IOC_DISARM) == 0)
-		return 0;
-	return dev_fail(err, errlen, -errno, "DISARM failed: %s", strerror(errno));
-}
-
 int mt_dev_freeze(struct mt_dev *d, uint32_t path, uint64_t cookie, char *err, size_t errlen)
 {
 	struct mtrace_freeze fr = { .path = path, .cookie = cookie };

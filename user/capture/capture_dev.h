@@ -28,7 +28,6 @@ void mt_dev_close(struct mt_dev *d);
 
 int mt_dev_configure(struct mt_dev *d, const struct mtrace_config *cfg, char *err, size_t errlen);
 int mt_dev_arm(struct mt_dev *d, char *err, size_t errlen);
-int mt_dev_disarm(struct mt_dev *d, char *err, size_t errlen);
 int mt_dev_freeze(struct mt_dev *d, uint32_t path, uint64_t cookie, char *err, size_t errlen);
 int mt_dev_status(struct mt_dev *d, struct mtrace_status *st, char *err, size_t errlen);
 int mt_dev_cpu(struct mt_dev *d, uint32_t cpu, struct mtrace_cpu_info *ci, char *err,

@@ -116,7 +116,6 @@ static int take_option(int c, const char *arg, struct mt_capture_opts *o, const 
 		return mt_capture_parse_size(arg, &o->buffer_size, err, errlen) ? bad(err) : 0;
 	case 'k': o->kernel = 1; return 0;
 	case OPT_TIMING:
-		o->timing_given = 1;
 		return mt_capture_parse_timing(arg, &o->timing, err, errlen) ? bad(err) : 0;
 	case OPT_MTC_FREQ:
 		if (mt_capture_parse_uint(arg, "--mtc-freq", 0, 15, &v, err, errlen))

@@ -131,6 +131,8 @@ static void add(struct worker *w, uint64_t tsc, enum mt_op_kind kind, uint64_t a
 {
 	struct mt_op op = { tsc, a, 0, (uint8_t)kind, x };
 
+	_Static_assert(sizeof(op) == 24, "ops are most of the decoder's memory");
+
 	if (!w->have_seg)
 		open_seg(w, tsc);
 	if (w->have_seg)
@@ -170,25 +172,22 @@ static void h_block(void *ctx, uint64_t tsc, uint64_t ip)
 }
 
 /* The transfer ending a block is stored in the block's op (a third less
- * memory than an op of its own); only a transfer reported after an event
- * needs its own op. */
+ * memory than an op of its own); only a transfer reported after an event,
+ * or a return address too far from the block's start, needs its own op. */
 static void h_transfer(void *ctx, enum mt_xfer x, uint64_t ret)
 {
 	struct worker *w = ctx;
 	struct mt_cpu_log *log = w->log;
-	struct mt_op *op;
+	struct mt_op *op = w->have_seg && log->nops > log->segs[log->nsegs - 1].begin
+				   ? &log->ops[log->nops - 1]
+				   : NULL;
 
-	if (!w->have_seg || log->nops == log->segs[log->nsegs - 1].begin ||
-	    log->ops[log->nops - 1].kind != MT_OP_BLOCK) {
-		size_t n = log->nops;
-
-		add(w, last_tsc(w, 0), MT_OP_XFER, 0, 0);
-		if (log->nops == n)
-			return;	/* out of memory, already flagged */
+	if (op && op->kind == MT_OP_BLOCK && (!ret || (ret > op->a && ret - op->a <= UINT32_MAX))) {
+		op->x = (uint8_t)x;
+		op->ret = ret ? (uint32_t)(ret - op->a) : 0;
+		return;
 	}
-	op = &log->ops[log->nops - 1];
-	op->x = (uint8_t)x;
-	op->ret = ret;
+	add(w, last_tsc(w, 0), MT_OP_XFER, ret, (uint8_t)x);
 }
 
 static void h_disable(void *ctx, uint64_t tsc, uint64_t at)

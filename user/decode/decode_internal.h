@@ -17,8 +17,8 @@ enum mt_op_kind { MT_OP_BLOCK, MT_OP_XFER, MT_OP_DISABLE, MT_OP_GAP };
 
 struct mt_op {
 	uint64_t tsc;
-	uint64_t a;	/* BLOCK: ip; DISABLE: at; GAP: reason */
-	uint64_t ret;	/* BLOCK, XFER: return address of a call transfer */
+	uint64_t a;	/* BLOCK: ip; XFER: return address; DISABLE: at; GAP: reason */
+	uint32_t ret;	/* BLOCK: return address of a call ending it, minus ip (0: none) */
 	uint8_t kind;	/* enum mt_op_kind */
 	uint8_t x;	/* BLOCK: the transfer ending the block; XFER: a transfer
 			 * with no block before it */

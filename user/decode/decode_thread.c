@@ -1,34 +1,41 @@
 // SPDX-License-Identifier: MIT
 /*
  * Per-thread timelines: each thread's segments from all CPUs in time
- * order, replayed through its own call-stack rebuild into an event list;
- * then all threads' lists merged by time into the sink.
+ * order, replayed through its own call-stack rebuild, all threads merged by
+ * time into the sink.
+ *
+ * The rebuild runs twice per thread. The first pass keeps only the frames
+ * it infers (callers revealed by returns past the oldest known frame),
+ * which must be written before everything else of their stretch (the run
+ * of events between gaps) although they are only found later. The second
+ * pass streams: each thread yields its events a few at a time, starting
+ * each stretch with its inferred frames, and the merge passes them on in
+ * time order. No thread's events are ever held in full.
  */
 #include "decode/decode_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* A stretch of a thread's events between gaps, and its inferred frames. */
-struct stretch {
-	size_t ev_begin;	/* first event in timeline.ev */
-	size_t pre_begin;	/* first inferred BEGIN in timeline.pre */
-};
-
 struct timeline {
 	struct mt_task task;
 	const struct mt_seg **segs;
 	size_t nsegs, segcap;
-	struct mt_ev *ev;
-	size_t nev, evcap;
-	/* Inferred BEGINs, in arrival order (innermost first) per stretch:
-	 * kept apart so that placing them first costs no copying. */
+	/* Pass 1: inferred BEGINs in arrival order (innermost first), and
+	 * where each stretch's start in that list. */
 	struct mt_ev *pre;
 	size_t npre, precap;
-	struct stretch *str;
+	size_t *str;
 	size_t nstr, strcap;
-	/* emission cursor */
-	size_t cur_str, pre_left, pos;
+	/* Pass 2: replay position, and events produced but not yet merged. */
+	struct mt_cs cs;
+	size_t seg, op;
+	uint64_t last;
+	int done;
+	size_t cur_str;
+	int str_open;		/* the stretch's inferred frames were queued */
+	struct mt_ev *q;
+	size_t qhead, qlen, qcap;
 	int oom;
 };
 
@@ -52,12 +59,17 @@ static int grow(void **v, size_t *cap, size_t n, size_t size)
 
 	if (n < *cap)
 		return 0;
-	p = realloc(*v, (*cap ? *cap * 2 : 1024) * size);
+	p = realloc(*v, (*cap ? *cap * 2 : 64) * size);
 	if (!p)
 		return -1;
 	*v = p;
-	*cap = *cap ? *cap * 2 : 1024;
+	*cap = *cap ? *cap * 2 : 64;
 	return 0;
+}
+
+static int is_inferred(const struct mt_ev *ev)
+{
+	return ev->kind == MT_EV_BEGIN && (ev->flags & MT_EV_INFERRED);
 }
 
 static void new_stretch(struct timeline *t)
@@ -66,60 +78,56 @@ static void new_stretch(struct timeline *t)
 		t->oom = 1;
 		return;
 	}
-	t->str[t->nstr++] = (struct stretch){ t->nev, t->npre };
+	t->str[t->nstr++] = t->npre;
 }
 
-/* Appends EV to the timeline; inferred BEGINs go to the stretch's list of
- * frames to place, outermost first, before its other events. */
-static void collect(void *ctx, const struct mt_ev *ev)
+/* Pass 1: keeps the inferred frames of each stretch. */
+static void collect_inferred(void *ctx, const struct mt_ev *ev)
 {
 	struct timeline *t = ((struct replay *)ctx)->tl;
 
-	if (ev->kind == MT_EV_BEGIN && (ev->flags & MT_EV_INFERRED)) {
+	if (is_inferred(ev)) {
 		if (grow((void **)&t->pre, &t->precap, t->npre, sizeof(*t->pre))) {
 			t->oom = 1;
 			return;
 		}
 		t->pre[t->npre++] = *ev;
-		return;
+	} else if (ev->kind == MT_EV_GAP) {
+		new_stretch(t);
 	}
-	if (grow((void **)&t->ev, &t->evcap, t->nev, sizeof(*t->ev))) {
+}
+
+static void enqueue(struct timeline *t, const struct mt_ev *ev)
+{
+	if (t->qhead == t->qlen)
+		t->qhead = t->qlen = 0;
+	if (grow((void **)&t->q, &t->qcap, t->qlen, sizeof(*t->q))) {
 		t->oom = 1;
 		return;
 	}
-	t->ev[t->nev++] = *ev;
-	if (ev->kind == MT_EV_GAP)
-		new_stretch(t);
+	t->q[t->qlen++] = *ev;
 }
 
-static size_t pre_count(const struct timeline *t, size_t k)
+/* Pass 2: queues events, each stretch opening with its inferred frames,
+ * outermost first (the same frames pass 1 saw, in reverse). */
+static void queue_event(void *ctx, const struct mt_ev *ev)
 {
-	return (k + 1 < t->nstr ? t->str[k + 1].pre_begin : t->npre) - t->str[k].pre_begin;
-}
+	struct timeline *t = ((struct replay *)ctx)->tl;
 
-/* The timeline's next event to emit, or NULL. */
-static const struct mt_ev *peek(struct timeline *t)
-{
-	for (;;) {
-		const struct stretch *k = &t->str[t->cur_str];
-		size_t end = t->cur_str + 1 < t->nstr ? t->str[t->cur_str + 1].ev_begin : t->nev;
+	if (!t->str_open && t->cur_str < t->nstr) {
+		size_t end = t->cur_str + 1 < t->nstr ? t->str[t->cur_str + 1] : t->npre;
 
-		if (t->pre_left)
-			return &t->pre[k->pre_begin + t->pre_left - 1];
-		if (t->pos < end)
-			return &t->ev[t->pos];
-		if (t->cur_str + 1 >= t->nstr)
-			return NULL;
-		t->pre_left = pre_count(t, ++t->cur_str);
+		for (size_t i = end; i-- > t->str[t->cur_str];)
+			enqueue(t, &t->pre[i]);
+		t->str_open = 1;
 	}
-}
-
-static void advance(struct timeline *t)
-{
-	if (t->pre_left)
-		t->pre_left--;
-	else
-		t->pos++;
+	if (is_inferred(ev))
+		return;
+	enqueue(t, ev);
+	if (ev->kind == MT_EV_GAP) {
+		t->cur_str++;
+		t->str_open = 0;
+	}
 }
 
 static int cmp_seg(const void *a, const void *b)
@@ -134,55 +142,84 @@ static int cmp_seg(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-static void replay(struct mt_decode *d, struct timeline *t)
+static void apply(struct mt_cs *cs, const struct mt_op *op)
 {
-	struct replay *r = calloc(1, sizeof(*r));
-	struct mt_cs_ops ops = { resolve, collect, r };
-	uint64_t last = 0;
-	struct mt_cs cs;
-
-	if (!r) {
-		t->oom = 1;
-		return;
+	switch (op->kind) {
+	case MT_OP_BLOCK:
+		mt_cs_block(cs, op->tsc, op->a);
+		mt_cs_transfer(cs, (enum mt_xfer)op->x, op->ret ? op->a + op->ret : 0);
+		break;
+	case MT_OP_XFER:
+		mt_cs_transfer(cs, (enum mt_xfer)op->x, op->a);
+		break;
+	case MT_OP_DISABLE:
+		mt_cs_disable(cs, op->tsc, MT_OFF_OTHER, op->a);
+		break;
+	case MT_OP_GAP:
+		mt_cs_gap(cs, op->tsc, (uint32_t)op->a);
+		break;
 	}
-	r->d = d;
-	r->tl = t;
-	r->proc = mt_decode_proc(d, t->task.pid);
+}
+
+/*
+ * Replays the thread's next op (or, after the last, ends its frames);
+ * returns 0 when there was nothing left. Both passes step through here.
+ */
+static int step(struct mt_decode *d, struct timeline *t)
+{
+	const struct mt_seg *s;
+
+	if (t->done)
+		return 0;
+	while (t->seg < t->nsegs && t->op == t->segs[t->seg]->end) {
+		if (t->segs[t->seg]->last_tsc > t->last)
+			t->last = t->segs[t->seg]->last_tsc;
+		if (++t->seg < t->nsegs)
+			t->op = t->segs[t->seg]->begin;
+	}
+	if (t->seg == t->nsegs) {
+		mt_cs_finish(&t->cs, t->last);
+		t->done = 1;
+		return 1;
+	}
+	s = t->segs[t->seg];
+	apply(&t->cs, &d->cpus[s->cpu].ops[t->op]);
+	if (d->cpus[s->cpu].ops[t->op].tsc > t->last)
+		t->last = d->cpus[s->cpu].ops[t->op].tsc;
+	t->op++;
+	return 1;
+}
+
+/* Starts a replay pass with EMIT receiving the events. */
+static void start_pass(struct timeline *t, struct replay *r,
+		       void (*emit)(void *ctx, const struct mt_ev *ev))
+{
+	const struct mt_cs_ops ops = { resolve, emit, r };
+
+	mt_cs_init(&t->cs, &ops);
+	t->seg = 0;
+	t->op = t->nsegs ? t->segs[0]->begin : 0;
+	t->last = 0;
+	t->done = 0;
+}
+
+/* Pass 1 over the whole thread. */
+static void find_inferred(struct mt_decode *d, struct timeline *t, struct replay *r)
+{
 	qsort(t->segs, t->nsegs, sizeof(*t->segs), cmp_seg);
 	new_stretch(t);
-	mt_cs_init(&cs, &ops);
-	for (size_t i = 0; i < t->nsegs; i++) {
-		const struct mt_seg *s = t->segs[i];
-		const struct mt_op *cpu_ops = d->cpus[s->cpu].ops;
+	start_pass(t, r, collect_inferred);
+	while (step(d, t))
+		;
+	mt_cs_fini(&t->cs);
+}
 
-		for (size_t k = s->begin; k < s->end; k++) {
-			const struct mt_op *op = &cpu_ops[k];
-
-			switch (op->kind) {
-			case MT_OP_BLOCK:
-				mt_cs_block(&cs, op->tsc, op->a);
-				mt_cs_transfer(&cs, (enum mt_xfer)op->x, op->ret);
-				break;
-			case MT_OP_XFER:
-				mt_cs_transfer(&cs, (enum mt_xfer)op->x, op->ret);
-				break;
-			case MT_OP_DISABLE:
-				mt_cs_disable(&cs, op->tsc, MT_OFF_OTHER, op->a);
-				break;
-			case MT_OP_GAP:
-				mt_cs_gap(&cs, op->tsc, (uint32_t)op->a);
-				break;
-			}
-			last = op->tsc;
-		}
-		if (s->last_tsc > last)
-			last = s->last_tsc;
-	}
-	mt_cs_finish(&cs, last);
-	d->stats.backsteps += cs.backsteps;
-	mt_cs_fini(&cs);
-	free(r);
-	t->pre_left = t->nstr ? pre_count(t, 0) : 0;
+/* The thread's next event in pass 2, or NULL when it has no more. */
+static const struct mt_ev *peek(struct mt_decode *d, struct timeline *t)
+{
+	while (t->qhead == t->qlen && !t->oom && step(d, t))
+		;
+	return t->qhead < t->qlen ? &t->q[t->qhead] : NULL;
 }
 
 static struct timeline *find_tl(struct timeline **tls, size_t *n, struct mt_task task)
@@ -234,8 +271,10 @@ static int emit(struct mt_decode *d, struct timeline *tls, size_t n,
 		/* Linear scan: traces have few threads, and it keeps the
 		 * order of equal timestamps stable. */
 		for (size_t i = 0; i < n; i++) {
-			const struct mt_ev *ev = tls[i].nstr ? peek(&tls[i]) : NULL;
+			const struct mt_ev *ev = peek(d, &tls[i]);
 
+			if (tls[i].oom)
+				return -1;
 			if (ev && (!best || ev->ts < best_ev->ts)) {
 				best = &tls[i];
 				best_ev = ev;
@@ -252,7 +291,7 @@ static int emit(struct mt_decode *d, struct timeline *tls, size_t n,
 				 mt_clock_ns(&d->clock, best_ev->ts), best_ev);
 		if (rc)
 			return rc;
-		advance(best);
+		best->qhead++;
 		d->stats.events++;
 	}
 }
@@ -260,6 +299,7 @@ static int emit(struct mt_decode *d, struct timeline *tls, size_t n,
 int mt_decode_threads(struct mt_decode *d, const struct mt_decode_sink *sink)
 {
 	struct timeline *tls = NULL;
+	struct replay *rs = NULL;
 	size_t n = 0;
 	int rc = 0;
 
@@ -274,19 +314,33 @@ int mt_decode_threads(struct mt_decode *d, const struct mt_decode_sink *sink)
 			rc = !t || add_seg(t, seg) ? -1 : 0;
 		}
 	}
+	/* One replay context per thread, made once the timelines stay put. */
+	rs = calloc(n ? n : 1, sizeof(*rs));
+	if (!rs)
+		rc = -1;
 	for (size_t i = 0; i < n && !rc; i++) {
-		replay(d, &tls[i]);
+		rs[i].d = d;
+		rs[i].tl = &tls[i];
+		rs[i].proc = mt_decode_proc(d, tls[i].task.pid);
+		find_inferred(d, &tls[i], &rs[i]);
+		memset(&rs[i].cache, 0, sizeof(rs[i].cache));
+		start_pass(&tls[i], &rs[i], queue_event);
 		rc = tls[i].oom ? -1 : 0;
 	}
 	d->stats.threads = n;
 	if (!rc)
 		rc = emit(d, tls, n, sink);
 	for (size_t i = 0; i < n; i++) {
+		if (rs && rs[i].tl)
+			d->stats.backsteps += tls[i].cs.backsteps;
+		if (rs && rs[i].tl)
+			mt_cs_fini(&tls[i].cs);
 		free(tls[i].segs);
-		free(tls[i].ev);
 		free(tls[i].pre);
 		free(tls[i].str);
+		free(tls[i].q);
 	}
+	free(rs);
 	free(tls);
 	return rc;
 }

@@ -105,11 +105,11 @@ void mt_ksyms_free(struct mt_ksyms *ks)
 	memset(ks, 0, sizeof(*ks));
 }
 
-const struct mt_ksym *mt_ksyms_lookup(const struct mt_ksyms *ks, uint64_t addr)
+/* Index of the first symbol above addr (ks->n if none). */
+static size_t first_above(const struct mt_ksyms *ks, uint64_t addr)
 {
 	size_t lo = 0, hi = ks->n;
 
-	/* Find the first symbol above addr, then walk back to the code symbol. */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -118,6 +118,22 @@ const struct mt_ksym *mt_ksyms_lookup(const struct mt_ksyms *ks, uint64_t addr)
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+const struct mt_ksym *mt_ksyms_next_code(const struct mt_ksyms *ks, uint64_t addr)
+{
+	for (size_t i = first_above(ks, addr); i < ks->n; i++)
+		if (mt_ksym_is_code(ks->syms[i].type))
+			return &ks->syms[i];
+	return NULL;
+}
+
+const struct mt_ksym *mt_ksyms_lookup(const struct mt_ksyms *ks, uint64_t addr)
+{
+	size_t lo = first_above(ks, addr);
+
+	/* Walk back from the first symbol above addr to a code symbol. */
 	while (lo > 0) {
 		const struct mt_ksym *s = &ks->syms[--lo];
 

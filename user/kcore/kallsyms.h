@@ -34,6 +34,8 @@ void mt_ksyms_free(struct mt_ksyms *ks);
 
 /* The code symbol covering addr (the last one at or below it), or NULL. */
 const struct mt_ksym *mt_ksyms_lookup(const struct mt_ksyms *ks, uint64_t addr);
+/* The first code symbol above addr, or NULL. */
+const struct mt_ksym *mt_ksyms_next_code(const struct mt_ksyms *ks, uint64_t addr);
 /* The first symbol with this name (core kernel before modules), or NULL. */
 const struct mt_ksym *mt_ksyms_find(const struct mt_ksyms *ks, const char *name);
 /* Whether the type letter denotes code (text) symbols. */

@@ -128,9 +128,11 @@ static int copy_core_text(struct mt_bundle_writer *w, struct mt_kcore *k,
 }
 
 /*
- * Module and BPF code: runs of code symbols no more than a page apart form
- * one range, which ends a page past its last symbol. Each module also gets
- * an entry in the modules table spanning its symbols.
+ * Module and BPF code: runs of one module's code symbols no more than a page
+ * apart form one range, named after the module, which ends a page past its
+ * last symbol but never inside the next module's first page, so that every
+ * byte belongs to exactly one named range. Each module also gets an entry in
+ * the modules table spanning its symbols.
  */
 static int copy_module_text(struct mt_bundle_writer *w, struct mt_kcore *k,
 			    const struct mt_ksyms *ks, struct mt_kcore_capture_stats *st,
@@ -144,22 +146,32 @@ static int copy_module_text(struct mt_bundle_writer *w, struct mt_kcore *k,
 		snprintf(err, errlen, "kcore: out of memory for the module table");
 		return -ENOMEM;
 	}
+	uint64_t prev_end = 0;
+
 	while (!rc && i < ks->n) {
 		const struct mt_ksym *first = &ks->syms[i];
-		uint64_t end;
+		uint64_t start, end;
 
 		if (!first->module || !mt_ksym_is_code(first->type)) {
 			i++;
 			continue;
 		}
+		start = page_down(first->addr) < prev_end ? prev_end : page_down(first->addr);
 		end = page_up(first->addr + 1) + KPAGE;
 		for (i++; i < ks->n && ks->syms[i].addr <= end; i++) {
 			const struct mt_ksym *s = &ks->syms[i];
 
-			if (s->module && mt_ksym_is_code(s->type))
-				end = page_up(s->addr + 1) + KPAGE;
+			if (!s->module || !mt_ksym_is_code(s->type))
+				continue;
+			if (strcmp(s->module, first->module)) {
+				end = page_down(s->addr) > start ? page_down(s->addr) : s->addr;
+				break;
+			}
+			end = page_up(s->addr + 1) + KPAGE;
 		}
-		rc = copy_range(w, k, page_down(first->addr), end, first->module, st, err, errlen);
+		prev_end = end;
+		if (end > start)
+			rc = copy_range(w, k, start, end, first->module, st, err, errlen);
 	}
 	for (size_t j = 0; !rc && j < ks->n; j++) {
 		const struct mt_ksym *s = &ks->syms[j];

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: MIT
+/* Kernel code sections and kernel symbols from a bundle; see kernel_image.h. */
+#include "decode/kernel_image.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* x86-64 kernel space: the upper half of the canonical address space. */
+#define KERNEL_SPACE_START 0xffff800000000000ULL
+
+static int cmp_krange(const void *a, const void *b)
+{
+	const struct mt_krange *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int write_all(int fd, const uint8_t *data, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = write(fd, data + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/* Copies every ktext payload into the memfd and records its range. */
+static int stage_copies(struct mt_kimage *ki, struct mt_bundle_reader *r,
+			struct pt_image_section_cache *iscache, char *err, size_t errlen)
+{
+	size_t n = mt_bundle_ktext_count(r);
+	uint64_t offset = 0;
+	char path[32];
+
+	ki->ranges = calloc(n, sizeof(*ki->ranges));
+	ki->memfd = memfd_create("mtrace-ktext", MFD_CLOEXEC);
+	if (!ki->ranges || ki->memfd < 0) {
+		snprintf(err, errlen, "kernel text: %s", strerror(errno ? errno : ENOMEM));
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", ki->memfd);
+	for (size_t i = 0; i < n; i++) {
+		struct mt_bundle_ktext kt;
+		const uint8_t *code;
+		size_t len;
+
+		if (mt_bundle_ktext_info(r, i, &kt) || mt_bundle_ktext_data(r, i, &code, &len)) {
+			snprintf(err, errlen, "kernel text %zu: %s", i, mt_bundle_reader_errmsg(r));
+			return -1;
+		}
+		if (!len || kt.addr + len < kt.addr) {
+			snprintf(err, errlen, "kernel text %zu (%s at 0x%llx): %zu bytes do not fit "
+				 "the address space", i, kt.name, (unsigned long long)kt.addr, len);
+			return -1;
+		}
+		if (write_all(ki->memfd, code, len)) {
+			snprintf(err, errlen, "kernel text: staging %zu bytes: %s", len, strerror(errno));
+			return -1;
+		}
+		ki->ranges[ki->nranges] = (struct mt_krange){ kt.addr, kt.addr + len, kt.name, NULL, 0 };
+		if (asprintf(&ki->ranges[ki->nranges].label, "[%s]", kt.name) < 0) {
+			snprintf(err, errlen, "kernel text: out of memory");
+			return -1;
+		}
+		ki->nranges++;
+	}
+	/*
+	 * Sections only once the file is complete: libipt remembers a file's
+	 * size when a section is made and rejects the section as a bad image
+	 * if the file has changed by the time it maps it.
+	 */
+	for (size_t i = 0; i < ki->nranges; i++) {
+		struct mt_krange *kr = &ki->ranges[i];
+		int isid = pt_iscache_add_file(iscache, path, offset, kr->end - kr->start, kr->start);
+
+		if (isid < 0) {
+			snprintf(err, errlen, "kernel text %s at 0x%llx: %s", kr->name,
+				 (unsigned long long)kr->start, pt_errstr(pt_errcode(isid)));
+			return -1;
+		}
+		kr->isid = isid;
+		offset += kr->end - kr->start;
+	}
+	qsort(ki->ranges, ki->nranges, sizeof(*ki->ranges), cmp_krange);
+	for (size_t i = 1; i < ki->nranges; i++) {
+		const struct mt_krange *a = &ki->ranges[i - 1], *b = &ki->ranges[i];
+
+		if (a->end > b->start) {
+			snprintf(err, errlen, "kernel text: copies %s [0x%llx, 0x%llx) and %s at 0x%llx "
+				 "overlap", a->name, (unsigned long long)a->start,
+				 (unsigned long long)a->end, b->name, (unsigned long long)b->start);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int mt_kimage_load(struct mt_kimage *ki, struct mt_bundle_reader *r,
+		   struct pt_image_section_cache *iscache, char *err, size_t errlen)
+{
+	const char *text;
+	size_t len;
+	int rc;
+
+	memset(ki, 0, sizeof(*ki));
+	ki->memfd = -1;
+	if (!mt_bundle_ktext_count(r))
+		return 0;
+	if (stage_copies(ki, r, iscache, err, errlen))
+		goto fail;
+	rc = mt_bundle_kallsyms(r, &text, &len);
+	if (rc == -ENOENT)
+		return 0;	/* code without names still decodes */
+	if (rc) {
+		snprintf(err, errlen, "kallsyms: %s", mt_bundle_reader_errmsg(r));
+		goto fail;
+	}
+	if (mt_ksyms_parse(&ki->syms, text, len, err, errlen))
+		goto fail;
+	return 0;
+fail:
+	mt_kimage_fini(ki);
+	return -1;
+}
+
+void mt_kimage_fini(struct mt_kimage *ki)
+{
+	if (!ki)
+		return;
+	mt_ksyms_free(&ki->syms);
+	for (size_t i = 0; i < ki->nranges; i++)
+		free(ki->ranges[i].label);
+	free(ki->ranges);
+	if (ki->memfd >= 0)
+		close(ki->memfd);
+	memset(ki, 0, sizeof(*ki));
+	ki->memfd = -1;
+}
+
+int mt_kimage_add_to(const struct mt_kimage *ki, struct pt_image_section_cache *iscache,
+		     struct pt_image *img)
+{
+	for (size_t i = 0; i < ki->nranges; i++)
+		if (pt_image_add_cached(img, iscache, ki->ranges[i].isid, NULL) < 0)
+			return -1;
+	return 0;
+}
+
+bool mt_kimage_is_kernel_ip(uint64_t ip)
+{
+	return ip >= KERNEL_SPACE_START;
+}
+
+const struct mt_krange *mt_kimage_range(const struct mt_kimage *ki, uint64_t ip)
+{
+	size_t lo = 0, hi = ki->nranges;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ki->ranges[mid].start <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && ip < ki->ranges[lo - 1].end ? &ki->ranges[lo - 1] : NULL;
+}
+
+const struct mt_ksym *mt_kimage_symbol(const struct mt_kimage *ki, uint64_t ip)
+{
+	const struct mt_krange *range = mt_kimage_range(ki, ip);
+	const struct mt_ksym *s;
+
+	if (!range || !ki->syms.n)
+		return NULL;
+	s = mt_ksyms_lookup(&ki->syms, ip);
+	return s && s->addr >= range->start ? s : NULL;
+}
