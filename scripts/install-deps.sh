@@ -39,6 +39,18 @@ if [ ${#missing[@]} -gt 0 ]; then
 	apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
+# DKMS builds the module for the running kernel from its headers, when the
+# distribution packages them (custom kernels bring their own).
+kheaders=linux-headers-$(uname -r)
+if ! dpkg-query -W -f='${Status}' "$kheaders" 2>/dev/null | grep -q 'install ok installed'; then
+	if apt-cache show "$kheaders" >/dev/null 2>&1; then
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$kheaders"
+	elif [ ! -d "/lib/modules/$(uname -r)/build" ]; then
+		echo "install-deps: no package $kheaders: mtrace.ko cannot be built for the running kernel" \
+			"until its headers are installed (the tests use their own kernels)"
+	fi
+fi
+
 if [ "${1:-}" != --build ]; then
 	here=$(dirname "$0")
 	# shellcheck source=tests/vm/kernels.env

@@ -170,6 +170,16 @@ static int vaddr_to_offset(Elf *elf, const char *path, uint64_t vaddr, uint64_t 
 		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
 			continue;
 		if (vaddr >= ph.p_vaddr && vaddr - ph.p_vaddr < ph.p_filesz) {
+			size_t size = 0;
+
+			/* A corrupt segment may point past the file, or wrap around. */
+			elf_rawfile(elf, &size);
+			if (ph.p_offset > size || vaddr - ph.p_vaddr >= size - ph.p_offset) {
+				snprintf(err, errlen, "%s: the segment holding 0x%llx lies outside "
+					 "the file (corrupt program header)", path,
+					 (unsigned long long)vaddr);
+				return -1;
+			}
 			*off = vaddr - ph.p_vaddr + ph.p_offset;
 			return 0;
 		}

@@ -137,6 +137,8 @@ static int parse_target(const struct parser *p, const char *s, const char *end,
 	for (c = s; c < end && *c != '+'; c++)
 		if (!symbol_char(*c, kernel))
 			return fail_at(p, c, "character not allowed in a function name");
+	if (c == s)
+		return fail_at(p, s, "missing function name before '+'");
 	spec->symbol = strndup(s, c - s);
 	if (!spec->symbol)
 		return fail_at(p, s, "out of memory");
