@@ -4,10 +4,11 @@
  * magic is a binary: it is written to a file (the API takes paths) and
  * loaded, and then every query the decoder makes is asked of it. Any other
  * input is a symbol name for the demangler, which sees every name a binary
- * carries. Capture's build-id reader gets each ELF input too (it parses
- * every file the traced, possibly hostile, process maps, as root), and so
- * does uprobe placement, which must give an offset inside the file. A loaded table must keep its documented shape (sorted,
+ * carries. A loaded table must keep its documented shape (sorted,
  * non-overlapping, no empty symbol) and lookups must find what it holds.
+ * Capture's build-id reader gets each ELF input too (it parses every file
+ * the traced, possibly hostile, process maps, as root), and so does uprobe
+ * placement, which must give an offset inside the file.
  */
 #include "capture/capture_procfs.h"
 #include "sym/sym.h"
@@ -165,10 +166,10 @@ static void fuzz_elf(const uint8_t *data, size_t size)
 		return;
 	idlen = mt_elf_build_id(path, id, sizeof(id));
 	must(idlen >= -4095 && idlen <= (int)sizeof(id), "build-id reader result");
-	err[0] = '\0';
 	/* Names the seeds define: "entry" in the libraries, "work" in the executables. */
 	place_uprobe("entry", size);
 	place_uprobe("work", size);
+	err[0] = '\0';
 	f = mt_sym_file_open(path, &opt, err, sizeof(err));
 	if (!f) {
 		must(err[0] != '\0', "rejection without a message");

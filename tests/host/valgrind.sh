@@ -52,6 +52,16 @@ if ! make -C "$top" -s O="$vgo" CFLAGS_SAN=-O1 "${bins[@]}" >"$work/build.log" 2
 	exit 1
 fi
 
+# Helpers some tests find next to their own binary (the PT generator and its
+# test programs, see tool_paths() in tests/unit/test_decode_truth.c): they
+# run as child processes, outside valgrind, so the ordinary ones serve.
+for helper in rel/tests/ptgen/ptgen san/tests/ptgen/programs; do
+	if [ -e "$O/$helper" ] && [ ! -e "$vgo/$helper" ]; then
+		mkdir -p "$(dirname "$vgo/$helper")"
+		ln -sfn "$O/$helper" "$vgo/$helper"
+	fi
+done
+
 # Cases that cannot pass under valgrind for reasons outside the code they
 # test; each binary listed runs case by case, without these.
 declare -A skip_cases=(

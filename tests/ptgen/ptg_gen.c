@@ -221,7 +221,6 @@ static int flow_packets(struct ptg_gen *g, struct ptg_pkt *p, int t, size_t i,
 
 	switch (in->iclass) {
 	case PTG_OTHER:
-	case PTG_HALT:
 		return 0;
 	case PTG_JCC:
 		if (nip != in->target && nip != fall)

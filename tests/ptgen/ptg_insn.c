@@ -92,8 +92,6 @@ static enum ptg_iclass classify(const cs_insn *in, uint64_t *target)
 		return PTG_FAR;
 	case X86_INS_UD2:
 		return PTG_FAULT;
-	case X86_INS_HLT:
-		return PTG_HALT;
 	case X86_INS_XBEGIN:
 		/* Capstone counts it as a jump; without a transaction abort it
 		 * falls through, and libipt decodes it as no branch. */
@@ -184,7 +182,7 @@ const char *ptg_iclass_name(enum ptg_iclass c)
 		[PTG_OTHER] = "other", [PTG_JCC] = "jcc", [PTG_JMP] = "jmp",
 		[PTG_CALL] = "call", [PTG_JMP_IND] = "jmp-indirect",
 		[PTG_CALL_IND] = "call-indirect", [PTG_RET] = "ret", [PTG_FAR] = "far",
-		[PTG_FAULT] = "fault", [PTG_HALT] = "halt",
+		[PTG_FAULT] = "fault",
 	};
 
 	return (unsigned)c < sizeof(names) / sizeof(names[0]) ? names[c] : "?";

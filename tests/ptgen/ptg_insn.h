@@ -22,7 +22,6 @@ enum ptg_iclass {
 	PTG_RET,	/* near return: TNT (compressed) or TIP */
 	PTG_FAR,	/* SYSCALL, INT n, far transfers: leave user tracing */
 	PTG_FAULT,	/* UD2: raises #UD, never completes (BUG/WARN sites) */
-	PTG_HALT,	/* HLT: no change of flow, but waits for an interrupt */
 };
 
 struct ptg_insn {

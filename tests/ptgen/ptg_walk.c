@@ -58,11 +58,29 @@ static int interrupt(struct ptg_thread *t, uint64_t ip, size_t *cap)
 	return 0;
 }
 
+/*
+ * Whether a direct branch to @target closes a loop without packets: it was
+ * executed since instruction @quiet, the first after the last one that made
+ * a packet. Flow without packets is determined by the code, so such a loop
+ * spins forever, and no decoder could count its turns. The walk is cut back
+ * to the target's first execution, where an interrupt ends the loop.
+ */
+static bool packetless_loop(struct ptg_thread *t, size_t quiet, uint64_t target)
+{
+	for (size_t i = quiet; i < t->n; i++) {
+		if (t->ip[i] == target) {
+			t->n = i;
+			return true;
+		}
+	}
+	return false;
+}
+
 int ptg_walk(struct ptg_thread *out, struct ptg_insn_cache *ic, const uint64_t *funcs,
 	     size_t nfuncs, const struct ptg_walk_cfg *cfg)
 {
 	uint64_t *stack, s = cfg->seed ? cfg->seed : 1, ip;
-	size_t depth = 0, acap = 0, stuck = 0;
+	size_t depth = 0, acap = 0, stuck = 0, quiet = 0;
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -90,12 +108,23 @@ int ptg_walk(struct ptg_thread *out, struct ptg_insn_cache *ic, const uint64_t *
 			err = interrupt(out, ip, &acap);
 			ip = funcs[rnd(&s) % nfuncs];
 			depth = 0;
+			quiet = out->n;
 			continue;
 		}
 		stuck = 0;
 		if ((err = push_ip(out, ip)))
 			break;
 		fall = ip + in.size;
+		if (in.iclass != PTG_OTHER && in.iclass != PTG_JMP && in.iclass != PTG_CALL)
+			quiet = out->n;
+		if ((in.iclass == PTG_JMP || in.iclass == PTG_CALL) &&
+		    packetless_loop(out, quiet, in.target)) {
+			err = interrupt(out, in.target, &acap);
+			ip = funcs[rnd(&s) % nfuncs];
+			depth = 0;
+			quiet = out->n;
+			continue;
+		}
 		switch (in.iclass) {
 		case PTG_JCC:
 			ip = rnd(&s) & 1 ? in.target : fall;
@@ -120,14 +149,6 @@ int ptg_walk(struct ptg_thread *out, struct ptg_insn_cache *ic, const uint64_t *
 			break;
 		case PTG_RET:
 			ip = depth ? stack[--depth] : funcs[rnd(&s) % nfuncs];
-			break;
-		case PTG_HALT:
-			/* Only an interrupt ends it (FUP at the next instruction):
-			 * "hlt; jmp back" loops would otherwise spin without a
-			 * packet, which no decoder can count. */
-			err = interrupt(out, fall, &acap);
-			ip = funcs[rnd(&s) % nfuncs];
-			depth = 0;
 			break;
 		default:	/* other; far transfers return to the next instruction */
 			ip = fall;

@@ -93,6 +93,8 @@ static void write_bundle(const char *path, const char *exe, const struct streams
 	struct mt_bundle_clock_desc cd = { .tsc_hz = 2000000000 };
 	struct mt_bundle_trigger trig = { .d = { .reason = MT_BUNDLE_REASON_UPROBE, .cpu = 1,
 						 .pid = 100, .tid = 101, .tsc = 3500 } };
+
+	trig.d.ip = F('A') + 12;	/* the call through %rbx */
 	struct mt_bundle_map map = { .start = 0, .pid = 100,
 				     .prot = MT_BUNDLE_PROT_READ | MT_BUNDLE_PROT_EXEC,
 				     .path = exe };
@@ -173,7 +175,7 @@ MT_TEST(two_threads_two_cpus_text_dump)
 {
 	/* Block times are libipt's, which reads up to one timing packet
 	 * ahead; ns = 1000000 + tsc / 2 by the anchors. */
-	static const char want[] =
+	static const char want_fmt[] =
 		"1000500 101 B A inferred\n"
 		"1000500 101 B B\n"
 		"1000500 101 E B\n"
@@ -191,7 +193,7 @@ MT_TEST(two_threads_two_cpus_text_dump)
 		"1001000 101 E E\n"
 		"1001000 101 B [syscall]\n"
 		"1001500 101 E [syscall]\n"
-		"1001750 trigger 101 0x0\n"
+		"1001750 trigger 101 0x%" PRIx64 " A\n"
 		"1002000 101 B D\n"
 		"1002000 101 E D\n"
 		"1002000 101 B [untraced]\n"
@@ -200,10 +202,11 @@ MT_TEST(two_threads_two_cpus_text_dump)
 	struct mt_bundle_reader *r;
 	struct mt_textout t;
 	struct mt_decode *d;
-	char *text;
+	char *text, want[sizeof(want_fmt) + 32];
 	size_t len;
 
 	open_bundle(&r, &d);
+	snprintf(want, sizeof(want), want_fmt, F('A') + 12);
 	t.d = d;
 	t.out = open_memstream(&text, &len);
 	{

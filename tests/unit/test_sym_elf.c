@@ -305,3 +305,22 @@ MT_TEST(demangle)
 	MT_ASSERT(mt_sym_demangle("_Zgarbage") == NULL);
 	MT_ASSERT(mt_sym_demangle("_") == NULL);
 }
+
+/* A versioned definition ("fn@@VER_2", from .symver) is shown as "fn". */
+MT_TEST(symbol_versions_are_not_part_of_the_name)
+{
+	struct mt_sym_file *f;
+	const struct mt_sym *s;
+	uint64_t addr;
+
+	fx_write("ver.c", "__attribute__((symver(\"fn@@VER_2\"))) int fn_impl(int x) { return x + 2; }\n");
+	fx_write("ver.map", "VER_2 { global: fn; local: *; };\n");
+	fx_sh("cc -shared -fPIC -O1 -Wl,--version-script=ver.map -o libver.so ver.c");
+	addr = fx_nm("libver.so", "fn@@VER_2");
+	MT_ASSERT_MSG(addr, "nm shows no fn@@VER_2");
+	f = open_ok("libver.so", NULL);
+	s = mt_sym_lookup(f, addr);
+	MT_ASSERT(s);
+	MT_ASSERT_STREQ(s->name, "fn");
+	mt_sym_file_close(f);
+}

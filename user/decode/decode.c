@@ -231,6 +231,16 @@ struct mt_func mt_decode_func(struct mt_decode *d, uint32_t id)
 	return mt_funcs_get(&d->funcs, id);
 }
 
+const char *mt_decode_symbol_at(struct mt_decode *d, uint32_t pid, uint64_t ip)
+{
+	struct mt_cs_fn fn;
+	struct mt_func f;
+
+	mt_funcs_resolve(&d->funcs, mt_decode_proc(d, pid), ip, &fn);
+	f = mt_funcs_get(&d->funcs, fn.id);
+	return mt_func_label(&f, fn.id);
+}
+
 int mt_decode_func_source(struct mt_decode *d, uint32_t id, struct mt_src_loc *loc)
 {
 	struct mt_func f = mt_funcs_get(&d->funcs, id);

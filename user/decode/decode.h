@@ -15,9 +15,10 @@
  * bundle's CLOCK_BOOTTIME anchors. Bad trace data becomes GAP events,
  * never a failure.
  *
- * Memory: the decoded control flow (about 24 bytes per block) and the
- * events (24 bytes each) are held until emission, so memory grows with the
- * snapshot, not with the trace rate over time.
+ * Memory: each CPU's decoded control flow is logged (24 bytes per block
+ * that can change a call stack) until every thread has been rebuilt; the
+ * events themselves stream to the sink. Memory therefore grows with the
+ * snapshot's size, not with the output.
  */
 #ifndef MTRACE_DECODE_H
 #define MTRACE_DECODE_H
@@ -78,6 +79,9 @@ const struct mt_decode_stats *mt_decode_get_stats(const struct mt_decode *d);
 int mt_decode_trigger(const struct mt_decode *d, uint64_t *ns, struct mt_bundle_trigger *t);
 /* What the sink needs to name function ids of BEGIN events. */
 struct mt_func mt_decode_func(struct mt_decode *d, uint32_t id);
+/* The name of the function holding IP in process PID (e.g. the
+ * trigger's), "[unknown]" when there is none. */
+const char *mt_decode_symbol_at(struct mt_decode *d, uint32_t pid, uint64_t ip);
 /* Source position of a function's first instruction; -1 if unknown. */
 int mt_decode_func_source(struct mt_decode *d, uint32_t id, struct mt_src_loc *loc);
 

@@ -323,7 +323,6 @@ int mt_decode_threads(struct mt_decode *d, const struct mt_decode_sink *sink)
 		rs[i].tl = &tls[i];
 		rs[i].proc = mt_decode_proc(d, tls[i].task.pid);
 		find_inferred(d, &tls[i], &rs[i]);
-		memset(&rs[i].cache, 0, sizeof(rs[i].cache));
 		start_pass(&tls[i], &rs[i], queue_event);
 		rc = tls[i].oom ? -1 : 0;
 	}
@@ -331,10 +330,10 @@ int mt_decode_threads(struct mt_decode *d, const struct mt_decode_sink *sink)
 	if (!rc)
 		rc = emit(d, tls, n, sink);
 	for (size_t i = 0; i < n; i++) {
-		if (rs && rs[i].tl)
+		if (rs && rs[i].tl) {	/* its second pass was started */
 			d->stats.backsteps += tls[i].cs.backsteps;
-		if (rs && rs[i].tl)
 			mt_cs_fini(&tls[i].cs);
+		}
 		free(tls[i].segs);
 		free(tls[i].pre);
 		free(tls[i].str);

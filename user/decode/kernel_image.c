@@ -43,10 +43,10 @@ static int stage_copies(struct mt_kimage *ki, struct mt_bundle_reader *r,
 	uint64_t offset = 0;
 	char path[32];
 
+	/* The memfd is the image's only once ranges exist: see mt_kimage_fini(). */
 	ki->ranges = calloc(n, sizeof(*ki->ranges));
-	ki->memfd = memfd_create("mtrace-ktext", MFD_CLOEXEC);
-	if (!ki->ranges || ki->memfd < 0) {
-		snprintf(err, errlen, "kernel text: %s", strerror(errno ? errno : ENOMEM));
+	if (!ki->ranges || (ki->memfd = memfd_create("mtrace-ktext", MFD_CLOEXEC)) < 0) {
+		snprintf(err, errlen, "kernel text: %s", strerror(errno));
 		return -1;
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", ki->memfd);
@@ -60,8 +60,9 @@ static int stage_copies(struct mt_kimage *ki, struct mt_bundle_reader *r,
 			return -1;
 		}
 		if (!len || kt.addr + len < kt.addr) {
-			snprintf(err, errlen, "kernel text %zu (%s at 0x%llx): %zu bytes do not fit "
-				 "the address space", i, kt.name, (unsigned long long)kt.addr, len);
+			snprintf(err, errlen, "kernel text %zu (%s at 0x%llx, %zu bytes) is empty or "
+				 "runs past the end of the address space", i, kt.name,
+				 (unsigned long long)kt.addr, len);
 			return -1;
 		}
 		if (write_all(ki->memfd, code, len)) {
@@ -141,9 +142,9 @@ void mt_kimage_fini(struct mt_kimage *ki)
 	mt_ksyms_free(&ki->syms);
 	for (size_t i = 0; i < ki->nranges; i++)
 		free(ki->ranges[i].label);
-	free(ki->ranges);
-	if (ki->memfd >= 0)
+	if (ki->ranges && ki->memfd >= 0)
 		close(ki->memfd);
+	free(ki->ranges);
 	memset(ki, 0, sizeof(*ki));
 	ki->memfd = -1;
 }

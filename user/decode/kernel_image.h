@@ -31,13 +31,14 @@ struct mt_kimage {
 	struct mt_krange *ranges;	/* sorted by start */
 	size_t nranges;
 	struct mt_ksyms syms;		/* empty without a kallsyms section */
-	int memfd;			/* every copy, back to back; -1 if none */
+	int memfd;			/* every copy, back to back (with ranges) */
 };
 
 /*
  * Loads the bundle's kernel text into ISCACHE and parses its kallsyms. A
  * bundle without kernel text gives an empty image (0). Errors: -1 with a
- * message (corrupt kallsyms, overlapping copies, out of memory).
+ * message (corrupt kallsyms, overlapping copies, out of memory). A zeroed
+ * struct is an empty image too: mt_kimage_fini() accepts it.
  */
 int mt_kimage_load(struct mt_kimage *ki, struct mt_bundle_reader *r,
 		   struct pt_image_section_cache *iscache, char *err, size_t errlen);

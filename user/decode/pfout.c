@@ -194,6 +194,7 @@ int mt_pfout_init(struct mt_pfout *o, struct mt_decode *d, struct mt_bundle_read
 	pt.ip = t.d.ip;
 	pt.reason = t.spec && t.spec[0] ? t.spec : reason_name(t.d.reason);
 	pt.freeze_path = freeze_name(t.d.freeze_path);
+	pt.symbol = t.d.ip ? mt_decode_symbol_at(d, t.d.pid, t.d.ip) : NULL;
 	pt.skid_ns = t.d.skid_ns ? (int64_t)t.d.skid_ns : -1;
 	if (declare_process(o, t.d.pid))
 		return -1;

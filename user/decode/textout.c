@@ -37,7 +37,8 @@ static int text_trigger(void *ctx, uint64_t ns, const struct mt_bundle_trigger *
 {
 	struct mt_textout *t = ctx;
 
-	fprintf(t->out, "%" PRIu64 " trigger %u 0x%" PRIx64 "\n", ns, trig->d.tid, trig->d.ip);
+	fprintf(t->out, "%" PRIu64 " trigger %u 0x%" PRIx64 " %s\n", ns, trig->d.tid, trig->d.ip,
+		mt_decode_symbol_at(t->d, trig->d.pid, trig->d.ip));
 	return ferror(t->out) ? -1 : 0;
 }
 

@@ -6,7 +6,7 @@
  *   NS TID B NAME [inferred] [async] [tail]     a frame begins
  *   NS TID E NAME [truncated]                   a frame ends
  *   NS TID GAP REASON                           data lost here
- *   NS trigger TID IP                           the snapshot's trigger
+ *   NS trigger TID IP FUNCTION                  the snapshot's trigger
  *
  * NS is nanoseconds (CLOCK_BOOTTIME), TID the thread. Tests compare it.
  */

@@ -183,6 +183,34 @@ static int keep_name(struct mt_sym_file *f, char *owned)
 }
 
 /*
+ * The display form of NAME: without a symbol version ("fn@@GLIBC_2.34",
+ * from .symver in the defining object), demangled. Owned copies are made
+ * only when the name changes.
+ */
+static int set_name(struct mt_sym_file *f, struct mt_sym *s, const char *name)
+{
+	const char *at = strchr(name, '@');
+	char *base = at && at > name ? strndup(name, (size_t)(at - name)) : NULL, *dm;
+
+	if (at && at > name && !base)
+		return -1;
+	if (base && keep_name(f, base)) {
+		free(base);
+		return -1;
+	}
+	if (base)
+		s->name = name = base;
+	dm = mt_sym_demangle(name);
+	if (dm && keep_name(f, dm)) {
+		free(dm);
+		return -1;
+	}
+	if (dm)
+		s->name = dm;
+	return 0;
+}
+
+/*
  * Sorts, keeps the best-ranked alias per address, gives every symbol a
  * size (unsized ones reach to the next symbol or their section's end) and
  * clips overlaps so that a binary search finds exactly one symbol.
@@ -200,7 +228,6 @@ static int build_table(struct mt_sym_file *f, struct mt_sym_vec *vec)
 		const struct mt_sym_raw *r = &vec->v[i];
 		uint64_t end;
 		size_t j = i + 1;
-		char *dm;
 
 		if (i > 0 && vec->v[i - 1].addr == r->addr)
 			continue;
@@ -212,14 +239,8 @@ static int build_table(struct mt_sym_file *f, struct mt_sym_vec *vec)
 		if (end <= r->addr)
 			end = r->addr + 1;
 		f->syms[out] = (struct mt_sym){ r->addr, end - r->addr, r->name, r->plt };
-		dm = r->plt ? NULL : mt_sym_demangle(r->name);
-		if (dm) {
-			if (keep_name(f, dm)) {
-				free(dm);
-				return -1;
-			}
-			f->syms[out].name = dm;
-		}
+		if (!r->plt && set_name(f, &f->syms[out], r->name))
+			return -1;
 		out++;
 	}
 	f->nsyms = out;

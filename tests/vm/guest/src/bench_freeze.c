@@ -8,6 +8,8 @@
  *    kfunc).
  * For each freeze it reads the trigger TSC (GET_STATUS) and every CPU's
  * stop TSC (GET_CPU) and reports, as medians and maxima:
+ *  - hit -> hit's CPU stopped: how long the triggering thread's CPU kept
+ *    tracing past the trigger (the trace a user sees after the event);
  *  - hit -> last CPU stopped: from the probe hit (the BPF record's
  *    CLOCK_MONOTONIC time) to the last CPU's stop TSC, mapped to
  *    CLOCK_MONOTONIC through the arm-time TSC/ns pair: the figure that
@@ -33,6 +35,7 @@ __attribute__((noinline)) long freeze_here(long i)
 }
 
 struct lat {
+	double hit_to_own[ROUNDS];	/* ns, to the stop of the hit's CPU */
 	double hit_to_stop[ROUNDS];	/* ns */
 	double trig_to_stop[ROUNDS];	/* ns */
 	int n;
@@ -58,7 +61,7 @@ static int measure(int fd, const struct mtrace_caps *caps, const struct mt_trig_
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	struct mtrace_status st;
-	__u64 last = 0;
+	__u64 last = 0, own = 0;
 	double ns_per_tsc = 1e6 / caps->tsc_khz;
 
 	/* The other CPUs stop asynchronously; POLLIN says when all did. */
@@ -75,10 +78,14 @@ static int measure(int fd, const struct mtrace_caps *caps, const struct mt_trig_
 	for (unsigned int cpu = 0; cpu < caps->nr_cpu_ids; cpu++) {
 		struct mtrace_cpu_info ci;
 
-		if (!kg_cpu(fd, cpu, &ci) && (ci.flags & MTRACE_CPU_RING) && ci.stop_tsc > last)
+		if (kg_cpu(fd, cpu, &ci) || !(ci.flags & MTRACE_CPU_RING))
+			continue;
+		if (ci.stop_tsc > last)
 			last = ci.stop_tsc;
+		if (cpu == ev->cpu)
+			own = ci.stop_tsc;
 	}
-	if (last < st.trigger.tsc || last < st.arm_tsc) {
+	if (last < st.trigger.tsc || last < st.arm_tsc || own < st.arm_tsc) {
 		snprintf(err, errlen, "last stop TSC %llu before the trigger %llu",
 			 (unsigned long long)last, (unsigned long long)st.trigger.tsc);
 		return -1;
@@ -86,6 +93,8 @@ static int measure(int fd, const struct mtrace_caps *caps, const struct mt_trig_
 	l->trig_to_stop[l->n] = (double)(last - st.trigger.tsc) * ns_per_tsc;
 	l->hit_to_stop[l->n] = (double)st.arm_ns + (double)(last - st.arm_tsc) * ns_per_tsc -
 			       (double)ev->time_ns;
+	l->hit_to_own[l->n] = (double)st.arm_ns + (double)(own - st.arm_tsc) * ns_per_tsc -
+			      (double)ev->time_ns;
 	l->n++;
 	return 0;
 }
@@ -179,6 +188,8 @@ int main(void)
 		return 1;
 	}
 	printf("%d freezes per path, 2 vCPUs, simulated backend\n", ROUNDS);
+	report("kfunc", "hit -> hit's CPU stopped", kf.hit_to_own, kf.n);
+	report("fallback", "hit -> hit's CPU stopped", fb.hit_to_own, fb.n);
 	report("kfunc", "hit -> last CPU stopped", kf.hit_to_stop, kf.n);
 	report("fallback", "hit -> last CPU stopped", fb.hit_to_stop, fb.n);
 	report("kfunc", "trigger TSC -> last CPU stopped", kf.trig_to_stop, kf.n);

@@ -9,6 +9,8 @@
  *                 [--path kfunc|fallback|manual|exit] [--pid P]
  *                 [--exe PATH] [--thread NAME] [--spec TEXT]
  *                 [--trigger-symbol SYMBOL (of --exe: the trigger IP is its entry)]
+ *                 [--embedded (--exe is embedded, byte for byte)]
+ *                 [--kernel (kernel tracing on, kernel code and kallsyms present)]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -40,6 +42,7 @@ struct want {
 	long cpu;
 	unsigned long total, seed, ring;
 	const char *path, *exe, *thread, *spec, *symbol;
+	int embedded, kernel;
 	unsigned long pid;
 };
 
@@ -185,6 +188,46 @@ static void check_switches(struct mt_bundle_reader *r, const struct want *w)
 	       (double)(a[2].monotonic_ns - a[0].monotonic_ns) / 1e6);
 }
 
+/* The embedded copy of --exe equals the file. */
+static void check_embedded(struct mt_bundle_reader *r, const struct want *w)
+{
+	uint8_t id[MT_BUILD_ID_MAX];
+	int idlen = mt_elf_build_id(w->exe, id, sizeof(id));
+	int i = mt_bundle_file_find(r, id, idlen > 0 ? (size_t)idlen : 0, w->exe);
+	const uint8_t *data;
+	size_t len, got;
+	uint8_t *disk;
+	FILE *f;
+
+	if (i < 0 || mt_bundle_file_data(r, (size_t)i, &data, &len))
+		fail("%s is not embedded", w->exe);
+	f = fopen(w->exe, "r");
+	disk = malloc(len + 1);
+	if (!f || !disk)
+		fail("cannot read %s", w->exe);
+	got = fread(disk, 1, len + 1, f);
+	fclose(f);
+	if (got != len || memcmp(disk, data, len))
+		fail("embedded %s (%zu bytes) differs from the file (%zu bytes)", w->exe, len, got);
+	free(disk);
+	printf("embedded: %s, %zu bytes, identical\n", w->exe, len);
+}
+
+/* Kernel tracing was programmed and the kernel's code and symbols came along. */
+static void check_kernel(struct mt_bundle_reader *r, const struct mt_bundle_pt_config_desc *cfg)
+{
+	const char *text;
+	size_t len, n = mt_bundle_ktext_count(r);
+
+	if (!(cfg->rtit_ctl & MT_RTIT_CTL_OS))
+		fail("rtit_ctl 0x%llx lacks OS", (unsigned long long)cfg->rtit_ctl);
+	if (!n)
+		fail("no kernel text section");
+	if (mt_bundle_kallsyms(r, &text, &len) || len < 1000)
+		fail("no kallsyms section");
+	printf("kernel: %zu text ranges, %zu bytes of kallsyms\n", n, len);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -193,7 +236,9 @@ int main(int argc, char **argv)
 		{ "path", required_argument, NULL, 'P' }, { "pid", required_argument, NULL, 'p' },
 		{ "exe", required_argument, NULL, 'e' }, { "thread", required_argument, NULL, 'T' },
 		{ "spec", required_argument, NULL, 'S' },
-		{ "trigger-symbol", required_argument, NULL, 'y' }, { NULL, 0, NULL, 0 },
+		{ "trigger-symbol", required_argument, NULL, 'y' },
+		{ "embedded", no_argument, NULL, 'E' }, { "kernel", no_argument, NULL, 'K' },
+		{ NULL, 0, NULL, 0 },
 	};
 	struct want w = { .cpu = -1 };
 	struct mt_bundle_reader *r;
@@ -213,6 +258,8 @@ int main(int argc, char **argv)
 		case 'T': w.thread = optarg; break;
 		case 'S': w.spec = optarg; break;
 		case 'y': w.symbol = optarg; break;
+		case 'E': w.embedded = 1; break;
+		case 'K': w.kernel = 1; break;
 		default: return 2;
 		}
 	}
@@ -238,6 +285,10 @@ int main(int argc, char **argv)
 		check_threads(r, &w);
 	if (w.pid)
 		check_switches(r, &w);
+	if (w.embedded)
+		check_embedded(r, &w);
+	if (w.kernel)
+		check_kernel(r, &cfg);
 	mt_bundle_close(r);
 	return 0;
 }

@@ -125,6 +125,23 @@ trigger_snapshot() {
 		--thread spin-worker --trigger-symbol capture_marker
 }
 
+# --kernel and --embed: kernel code, kallsyms and the executable in the bundle
+kernel_embed() {
+	fresh
+	/bin/capture_spin 1 $T/spin &
+	spin=$!
+	mtrace-user record --kernel --embed -p $spin -o $T/kern.mtrace 2>$T/kern.log &
+	rec=$!
+	wait_for $T/kern.log "tracing process" || return 1
+	kill -INT $rec
+	wait $rec || { cat $T/kern.log; return 1; }
+	cat $T/kern.log
+	touch $T/spin/stop
+	wait $spin || return 1
+	capture_check $T/kern.mtrace --path manual --pid $spin --exe /bin/capture_spin \
+		--thread spin-worker --embedded --kernel
+}
+
 # SIGKILL of the capture: the target runs on untraced, the module is reusable
 killed_capture() {
 	fresh
@@ -182,6 +199,7 @@ run_case capture-attach-rearm attach_rearm
 run_case capture-trigger-kfunc trigger_snapshot auto kfunc
 run_case capture-trigger-notify trigger_snapshot notify fallback
 run_case capture-trigger-sigstop trigger_snapshot sigstop fallback
+run_case capture-kernel-embed kernel_embed
 run_case capture-killed-capture killed_capture
 run_case capture-busy-device busy_device
 run_case capture-no-such-pid expect_error "process 999999 does not exist" \
