@@ -17,3 +17,6 @@ $(O)/bench/%: $(O)/rel/bench/%.o $(O)/rel/libmtrace.a
 
 bench: $(BENCH_BINS)
 	$(Q)bench/run.sh $(BENCH_BINS)
+
+# bench_decode makes its large random-walk bundle with the PT generator.
+$(O)/bench/bench_decode: | $(O)/rel/tests/ptgen/ptgen

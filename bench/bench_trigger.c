@@ -38,7 +38,7 @@
 #define ROUNDS 11
 #define LAT_SAMPLES 21
 #define LAT_ARG 777
-#define TARGET_RATIO 1.25
+#define TARGET_RATIO 1.10
 
 __attribute__((noinline)) long bench_fn(long i)
 {

@@ -26,3 +26,13 @@ expect no-args 2 '^usage: mtrace-user' "$bin"
 expect unknown-command 2 "unknown command 'frobnicate'" "$bin" frobnicate
 expect bundle-info 0 'format 1\.0, 15 sections' "$bin" bundle-info "$top/tests/fuzz/corpus/fuzz_bundle/sample-zstd.mtrace"
 expect bundle-info-missing 1 'nonexistent' "$bin" bundle-info /nonexistent/x.mtrace
+
+# decode without -o writes trace.pftrace in the working directory.
+work=$(mktemp -d)
+if (cd "$work" && "$bin" decode -q "$top/tests/fuzz/corpus/fuzz_bundle/sample-zstd.mtrace") >/dev/null 2>&1 &&
+	[ -s "$work/trace.pftrace" ]; then
+	echo "PASS cli/decode-default-output"
+else
+	echo "FAIL cli/decode-default-output: no trace.pftrace written by 'decode BUNDLE'"
+fi
+rm -rf "$work"

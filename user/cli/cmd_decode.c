@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,8 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: mtrace-user decode [OPTIONS] BUNDLE\n\n"
 		"Decodes a snapshot bundle into every traced thread's calls and returns.\n\n"
-		"  -o, --output FILE     where to write (default: BUNDLE.pftrace; text: stdout);\n"
+		"  -o, --output FILE     where to write (default: trace.pftrace, or trace.json for\n"
+		"                        --format=json; text: stdout);\n"
 		"                        a .gz name gives gzip-compressed output\n"
 		"  -f, --format FORMAT   perfetto (default), json (Chrome JSON) or text\n"
 		"      --debug-path PATH separate debug files: directories searched by build-id\n"
@@ -169,7 +171,7 @@ int cmd_decode(int argc, char **argv)
 	struct mt_bundle_reader *r;
 	struct decode_args a;
 	struct mt_decode *d;
-	char err[512], *def_out = NULL;
+	char err[512];
 	const struct mt_decode_stats *s;
 	int rc = parse(argc, argv, &a);
 
@@ -191,11 +193,10 @@ int cmd_decode(int argc, char **argv)
 	if (!strcmp(a.format, "text")) {
 		rc = run_text(d, a.output);
 	} else {
-		if (!a.output && asprintf(&def_out, "%s.%s", a.bundle,
-					  strcmp(a.format, "json") ? "pftrace" : "json") < 0)
-			def_out = NULL;
-		rc = run_perfetto(d, r, a.output ? a.output : def_out,
-				  !strcmp(a.format, "json"));
+		bool json = !strcmp(a.format, "json");
+
+		rc = run_perfetto(d, r, a.output ? a.output : json ? "trace.json" : "trace.pftrace",
+				  json);
 	}
 	s = mt_decode_get_stats(d);
 	if (!a.quiet)
@@ -204,7 +205,6 @@ int cmd_decode(int argc, char **argv)
 				" events, %" PRIu64 " decode errors, %" PRIu64 " overflows\n",
 			s->pt_bytes, s->cpus, s->threads, s->insns, s->events, s->errors,
 			s->overflows);
-	free(def_out);
 	mt_decode_free(d);
 	mt_bundle_close(r);
 	return rc;
