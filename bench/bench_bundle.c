@@ -24,15 +24,9 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "bench_report.h"
+
 #define REPEAT 5
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static uint64_t xorshift(uint64_t *s)
 {
@@ -259,27 +253,6 @@ static int read_bundle(const char *path, const uint8_t *orig, size_t len)
 }
 
 /* Best of REPEAT runs of fn, in seconds (the least disturbed run). */
-#define BEST(expr, out)                                                 \
-	do {                                                            \
-		out = 1e9;                                              \
-		for (int i_ = 0; i_ < REPEAT; i_++) {                   \
-			double t0_ = now(), t_;                         \
-			if ((expr) < 0)                                 \
-				return 1;                               \
-			t_ = now() - t0_;                               \
-			if (t_ < out)                                   \
-				out = t_;                               \
-		}                                                       \
-	} while (0)
-
-static void result(const char *fig, double val, const char *unit, const char *cmp, double target)
-{
-	int met = !strcmp(cmp, ">=") ? val >= target : val <= target;
-
-	printf("RESULT %s|%.2f%s|%s %.2f%s|%s\n", fig, val, unit, cmp, target, unit,
-	       met ? "met" : "not met");
-}
-
 int main(int argc, char **argv)
 {
 	size_t mib = argc > 1 ? strtoul(argv[1], NULL, 10) : 64, len = mib << 20;
@@ -303,10 +276,10 @@ int main(int argc, char **argv)
 	}
 	/* Speeds on the loop-heavy stream; [0] uncompressed, [1] zstd. */
 	for (int z = 0; z < 2; z++) {
-		BEST(baseline_write(base, buf, len, z), bw[z]);
-		BEST(baseline_read(base, buf, len, z), br[z]);
-		BEST(write_bundle(bundle, buf, len, !z, NULL), tw[z]);
-		BEST(read_bundle(bundle, buf, len), tr[z]);
+		BENCH_BEST(REPEAT, baseline_write(base, buf, len, z), bw[z]);
+		BENCH_BEST(REPEAT, baseline_read(base, buf, len, z), br[z]);
+		BENCH_BEST(REPEAT, write_bundle(bundle, buf, len, !z, NULL), tw[z]);
+		BENCH_BEST(REPEAT, read_bundle(bundle, buf, len), tr[z]);
 	}
 	unlink(base);
 	unlink(bundle);
@@ -316,12 +289,12 @@ int main(int argc, char **argv)
 	       len / bw[0] / 1e6, len / tw[1] / 1e6, len / bw[1] / 1e6);
 	printf("  read raw %.0f / %.0f, read zstd %.0f / %.0f\n", len / tr[0] / 1e6,
 	       len / br[0] / 1e6, len / tr[1] / 1e6, len / br[1] / 1e6);
-	result("bundle write raw / crc+write(2)", bw[0] / tw[0], "x", ">=", 0.8);
-	result("bundle write zstd / zstd+crc+write(2)", bw[1] / tw[1], "x", ">=", 0.8);
-	result("bundle open+PT raw / read(2)+crc", br[0] / tr[0], "x", ">=", 0.8);
-	result("bundle open+PT zstd / read(2)+crc+unzstd", br[1] / tr[1], "x", ">=", 0.8);
-	result("zstd size ratio, loop-heavy PT", (double)len / (double)size_loop, "x", ">=", 3.0);
-	result("zstd size ratio, random-walk PT", (double)len / (double)size_rand, "x", ">=", 1.0);
+	bench_result("bundle write raw / crc+write(2)", bw[0] / tw[0], "x", ">=", 0.8);
+	bench_result("bundle write zstd / zstd+crc+write(2)", bw[1] / tw[1], "x", ">=", 0.8);
+	bench_result("bundle open+PT raw / read(2)+crc", br[0] / tr[0], "x", ">=", 0.8);
+	bench_result("bundle open+PT zstd / read(2)+crc+unzstd", br[1] / tr[1], "x", ">=", 0.8);
+	bench_result("zstd size ratio, loop-heavy PT", (double)len / (double)size_loop, "x", ">=", 3.0);
+	bench_result("zstd size ratio, random-walk PT", (double)len / (double)size_rand, "x", ">=", 1.0);
 	free(buf);
 	return 0;
 }

@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_report.h"
+
 #define REPEAT 3
 #define THREADS 4
 #define FUNCS 3000
@@ -35,18 +37,6 @@ struct event {
 	int32_t func;		/* -1: return */
 	uint16_t thread;
 };
-
-/* CPU time of this process (user and system, so the file writes count):
- * on a shared machine, time spent waiting for a CPU would swamp the
- * figures. Every variant is single-threaded, so it equals wall time on an
- * idle machine. */
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static uint64_t xorshift(uint64_t *s)
 {
@@ -180,27 +170,6 @@ static int write_trace(const char *path, enum pf_format format, const struct eve
 	return rc ? -1 : 0;
 }
 
-#define BEST(expr, out)                                                 \
-	do {                                                            \
-		out = 1e30;                                             \
-		for (int i_ = 0; i_ < REPEAT; i_++) {                   \
-			double t0_ = now(), t_;                         \
-			if ((expr) < 0)                                 \
-				return 1;                               \
-			t_ = now() - t0_;                               \
-			if (t_ < out)                                   \
-				out = t_;                               \
-		}                                                       \
-	} while (0)
-
-static void result(const char *fig, double val, const char *unit, const char *cmp, double target)
-{
-	int met = !strcmp(cmp, ">=") ? val >= target : val <= target;
-
-	printf("RESULT %s|%.2f%s|%s %.2f%s|%s\n", fig, val, unit, cmp, target, unit,
-	       met ? "met" : "not met");
-}
-
 int main(int argc, char **argv)
 {
 	size_t mev = argc > 1 ? strtoul(argv[1], NULL, 10) : 10, n = mev * 1000000, calls;
@@ -225,10 +194,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	calls = make_timeline(ev, n);
-	BEST(write_varints(path_raw, ev, n, &raw_bytes), t_raw);
-	BEST(write_trace(path, PF_FORMAT_PROTO, ev, n, &pb), t_pb);
-	BEST(write_trace(path_gz, PF_FORMAT_PROTO, ev, n, &gz), t_gz);
-	BEST(write_trace(path_json, PF_FORMAT_JSON, ev, n, &js), t_js);
+	BENCH_BEST(REPEAT, write_varints(path_raw, ev, n, &raw_bytes), t_raw);
+	BENCH_BEST(REPEAT, write_trace(path, PF_FORMAT_PROTO, ev, n, &pb), t_pb);
+	BENCH_BEST(REPEAT, write_trace(path_gz, PF_FORMAT_PROTO, ev, n, &gz), t_gz);
+	BENCH_BEST(REPEAT, write_trace(path_json, PF_FORMAT_JSON, ev, n, &js), t_js);
 	{
 		FILE *f = fopen(path_gz, "rb");
 
@@ -260,11 +229,11 @@ int main(int argc, char **argv)
 	printf("chrome json:  %.1f M events/s, %.2f B/event\n", js.events / t_js / 1e6,
 	       (double)js.bytes / js.events);
 	printf("magic-trace FXT for the same calls (computed): %.2f B/event\n", fxt);
-	result("writer protobuf events/s", pb.events / t_pb / 1e6, "M", ">=", 20);
-	result("writer protobuf bytes/event", (double)pb.bytes / pb.events, "B", "<=", 15);
-	result("writer protobuf / chrome json speed", t_js / t_pb, "x", ">=", 2);
-	result("writer protobuf / chrome json size", (double)pb.bytes / js.bytes, "x", "<=", 0.25);
-	result("writer protobuf / magic-trace FXT size", (double)pb.bytes / pb.events / fxt, "x",
+	bench_result("writer protobuf events/s", pb.events / t_pb / 1e6, "M", ">=", 20);
+	bench_result("writer protobuf bytes/event", (double)pb.bytes / pb.events, "B", "<=", 15);
+	bench_result("writer protobuf / chrome json speed", t_js / t_pb, "x", ">=", 2);
+	bench_result("writer protobuf / chrome json size", (double)pb.bytes / js.bytes, "x", "<=", 0.25);
+	bench_result("writer protobuf / magic-trace FXT size", (double)pb.bytes / pb.events / fxt, "x",
 	       "<=", 0.6);
 	free(ev);
 	return 0;
