@@ -9,20 +9,9 @@ bin=${O:-$top/build}/san/mtrace-user
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# expect NAME STATUS PATTERN CMD...: exit status and a line of output.
-expect() {
-	local name=$1 want=$2 pattern=$3 out rc
-	shift 3
-	out=$("$@" 2>&1)
-	rc=$?
-	if [ "$rc" -ne "$want" ]; then
-		echo "FAIL capture/$name: exit status $rc, expected $want; output: $out"
-	elif ! grep -qF -- "$pattern" <<<"$out"; then
-		echo "FAIL capture/$name: output lacks '$pattern': $out"
-	else
-		echo "PASS capture/$name"
-	fi
-}
+suite=capture
+# shellcheck source=tests/lib/expect.sh
+. "$top/tests/lib/expect.sh"
 
 if [ -e /dev/mtrace ]; then
 	echo "SKIP capture/no-device: this machine has /dev/mtrace"

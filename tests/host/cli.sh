@@ -5,27 +5,16 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${O:-$top/build}/san/mtrace-user
 
-# expect NAME STATUS PATTERN CMD...: exit status and a line of output.
-expect() {
-	local name=$1 want=$2 pattern=$3 out rc
-	shift 3
-	out=$("$@" 2>&1)
-	rc=$?
-	if [ "$rc" -ne "$want" ]; then
-		echo "FAIL cli/$name: exit status $rc, expected $want; output: $out"
-	elif ! grep -qE -- "$pattern" <<<"$out"; then
-		echo "FAIL cli/$name: output lacks /$pattern/: $out"
-	else
-		echo "PASS cli/$name"
-	fi
-}
+suite=cli
+# shellcheck source=tests/lib/expect.sh
+. "$top/tests/lib/expect.sh"
 
-expect version 0 "^mtrace-user $(cat "$top/VERSION")\$" "$bin" --version
-expect help 0 '^usage: mtrace-user' "$bin" --help
-expect no-args 2 '^usage: mtrace-user' "$bin"
-expect unknown-command 2 "unknown command 'frobnicate'" "$bin" frobnicate
-expect bundle-info 0 'format 1\.0, 15 sections' "$bin" bundle-info "$top/tests/fuzz/corpus/fuzz_bundle/sample-zstd.mtrace"
-expect bundle-info-missing 1 'nonexistent' "$bin" bundle-info /nonexistent/x.mtrace
+expect_re version 0 "^mtrace-user $(cat "$top/VERSION")\$" "$bin" --version
+expect_re help 0 '^usage: mtrace-user' "$bin" --help
+expect_re no-args 2 '^usage: mtrace-user' "$bin"
+expect_re unknown-command 2 "unknown command 'frobnicate'" "$bin" frobnicate
+expect_re bundle-info 0 'format 1\.0, 15 sections' "$bin" bundle-info "$top/tests/fuzz/corpus/fuzz_bundle/sample-zstd.mtrace"
+expect_re bundle-info-missing 1 'nonexistent' "$bin" bundle-info /nonexistent/x.mtrace
 
 # decode without -o writes trace.pftrace in the working directory.
 work=$(mktemp -d)
