@@ -58,8 +58,9 @@ elif [ "$rc" -ne 1 ] || grep -q '^FAIL ' "$work/results.clean"; then
 	verdict=fail
 fi
 if [ $verdict = fail ]; then
+	# Indented, so that the guest's own PASS/FAIL lines are not counted twice.
 	echo "---- guest console (last 60 lines) ----"
-	tr -d '\r' <"$work/console.log" | tail -60
+	tr -d '\r' <"$work/console.log" | tail -60 | sed 's/^/  | /'
 	echo "---- end of guest console ----"
 	exit 1
 fi
