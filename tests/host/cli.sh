@@ -25,3 +25,27 @@ else
 	echo "FAIL cli/decode-default-output: no trace.pftrace written by 'decode BUNDLE'"
 fi
 rm -rf "$work"
+
+# Calls still running at the snapshot's end: ended (truncated) by default,
+# left open with --keep-open. A generated snapshot frozen inside fib().
+ptgen=${O:-$top/build}/rel/tests/ptgen/ptgen
+prog=${O:-$top/build}/san/tests/ptgen/programs/recursion
+work=$(mktemp -d)
+if "$ptgen" -o "$work/r.mtrace" --trigger fib:20 -- "$prog" >/dev/null 2>&1 &&
+	"$bin" decode -q -f json -o "$work/closed.json" "$work/r.mtrace" >/dev/null 2>&1 &&
+	"$bin" decode -q --keep-open -f json -o "$work/open.json" "$work/r.mtrace" >/dev/null 2>&1; then
+	counts() { python3 -c 'import json,sys
+ev = json.load(open(sys.argv[1]))
+ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+print(sum(e.get("ph") == "B" for e in ev), sum(e.get("ph") == "E" for e in ev))' "$1"; }
+	read -r cb ce < <(counts "$work/closed.json")
+	read -r ob oe < <(counts "$work/open.json")
+	if [ "$cb" -eq "$ce" ] && [ "$ob" -eq "$cb" ] && [ "$oe" -lt "$ob" ]; then
+		echo "PASS cli/decode-keep-open"
+	else
+		echo "FAIL cli/decode-keep-open: begins/ends $cb/$ce by default, $ob/$oe with --keep-open"
+	fi
+else
+	echo "FAIL cli/decode-keep-open: could not generate or decode a snapshot frozen inside fib()"
+fi
+rm -rf "$work"

@@ -28,6 +28,8 @@ static void usage(FILE *out)
 		"                        and .gnu_debuglink (default :.debug:/usr/lib/debug)\n"
 		"  -j, --jobs N          decode N CPU streams at once (default: online CPUs)\n"
 		"      --embedded-only   use only binaries embedded in the bundle\n"
+		"      --keep-open       leave calls still running at the snapshot's end open\n"
+		"                        instead of ending them there marked truncated\n"
 		"  -q, --quiet           no warnings about missing binaries\n");
 }
 
@@ -40,7 +42,7 @@ static void print_warning(void *ctx, const char *msg)
 struct decode_args {
 	const char *bundle, *output, *format, *debug_path;
 	unsigned int jobs;
-	int quiet, embedded_only;
+	int quiet, embedded_only, keep_open;
 };
 
 static int parse(int argc, char **argv, struct decode_args *a)
@@ -52,6 +54,7 @@ static int parse(int argc, char **argv, struct decode_args *a)
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "embedded-only", no_argument, NULL, 'E' },
+		{ "keep-open", no_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -87,6 +90,9 @@ static int parse(int argc, char **argv, struct decode_args *a)
 			break;
 		case 'E':
 			a->embedded_only = 1;
+			break;
+		case 'K':
+			a->keep_open = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -133,7 +139,7 @@ static int run_text(struct mt_decode *d, const char *output)
 }
 
 static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r, const char *output,
-			int json)
+			int json, int keep_open)
 {
 	struct mt_decode_sink sink;
 	struct pf_options o;
@@ -144,6 +150,7 @@ static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r, const c
 
 	pf_options_init(&o);
 	o.format = json ? PF_FORMAT_JSON : PF_FORMAT_PROTO;
+	o.keep_open_frames = keep_open;
 	if (pf_writer_open(&w, output, &o) < 0) {
 		fprintf(stderr, "mtrace-user decode: %s\n", pf_last_error());
 		return 1;
@@ -196,7 +203,7 @@ int cmd_decode(int argc, char **argv)
 		bool json = !strcmp(a.format, "json");
 
 		rc = run_perfetto(d, r, a.output ? a.output : json ? "trace.json" : "trace.pftrace",
-				  json);
+				  json, a.keep_open);
 	}
 	s = mt_decode_get_stats(d);
 	if (!a.quiet)
