@@ -37,8 +37,10 @@ static int open_kernel(const char *bundle, struct mt_bundle_reader **r, struct m
 		return rc;
 	}
 	rc = mt_bundle_kallsyms(*r, &text, &len);
-	if (rc) {
-		fprintf(stderr, "ptgen: %s: no kallsyms: %s\n", bundle, mt_bundle_reader_errmsg(*r));
+	if (rc == -ENOENT) {
+		fprintf(stderr, "ptgen: %s has no kallsyms (record it with --kernel)\n", bundle);
+	} else if (rc) {
+		fprintf(stderr, "ptgen: %s: %s\n", bundle, mt_bundle_reader_errmsg(*r));
 	} else if ((rc = mt_ksyms_parse(ks, text, len, err, sizeof(err)))) {
 		fprintf(stderr, "ptgen: %s: %s\n", bundle, err);
 	}
@@ -53,7 +55,7 @@ static int load_segments(const char *bundle, struct mt_bundle_reader *r, struct 
 
 	memset(img, 0, sizeof(*img));
 	if (!n) {
-		fprintf(stderr, "ptgen: %s has no kernel text (capture it with --kernel)\n", bundle);
+		fprintf(stderr, "ptgen: %s has no kernel text (record it with --kernel)\n", bundle);
 		return -ENOENT;
 	}
 	img->seg = calloc(n, sizeof(*img->seg));

@@ -59,6 +59,7 @@ BENCH_BINS += $(O)/rel/tests/ptgen/ptg_bench
 # packs every program in $(O)/vm/bin with the libraries it needs.
 $(O)/vm/bin/ptgen: $(O)/rel/tests/ptgen/ptgen
 	@mkdir -p $(@D)
-	cp $< $@
+	@echo '  CP      $@'
+	$(Q)cp $< $@
 
 TEST_PREREQS += $(O)/vm/bin/ptgen

@@ -2,12 +2,13 @@
 /*
  * The decoder's kernel image: a bundle's kernel, module and BPF text copies
  * must decode with libipt at their kernel addresses, and kernel addresses
- * must be named from the bundle's kallsyms.
+ * must be named from the bundle's kallsyms, also through the whole decoder.
  */
 #include "mt_test.h"
 #include "test_decode_ptenc.h"
 
 #include "bundle/bundle.h"
+#include "decode/decode.h"
 #include "decode/kernel_funcs.h"
 #include "decode/kernel_image.h"
 
@@ -275,5 +276,81 @@ MT_TEST(kernel_functions_span_symbol_to_symbol_and_name_their_copy)
 	MT_ASSERT(!mt_kfunc_resolve(NULL, KTEXT, &f, &fn));
 	mt_kimage_fini(&ki);
 	pt_iscache_free(iscache);
+	mt_bundle_close(r);
+}
+
+struct named {
+	char text[512];
+	struct mt_decode *d;
+};
+
+/* "name[binary]" of every BEGIN, in order. */
+static int name_begins(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const struct mt_ev *ev)
+{
+	struct named *nm = ctx;
+	struct mt_func f;
+	size_t n = strlen(nm->text);
+
+	(void)pid, (void)tid, (void)ns;
+	if (ev->kind != MT_EV_BEGIN)
+		return 0;
+	f = mt_decode_func(nm->d, ev->arg);
+	snprintf(nm->text + n, sizeof(nm->text) - n, "%s%s%s ", mt_func_label(&f, ev->arg),
+		 f.binary ? f.binary : "", ev->flags & MT_EV_INFERRED ? "*" : "");
+	return 0;
+}
+
+MT_TEST(decoder_names_kernel_frames_of_a_task_without_maps)
+{
+	struct mt_bundle_cpu_desc cpu = { .vendor = MT_BUNDLE_VENDOR_INTEL, .family = 6,
+					  .model = 0x55, .stepping = 4 };
+	struct mt_bundle_pt_config_desc ptc = { .rtit_ctl = MT_RTIT_CTL_TRACEEN | MT_RTIT_CTL_OS |
+							    MT_RTIT_CTL_TSCEN, .target_pid = 7 };
+	struct mt_bundle_pt_desc pt = { .cpu = 0, .stop_tsc = 2000 };
+	const struct mt_bundle_ktext kt[] = {
+		{ KTEXT, "kernel", 0 }, { KMOD, "mod_x", 0 }, { KBPF, "bpf", 0 },
+	};
+	const uint8_t *code[] = { core_code, mod_code, bpf_code };
+	char path[] = "/tmp/mt-kdecode-XXXXXX", err[256] = "";
+	struct mt_decode_sink sink = { .event = name_begins };
+	struct mt_decode_opts opts = { .jobs = 1 };
+	struct mt_bundle_writer *w;
+	struct mt_bundle_reader *r;
+	struct named nm = { "", NULL };
+	struct ptenc e;
+	int fd = mkstemp(path);
+
+	MT_ASSERT(fd >= 0);
+	close(fd);
+	make_code();
+	/* kfunc_a calls kfunc_b, which returns; kfunc_a returns into the module,
+	 * the module into BPF, BPF into sysret: back to user space. */
+	ptenc_begin(&e, 1000, KTEXT);
+	ptenc_tnt(&e, "1");
+	ptenc_ip(&e, ppt_tip, KMOD, pt_ipc_sext_48);
+	ptenc_ip(&e, ppt_tip, KBPF, pt_ipc_sext_48);
+	ptenc_ip(&e, ppt_tip, KTEXT + 0x80, pt_ipc_sext_48);
+	ptenc_ip(&e, ppt_tip_pgd, 0, pt_ipc_suppressed);
+	ptenc_end(&e);
+	MT_ASSERT_EQ(mt_bundle_writer_create(&w, path, NULL, err, sizeof(err)), 0);
+	MT_ASSERT_EQ(mt_bundle_write_cpu(w, &cpu), 0);
+	MT_ASSERT_EQ(mt_bundle_write_pt_config(w, &ptc), 0);
+	MT_ASSERT_EQ(mt_bundle_write_pt(w, &pt, e.buf, e.len), 0);
+	for (size_t i = 0; i < 3; i++)
+		MT_ASSERT_EQ(mt_bundle_write_ktext(w, &kt[i], code[i], 0x1000), 0);
+	MT_ASSERT_EQ(mt_bundle_write_kallsyms(w, ksyms, strlen(ksyms)), 0);
+	MT_ASSERT_EQ(mt_bundle_writer_finish(w), 0);
+	mt_bundle_writer_free(w);
+	MT_ASSERT_MSG(mt_bundle_open(&r, path, err, sizeof(err)) == 0, "%s", err);
+	unlink(path);
+	MT_ASSERT_MSG(mt_decode_open(&nm.d, r, &opts, err, sizeof(err)) == 0, "%s", err);
+	sink.ctx = &nm;
+	MT_ASSERT_EQ(mt_decode_run(nm.d, &sink), 0);
+	MT_ASSERT_EQ(mt_decode_get_stats(nm.d)->insns, 10);
+	/* Each return past the oldest frame infers its caller: those frames are
+	 * open since the start, outermost first; then the call, then time off. */
+	MT_ASSERT_STREQ(nm.text, "ret_user[kernel]* bpf_prog_0123456789abcdef_probe[bpf]* "
+				 "mod_fn[mod_x]* kfunc_a[kernel]* kfunc_b[kernel] [untraced] ");
+	mt_decode_free(nm.d);
 	mt_bundle_close(r);
 }

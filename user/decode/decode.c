@@ -82,6 +82,27 @@ static int build_procs(struct mt_decode *d)
 	return 0;
 }
 
+/* The bundle's kernel code in every process's image and in one of its own
+ * (tasks without maps); its symbols name kernel frames. */
+static int load_kernel(struct mt_decode *d, char *err, size_t errlen)
+{
+	if (mt_kimage_load(&d->kernel, d->r, d->iscache, err, errlen))
+		return -1;
+	d->funcs.kernel = &d->kernel;
+	if (!d->kernel.nranges)
+		return 0;
+	d->kernel_image = pt_image_alloc("kernel");
+	if (!d->kernel_image || mt_kimage_add_to(&d->kernel, d->iscache, d->kernel_image))
+		goto nomem;
+	for (size_t i = 0; i < d->nprocs; i++)
+		if (mt_kimage_add_to(&d->kernel, d->iscache, d->procs[i].image))
+			goto nomem;
+	return 0;
+nomem:
+	snprintf(err, errlen, "out of memory adding the kernel text to the images");
+	return -1;
+}
+
 static int load_cpus(struct mt_decode *d, char *err, size_t errlen)
 {
 	d->ncpus = mt_bundle_pt_count(d->r);
@@ -162,7 +183,7 @@ int mt_decode_open(struct mt_decode **out, struct mt_bundle_reader *r,
 	if (!d->iscache || mt_sideband_init(&d->sb, sw, nsw, fallback_task(d, ptc.target_pid)) ||
 	    build_procs(d))
 		goto nomem;
-	if (load_cpus(d, err, errlen))
+	if (load_kernel(d, err, errlen) || load_cpus(d, err, errlen))
 		goto fail;
 	*out = d;
 	return 0;
@@ -206,6 +227,8 @@ void mt_decode_free(struct mt_decode *d)
 		mt_proc_fini(&d->procs[i]);
 	free(d->procs);
 	mt_sideband_fini(&d->sb);
+	pt_image_free(d->kernel_image);
+	mt_kimage_fini(&d->kernel);
 	pt_iscache_free(d->iscache);
 	mt_funcs_fini(&d->funcs);
 	mt_bincache_fini(&d->bins);

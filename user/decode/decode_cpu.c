@@ -93,15 +93,16 @@ static uint64_t last_tsc(const struct worker *w, uint64_t dflt)
 static struct pt_image *image_for(struct worker *w, uint32_t pid)
 {
 	const struct mt_proc *p = mt_decode_proc(w->d, pid);
-	size_t i;
+	/* A task without maps (a kernel thread) runs kernel code only. */
+	const struct pt_image *src = p ? p->image : w->d->kernel_image;
+	size_t i = p ? (size_t)(p - w->d->procs) : w->d->nprocs;
 
-	if (!p)
+	if (!src)
 		return NULL;
-	i = (size_t)(p - w->d->procs);
 	if (!w->images[i]) {
 		struct pt_image *img = pt_image_alloc(NULL);
 
-		if (img && pt_image_copy(img, p->image) < 0) {
+		if (img && pt_image_copy(img, src) < 0) {
 			pt_image_free(img);
 			img = NULL;
 		}
@@ -229,7 +230,7 @@ static void *worker_main(void *arg)
 
 	while ((i = atomic_fetch_add(w->next_cpu, 1)) < w->d->ncpus)
 		decode_one(w, &w->d->cpus[i]);
-	for (size_t k = 0; k < w->d->nprocs; k++)
+	for (size_t k = 0; k <= w->d->nprocs; k++)
 		pt_image_free(w->images[k]);
 	return NULL;
 }

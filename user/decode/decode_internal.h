@@ -7,6 +7,7 @@
 #include "decode/blkdec.h"
 #include "decode/clock.h"
 #include "decode/decode.h"
+#include "decode/kernel_image.h"
 #include "decode/procmap.h"
 #include "decode/sideband.h"
 
@@ -53,6 +54,8 @@ struct mt_decode {
 	struct mt_bincache bins;
 	struct mt_funcs funcs;
 	struct pt_image_section_cache *iscache;
+	struct mt_kimage kernel;	/* the bundle's kernel code and symbols */
+	struct pt_image *kernel_image;	/* the kernel alone: tasks without maps */
 	struct mt_proc *procs;
 	size_t nprocs;
 	struct mt_sideband sb;

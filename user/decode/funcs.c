@@ -2,6 +2,8 @@
 /* Function identities; see funcs.h. */
 #include "decode/funcs.h"
 
+#include "decode/kernel_funcs.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,6 +95,10 @@ void mt_funcs_resolve(struct mt_funcs *fs, const struct mt_proc *p, uint64_t ip,
 	struct mt_sym_file *sf;
 	uint64_t lo, hi;
 
+	if (!pm && mt_kfunc_resolve(fs->kernel, ip, &f, fn)) {
+		fn->id = intern(fs, &f);
+		return;
+	}
 	if (!pm) {
 		/* Outside every mapping: one unknown region per address gap. */
 		fn->start = ip;

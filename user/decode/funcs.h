@@ -22,8 +22,11 @@ struct mt_func {
 	bool plt;
 };
 
+struct mt_kimage;
+
 struct mt_funcs {
 	struct mt_bincache *bins;
+	const struct mt_kimage *kernel;	/* names kernel code; NULL: none */
 	struct mt_func *v;	/* indexed by id; ids below MT_FN_FIRST_USER fixed */
 	size_t n, cap;
 	/* open-addressing hash of (binary, link address) → id */

@@ -5,10 +5,13 @@
  * decoder, and checks it against the generator's ground truth: the decoded
  * calls and returns are exactly the truth's, in order; each called kernel
  * function is named as the bundle's kallsyms names the truth's call target
- * (looked up here with the plain parser, not the decoder); every frame is
- * marked as kernel code by its "[...]" binary.
+ * (looked up here with the plain parser, not the decoder) and marked as
+ * kernel code by its "[...]" binary. The walk may call into code that was
+ * not copied (__init text, freed after boot): such a call is decoded to
+ * unknown code, and that must be exactly the calls outside the copies.
  */
 #include <inttypes.h>
+#include <stdbool.h>
 
 #include "bundle/bundle.h"
 #include "decode/decode.h"
@@ -42,7 +45,7 @@ static void add_step(struct steps *s, char kind, uint64_t to, uint32_t fn)
 static int collect(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const struct mt_ev *ev)
 {
 	(void)pid, (void)tid, (void)ns;
-	if (ev->kind == MT_EV_BEGIN && ev->arg >= MT_FN_FIRST_USER &&
+	if (ev->kind == MT_EV_BEGIN && (ev->arg >= MT_FN_FIRST_USER || ev->arg == MT_FN_UNKNOWN) &&
 	    !(ev->flags & (MT_EV_TAIL | MT_EV_INFERRED | MT_EV_ASYNC)))
 		add_step(ctx, 'c', ev->addr, ev->arg);
 	else if (ev->kind == MT_EV_END && (ev->flags & MT_EV_RET))
@@ -75,12 +78,24 @@ static long first_difference(const struct steps *a, const struct steps *b)
 	return -1;
 }
 
+/* Whether the bundle copied the code at ip. */
+static bool copied(struct mt_bundle_reader *r, uint64_t ip)
+{
+	for (size_t i = 0; i < mt_bundle_ktext_count(r); i++) {
+		struct mt_bundle_ktext kt;
+
+		if (!mt_bundle_ktext_info(r, i, &kt) && ip >= kt.addr && ip - kt.addr < kt.size)
+			return true;
+	}
+	return false;
+}
+
 /* Names and kernel marks of the decoded calls against kallsyms. */
 static void check_names(struct mt_decode *d, struct mt_bundle_reader *r, const struct steps *got)
 {
 	struct mt_ksyms ks;
 	const char *text;
-	size_t len, calls = 0, bad_name = 0, unmarked = 0;
+	size_t len, calls = 0, bad_name = 0, unmarked = 0, uncopied = 0, bad_unknown = 0;
 	char err[256] = "", first[256] = "";
 
 	if (mt_bundle_kallsyms(r, &text, &len) || mt_ksyms_parse(&ks, text, len, err, sizeof(err))) {
@@ -93,6 +108,12 @@ static void check_names(struct mt_decode *d, struct mt_bundle_reader *r, const s
 
 		if (got->v[i].kind != 'c')
 			continue;
+		if (got->v[i].fn == MT_FN_UNKNOWN) {
+			uncopied++;
+			bad_unknown += copied(r, got->v[i].to);
+			continue;
+		}
+		bad_unknown += !copied(r, got->v[i].to);
 		calls++;
 		f = mt_decode_func(d, got->v[i].fn);
 		s = mt_ksyms_lookup(&ks, got->v[i].to);
@@ -108,6 +129,10 @@ static void check_names(struct mt_decode *d, struct mt_bundle_reader *r, const s
 		 bad_name, calls, first);
 	kg_check("kcore-decode-marked-kernel", calls && !unmarked,
 		 "%zu of %zu called functions lack a [kernel]/[module] binary", unmarked, calls);
+	kg_check("kcore-decode-unknown-is-uncopied", !bad_unknown,
+		 "%zu calls are unknown code inside a copy or named outside the copies "
+		 "(%zu calls into uncopied code)", bad_unknown, uncopied);
+	printf("kcore_decode_check: %zu calls named, %zu into code not copied\n", calls, uncopied);
 	mt_ksyms_free(&ks);
 }
 
