@@ -6,6 +6,10 @@
 # walked path; then mtrace's decoder, given the generated bundle, must find
 # exactly the generator's calls and returns and name every called kernel
 # function as kallsyms does (kcore_decode_check).
+# It runs before the other guest tests on purpose: after them (BPF programs,
+# kprobes and the module have patched kernel text) the seeded walk reaches
+# code where the generator's stream and libipt's decode disagree, an open
+# generator defect recorded in docs/kernel-tracing.md.
 T=/tmp/kcore-kwalk
 if ! command -v ptgen >/dev/null; then
 	echo "SKIP kcore-kwalk-roundtrip: ptgen is not in the guest image"
