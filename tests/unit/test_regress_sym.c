@@ -4,6 +4,7 @@
  * (tests/fuzz/fuzz_sym.c and fuzz_decode.c; reproducers in their corpora,
  * regress-*).
  */
+#include "mt_elf_fixture.h"
 #include "mt_test.h"
 
 #include "sym/sym.h"
@@ -34,29 +35,7 @@ static void write_temp(char *path, size_t len, const void *bytes, size_t n)
  */
 MT_TEST(no_function_symbols)
 {
-	struct {
-		Elf64_Ehdr eh;
-		Elf64_Phdr ph;
-	} elf = {
-		.eh = {
-			.e_ident = { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64, ELFDATA2LSB,
-				     EV_CURRENT },
-			.e_type = ET_DYN,
-			.e_machine = EM_X86_64,
-			.e_version = EV_CURRENT,
-			.e_phoff = sizeof(Elf64_Ehdr),
-			.e_ehsize = sizeof(Elf64_Ehdr),
-			.e_phentsize = sizeof(Elf64_Phdr),
-			.e_phnum = 1,
-		},
-		.ph = {
-			.p_type = PT_LOAD,
-			.p_flags = PF_R | PF_X,
-			.p_filesz = sizeof(elf),
-			.p_memsz = sizeof(elf),
-			.p_align = 0x1000,
-		},
-	};
+	struct mt_elf_fixture elf = mt_elf_fixture(0, 0, sizeof(struct mt_elf_fixture));
 	char path[256], err[MT_SYM_ERRLEN] = "";
 	struct mt_sym_file *f;
 

@@ -4,6 +4,7 @@
  * (tests/fuzz/fuzz_trigger_spec.c) and uprobe placement (fuzz_sym.c);
  * reproducers in their corpora, regress-*.
  */
+#include "mt_elf_fixture.h"
 #include "mt_test.h"
 
 #include "trigger/trigger.h"
@@ -78,31 +79,7 @@ MT_TEST(uprobe_offset_inside_the_file)
 	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : P_tmpdir;
 
 	for (size_t i = 0; i < sizeof(seg_offsets) / sizeof(seg_offsets[0]); i++) {
-		struct {
-			Elf64_Ehdr eh;
-			Elf64_Phdr ph;
-		} elf = {
-			.eh = {
-				.e_ident = { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64,
-					     ELFDATA2LSB, EV_CURRENT },
-				.e_type = ET_DYN,
-				.e_machine = EM_X86_64,
-				.e_version = EV_CURRENT,
-				.e_phoff = sizeof(Elf64_Ehdr),
-				.e_ehsize = sizeof(Elf64_Ehdr),
-				.e_phentsize = sizeof(Elf64_Phdr),
-				.e_phnum = 1,
-			},
-			.ph = {
-				.p_type = PT_LOAD,
-				.p_flags = PF_R | PF_X,
-				.p_offset = seg_offsets[i],
-				.p_vaddr = 0x1000,
-				.p_filesz = 0x1000,
-				.p_memsz = 0x1000,
-				.p_align = 0x1000,
-			},
-		};
+		struct mt_elf_fixture elf = mt_elf_fixture(seg_offsets[i], 0x1000, 0x1000);
 		char path[512], text[600], err[MT_TRIGGER_ERRLEN] = "";
 		struct mt_trigger_spec spec;
 		uint64_t off = 0;
