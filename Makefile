@@ -38,7 +38,7 @@ BPF_OBJS := $(BPF_SRCS:bpf/%.bpf.c=$(O)/bpf/%.bpf.o)
 BPF_SKELS := $(BPF_SRCS:bpf/%.bpf.c=$(O)/bpf/%.skel.h)
 
 .PHONY: all user bpf kmod check check-unit check-vm check-kmod check-fuzz bench deps \
-	install uninstall clean help
+	install uninstall clean help demo
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -54,6 +54,8 @@ help:
 	@echo 'make check-kmod   compile the module against Debian 6.1 and 6.12 headers (W=1)'
 	@echo 'make check-fuzz   run each libFuzzer target briefly (FUZZ_SECONDS=N, default 30)'
 	@echo 'make bench        build and run the benchmarks in bench/'
+	@echo 'make demo         the whole product in a QEMU guest (no Intel PT needed):'
+	@echo '                  writes demo.pftrace and demo-summary.txt here'
 	@echo 'make install      install mtrace-user, man page, BPF objects; module via DKMS'
 	@echo 'make uninstall    undo make install'
 
@@ -135,6 +137,11 @@ kmod:
 
 include tests/tests.mk
 include bench/bench.mk
+
+# The end-to-end scenario in the VM (tests/e2e/demo.sh); the PT bytes there
+# come from the PT generator, as the guest has no Intel PT.
+demo: $(O)/mtrace-user $(VM_GUEST_BINS) $(O)/vm/bin/ptgen $(E2E_BINS)
+	$(Q)O=$(O) tests/e2e/demo.sh
 
 # ---- install ---------------------------------------------------------------
 install: user

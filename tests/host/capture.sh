@@ -19,7 +19,7 @@ else
 	expect no-device 1 "/dev/mtrace does not exist: the mtrace kernel module is not loaded" \
 		"$bin" record -- /bin/true
 	expect no-device-top-level 1 "the mtrace kernel module is not loaded" \
-		"$bin" -o "$tmp/x.mtrace" -- /bin/true
+		"$bin" -o "$tmp/x.pftrace" -- /bin/true
 	# The command must not run when the capture cannot start.
 	expect no-device-command-not-run 1 "not loaded" "$bin" record -- touch "$tmp/ran"
 	if [ -e "$tmp/ran" ]; then
@@ -27,8 +27,10 @@ else
 	else
 		echo "PASS capture/command-not-run"
 	fi
-	[ -e "$tmp/x.mtrace" ] && echo "FAIL capture/no-bundle-on-error: a bundle was written" ||
-		echo "PASS capture/no-bundle-on-error"
+	# Nothing is left beside the output: no trace, no directory for the bundles.
+	left=$(ls -A "$tmp")
+	[ -z "$left" ] && echo "PASS capture/nothing-left-on-error" ||
+		echo "FAIL capture/nothing-left-on-error: left behind: $left"
 	expect doctor-no-module 1 "FAIL  module         /dev/mtrace does not exist" "$bin" doctor
 fi
 expect not-a-device 1 "/dev/null is not an mtrace device (GET_VERSION: Inappropriate ioctl for device)" \
@@ -61,6 +63,14 @@ expect bad-freeze 2 "invalid --freeze path: expected auto, notify or sigstop" \
 	"$bin" record --freeze now -- /bin/true
 expect bad-trigger 2 "trigger 'uprobe:'" "$bin" record -t uprobe: -- /bin/true
 expect unknown-option 2 "see 'mtrace-user record --help'" "$bin" record --frobnicate -- /bin/true
+expect top-level-help 0 "Perfetto trace to write (default trace.pftrace)" "$bin" -q --help
+expect record-help-names-bundle 0 "bundle to write (default trace.mtrace)" "$bin" record --help
+expect top-level-bundle-name 2 "-o x.mtrace: this form writes a Perfetto trace; 'mtrace-user record -o FILE' writes a bundle" \
+	"$bin" -o x.mtrace -- /bin/true
+expect keep-bundle-is-output 2 "--keep-bundle t.pftrace: the same file as the Perfetto trace" \
+	"$bin" -o t.pftrace --keep-bundle t.pftrace -- /bin/true
+expect record-keep-bundle 2 "--keep-bundle is for 'mtrace-user [OPTIONS] -- CMD'" \
+	"$bin" record --keep-bundle x.mtrace -- /bin/true
 expect unknown-top-level-option 2 "unrecognized option '--frobnicate'" "$bin" --frobnicate
 expect too-many-triggers 2 "at most 8 --trigger options, not 9" "$bin" record \
 	-t kprobe:a -t kprobe:a -t kprobe:a -t kprobe:a -t kprobe:a -t kprobe:a -t kprobe:a \

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <x86intrin.h>
 
 #include "ptg_bundle.h"
 #include "ptg_check.h"
@@ -34,6 +35,13 @@ static const char usage[] =
 	"      --kwalk BUNDLE     random walk over BUNDLE's kernel text (kernel-only\n"
 	"                         tracing; --start/--trigger name kernel symbols)\n"
 	"      --insns N          walk length in instructions (1000000)\n"
+	"      --bias ADDR        load bias of the walked BINARY (default: 0 for ET_EXEC,\n"
+	"                         a fixed base otherwise); a running copy's base here\n"
+	"                         makes a trace of that process\n"
+	"      --tsc0 N|now       synthetic time of the first packet (1000000); now: this\n"
+	"                         CPU's TSC, for a stream fed to a live (simulated) ring\n"
+	"      --raw FILE         write each CPU's whole packet stream, unwrapped, to\n"
+	"                         FILE (one CPU) or FILE.N (CPU N)\n"
 	"      --cpus N           virtual CPUs (1)\n"
 	"      --slice N          time slice in instructions (3000)\n"
 	"      --switch-pct P     % of syscalls that switch the thread out (30)\n"
@@ -52,9 +60,10 @@ static const char usage[] =
 	"      --max-insns N      stop single-stepping after N instructions (10M)\n";
 
 struct opts {
-	const char *out, *truth, *start, *walk, *trigger;
+	const char *out, *truth, *start, *walk, *trigger, *raw;
 	unsigned hit;
-	bool embed, check, stats, kernel;
+	bool embed, check, stats, kernel, has_bias;
+	uint64_t bias;
 	size_t insns, max_insns;
 	struct ptg_gen_cfg gen;
 };
@@ -83,6 +92,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "ring-size", 1, 0, 'r' }, { "trigger", 1, 0, 'g' }, { "overflow", 1, 0, 'O' },
 		{ "seed", 1, 0, 'S' }, { "embed", 0, 0, 'e' }, { "check", 0, 0, 'k' },
 		{ "stats", 0, 0, 'x' }, { "max-insns", 1, 0, 'm' }, { "help", 0, 0, 'h' },
+		{ "bias", 1, 0, 'B' }, { "tsc0", 1, 0, 'Z' }, { "raw", 1, 0, 'W' },
 		{ 0 }
 	};
 	uint64_t v;
@@ -146,12 +156,24 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 'k': o->check = true; break;
 		case 'x': o->stats = true; break;
 		case 'm': err = parse_num("max-insns", n, SIZE_MAX, &v); o->max_insns = v; break;
+		case 'B': err = parse_num("bias", n, UINT64_MAX, &o->bias); o->has_bias = true; break;
+		case 'Z':
+			if (!strcmp(n, "now"))
+				o->gen.tsc0 = __rdtsc();
+			else
+				err = parse_num("tsc0", n, UINT64_MAX >> 8, &o->gen.tsc0);
+			break;
+		case 'W': o->raw = n; break;
 		case 'h': fputs(usage, stdout); exit(0);
 		default: err = -1; break;
 		}
 	}
 	if (!err && !o->walk == (optind >= argc)) {
 		fprintf(stderr, "ptgen: give either a PROGRAM after -- or --walk BINARY\n");
+		err = -1;
+	}
+	if (!err && o->has_bias && (!o->walk || o->kernel)) {
+		fprintf(stderr, "ptgen: --bias applies to --walk only\n");
 		err = -1;
 	}
 	if (!err && o->kernel && o->embed) {
@@ -205,7 +227,7 @@ static int walk(struct ptg_run *run, struct opts *o, struct ptg_insn_cache **ic)
 	struct ptg_walk_cfg w = { .seed = o->gen.seed, .insns = o->insns };
 	uint64_t bias, *funcs = NULL;
 	size_t nfuncs;
-	int err;
+	int err = 0;
 
 	memset(run, 0, sizeof(*run));
 	run->pid = 1;
@@ -216,7 +238,10 @@ static int walk(struct ptg_run *run, struct opts *o, struct ptg_insn_cache **ic)
 	run->nthr = 1;
 	if (o->kernel)
 		return kwalk(run, o, ic, &w);
-	err = ptg_walk_bias(o->walk, &bias);
+	if (o->has_bias)
+		bias = o->bias;
+	else
+		err = ptg_walk_bias(o->walk, &bias);
 	if (!err)
 		err = ptg_image_load_elf(&run->image, o->walk, bias);
 	if (!err && !(*ic = ptg_insn_cache_new(&run->image)))
@@ -305,6 +330,32 @@ static void stats(const struct ptg_run *run, const struct ptg_gen *g, double sec
 	printf("generator: %.0f instructions/s\n", secs > 0 ? g->insns / secs : 0.0);
 }
 
+/* --raw: every byte each CPU wrote, before any ring cut. */
+static int write_raw(const char *path, const struct ptg_gen *g)
+{
+	for (unsigned c = 0; c < g->cfg->ncpu; c++) {
+		char name[4096];
+		FILE *f;
+		int bad;
+
+		if (g->cfg->ncpu == 1)
+			snprintf(name, sizeof(name), "%s", path);
+		else
+			snprintf(name, sizeof(name), "%s.%u", path, c);
+		f = fopen(name, "we");
+		if (!f) {
+			fprintf(stderr, "ptgen: cannot create %s: %s\n", name, strerror(errno));
+			return -errno;
+		}
+		bad = fwrite(g->cpu[c].pkt.buf, 1, g->cpu[c].pkt.len, f) != g->cpu[c].pkt.len;
+		if (fclose(f) || bad) {
+			fprintf(stderr, "ptgen: writing %s failed\n", name);
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
 static int write_truth_tail(FILE *f, const struct ptg_gen *g)
 {
 	for (unsigned c = 0; c < g->cfg->ncpu; c++) {
@@ -364,6 +415,8 @@ int main(int argc, char **argv)
 			o.hit);
 		err = -ENOENT;
 	}
+	if (!err && o.raw)
+		err = write_raw(o.raw, &g);
 	if (!err && o.out) {
 		struct ptg_bundle_opts bo = {
 			.trigger_spec = o.trigger,

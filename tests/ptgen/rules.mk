@@ -55,7 +55,8 @@ TEST_PROGRAMS += $(O)/san/tests/ptgen/ptg_roundtrip
 BENCH_BINS += $(O)/rel/tests/ptgen/ptg_bench
 
 # The generator in the VM guest: its kernel mode walks the guest kernel's own
-# text, captured there (tests/vm/guest/tests.d/52-kcore-kwalk.sh). The rig
+# text, captured there (tests/vm/guest/tests.d/05-kcore-kwalk.sh), and the
+# end-to-end test feeds its walks to the simulated rings (70-e2e.sh). The rig
 # packs every program in $(O)/vm/bin with the libraries it needs.
 $(O)/vm/bin/ptgen: $(O)/rel/tests/ptgen/ptgen
 	@mkdir -p $(@D)

@@ -81,3 +81,19 @@ MT_TEST(non_intel_cpu_is_refused)
 	MT_ASSERT_EQ(mt_decode_pt_config(&cpu, &pt, &cfg, err, sizeof(err)), -1);
 	MT_ASSERT_MSG(strstr(err, "\"AuthenticAMD\"") && strstr(err, "not Intel"), "%s", err);
 }
+
+/* The simulated backend on an AMD machine: the bytes came from elsewhere. */
+MT_TEST(simulated_non_intel_decodes_without_errata)
+{
+	struct mt_bundle_cpu_desc cpu = { .vendor = MT_BUNDLE_VENDOR_UNKNOWN,
+					  .vendor_id = "AuthenticAMD", .family = 0x19 };
+	struct mt_bundle_pt_config_desc pt = { .flags = MT_BUNDLE_CFG_SIMULATED };
+	struct pt_config cfg;
+	char err[128] = "";
+
+	MT_ASSERT_EQ(mt_decode_pt_config(&cpu, &pt, &cfg, err, sizeof(err)), MT_ERRATA_SIMULATED);
+	MT_ASSERT_EQ(cfg.cpu.vendor, pcv_intel);
+	MT_ASSERT_EQ(cfg.cpu.family, 0);
+	MT_ASSERT_EQ(cfg.errata.bdm70, 0);
+	MT_ASSERT_EQ(cfg.errata.skd022, 0);
+}

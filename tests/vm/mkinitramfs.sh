@@ -28,6 +28,9 @@ done
 install -m 755 "$top/tests/vm/guest/init" "$st/init"
 cp "$ko" "$st/lib/mtrace.ko"
 cp "$top"/tests/vm/guest/tests.d/*.sh "$st/tests.d/" 2>/dev/null || true
+# Shell helpers the tests source (/tests.d/lib is not a test: init runs /tests.d/*.sh).
+mkdir -p "$st/tests.d/lib"
+cp "$top"/tests/vm/guest/lib/*.sh "$st/tests.d/lib/"
 # bpftool's feature probes read the kernel config.
 cp "$kconfig" "$st/boot/config-$kver"
 

@@ -8,6 +8,10 @@ VM_GUEST_BINS := $(VM_GUEST_SRCS:tests/vm/guest/src/%.c=$(O)/vm/bin/%)
 $(O)/vm/bin/%: tests/vm/guest/src/%.c $(BPF_SKELS) $(O)/rel/libmtrace.a $(wildcard tests/vm/guest/src/*.h)
 	@mkdir -p $(@D)
 	@echo '  CC      $@'
-	$(Q)$(CC) $(CPPFLAGS_USER) -std=gnu11 -Wall -Wextra -Werror -O1 -g -o $@ $< $(O)/rel/libmtrace.a $(LDLIBS_USER)
+	$(Q)$(CC) $(CPPFLAGS_USER) -std=gnu11 -Wall -Wextra -Werror -O1 -g -o $@ $(filter %.c,$^) $(O)/rel/libmtrace.a $(LDLIBS_USER)
+
+# pftrace_check replays Perfetto's import rules with the unit tests' reader.
+$(O)/vm/bin/pftrace_check: tests/perfetto/pf_reader.c tests/perfetto/pf_wire.c $(wildcard tests/perfetto/pf_*.h)
+$(O)/vm/bin/pftrace_check: private CPPFLAGS_USER += -Itests/perfetto
 
 TEST_PREREQS += $(VM_GUEST_BINS)

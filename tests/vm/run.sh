@@ -8,7 +8,8 @@
 #   O=build tests/vm/run.sh      (make check-vm builds the prerequisites)
 # Environment: MTRACE_VM_TIMEOUT (seconds, default 600), MTRACE_VM_KEEP=1
 # keeps the work directory, MTRACE_VM_ONLY=GLOB runs only the guest tests
-# whose names match (e.g. "2*-kmod-*").
+# whose names match (e.g. "2*-kmod-*"). Files the guest tests export end up
+# in $O/vm/run/export.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
@@ -42,6 +43,8 @@ timeout --foreground -k 5 "$timeout" qemu-system-x86_64 -accel tcg,thread=single
 	-device virtio-serial-pci \
 	-chardev file,id=results,path="$work/results.txt" \
 	-device virtserialport,chardev=results,name=rig.out \
+	-chardev file,id=files,path="$work/export.tar" \
+	-device virtserialport,chardev=files,name=rig.files \
 	</dev/null >"$work/console.log" 2>&1 || rc=$?
 t1=$(date +%s.%N)
 echo "vm: qemu exit status $rc after $(echo "$t1 - $t0" | bc)s (kernel $kver)"
@@ -49,6 +52,12 @@ echo "vm: qemu exit status $rc after $(echo "$t1 - $t0" | bc)s (kernel $kver)"
 tr -d '\r' <"$work/results.txt" >"$work/results.clean" 2>/dev/null || : >"$work/results.clean"
 sed -n 's/^\(PASS\|FAIL\|SKIP\) /\1 vm\//p' "$work/results.clean"
 grep '^RIG: ' "$work/results.clean" || true
+# Files the guest tests exported (tests/vm/guest/init), e.g. the e2e trace.
+mkdir -p "$work/export"
+if [ -s "$work/export.tar" ] && ! tar -C "$work/export" -xf "$work/export.tar"; then
+	echo "FAIL vm/export: the files the guest exported are damaged"
+	rc=2
+fi
 
 verdict=pass
 if ! grep -q '^RIG: DONE' "$work/results.clean"; then

@@ -47,6 +47,7 @@ struct mt_capture_opts {
 	size_t nr_triggers;
 	int freeze;                     /* enum mt_trigger_freeze_pref (--freeze) */
 	int quiet;
+	int temporary_bundles;          /* removed after decoding: summaries do not name them */
 };
 
 void mt_capture_opts_init(struct mt_capture_opts *o);
@@ -83,7 +84,10 @@ int mt_capture_build_config(const struct mt_capture_opts *o, const struct mtrace
 int mt_capture_output_path(const char *base, unsigned int index, unsigned int total,
 			   char *out, size_t outlen);
 
-/* The whole `record` workflow; returns the process exit status. */
-int mt_capture_record(const struct mt_capture_opts *o);
+/*
+ * The whole `record` workflow; returns the process exit status. *taken is
+ * the number of bundles written (1 to o->snapshots, also after an error).
+ */
+int mt_capture_record(const struct mt_capture_opts *o, unsigned int *taken);
 
 #endif

@@ -14,6 +14,7 @@
 #include "capture/capture.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -192,14 +193,19 @@ static void consume_trigger_record(struct session *s)
 		msg(s, "warning: no trigger record followed the kfunc freeze");
 }
 
-static void print_summary(const struct session *s, const char *file,
+static void print_summary(const struct session *s, unsigned int index, const char *file,
 			  const struct mt_collect_out *c)
 {
 	static const char *const paths[] = { "?", "kfunc", "fallback", "Ctrl-C", "target exit",
 					      "power event" };
+	char what[PATH_MAX + 32];	/* "snapshot written to FILE" */
 
-	msg(s, "snapshot written to %s: %u CPUs, %llu bytes of PT, %llu context switches, %zu maps, %zu threads%s (frozen by %s; skid %lld ns on the trigger CPU, %lld ns max)",
-	    file, c->cpus, (unsigned long long)c->pt_bytes, (unsigned long long)c->switches,
+	if (s->o->temporary_bundles)
+		snprintf(what, sizeof(what), "snapshot %u taken", index);
+	else
+		snprintf(what, sizeof(what), "snapshot written to %s", file);
+	msg(s, "%s: %u CPUs, %llu bytes of PT, %llu context switches, %zu maps, %zu threads%s (frozen by %s; skid %lld ns on the trigger CPU, %lld ns max)",
+	    what, c->cpus, (unsigned long long)c->pt_bytes, (unsigned long long)c->switches,
 	    c->maps, c->threads, c->clobbered ? ", CLOBBERED by another PT user" : "",
 	    paths[c->path < 6 ? c->path : 0], (long long)c->skid_ns_trigger_cpu,
 	    (long long)c->skid_ns_max);
@@ -263,12 +269,10 @@ static int setup(struct session *s, struct mt_collect_in *in)
 	return 0;
 }
 
-/* Takes snapshots until done; returns the number written, or -1 after an error. */
-static int run(struct session *s, struct mt_collect_in *in)
+/* Takes snapshots until done, counting them in *done; -1 after an error. */
+static int run(struct session *s, struct mt_collect_in *in, unsigned int *done)
 {
-	unsigned int done = 0;
-
-	while (done < s->o->snapshots) {
+	while (*done < s->o->snapshots) {
 		enum wake w = wait_event(s);
 		struct mt_collect_out out;
 		char file[4096];
@@ -304,30 +308,30 @@ static int run(struct session *s, struct mt_collect_in *in)
 				return -1;
 			break;
 		}
-		if (mt_capture_output_path(s->o->output, done + 1, s->o->snapshots, file,
+		if (mt_capture_output_path(s->o->output, *done + 1, s->o->snapshots, file,
 					   sizeof(file))) {
 			snprintf(s->err, sizeof(s->err), "output path too long");
 			return -1;
 		}
 		if (mt_capture_collect(in, file, &out, s->err, sizeof(s->err)))
 			return -1;
-		done++;
-		print_summary(s, file, &out);
+		++*done;
+		print_summary(s, *done, file, &out);
 		in->maps_readable = 1;
 		in->event = NULL;
 		if (s->have_target && s->target.exit_tid)
 			mt_target_let_exit(&s->target);
 		if (last || s->target.gone)
 			break;
-		if (done == s->o->snapshots)
+		if (*done == s->o->snapshots)
 			break;
 		if (mt_dev_arm(&s->dev, s->err, sizeof(s->err)))
 			return -1;
 		if (s->trig)
 			mt_trigger_set_rearm(s->trig);
-		msg(s, "re-armed for snapshot %u of %u", done + 1, s->o->snapshots);
+		msg(s, "re-armed for snapshot %u of %u", *done + 1, s->o->snapshots);
 	}
-	return (int)done;
+	return 0;
 }
 
 static void finish(struct session *s)
@@ -382,13 +386,14 @@ static int parse_options(struct session *s)
 	return 0;
 }
 
-int mt_capture_record(const struct mt_capture_opts *o)
+int mt_capture_record(const struct mt_capture_opts *o, unsigned int *taken)
 {
 	struct session s = { .o = o, .dev = { .fd = -1 }, .sigfd = -1 };
 	struct mt_collect_in in = { .opts = o, .maps_readable = 1 };
 	sigset_t set;
-	int n = -1;
+	int rc = -1;
 
+	*taken = 0;
 	s.target.release_fd = s.target.exec_fd = s.target.pidfd = -1;
 	in.dev = &s.dev;
 	if (parse_options(&s))
@@ -398,13 +403,13 @@ int mt_capture_record(const struct mt_capture_opts *o)
 		return error_exit(&s);
 	}
 	if (setup(&s, &in) == 0)
-		n = run(&s, &in);
+		rc = run(&s, &in, taken);
 	finish(&s);
 	/* Signals stay blocked: a second Ctrl-C during collection must not kill us. */
 	close(s.sigfd);
-	if (n < 0)
+	if (rc < 0)
 		return error_exit(&s);
-	if (n == 0) {
+	if (*taken == 0) {
 		fprintf(stderr, "mtrace-user: no snapshot was taken\n");
 		return 1;
 	}

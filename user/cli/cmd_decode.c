@@ -2,15 +2,10 @@
 /* `mtrace-user decode BUNDLE`: a snapshot bundle to a Perfetto trace or text. */
 #include "commands.h"
 
-#include "bundle/bundle.h"
-#include "decode/decode.h"
-#include "decode/pfout.h"
-#include "decode/textout.h"
+#include "decode_bundle.h"
 
 #include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,16 +28,9 @@ static void usage(FILE *out)
 		"  -q, --quiet           no warnings about missing binaries\n");
 }
 
-static void print_warning(void *ctx, const char *msg)
-{
-	(void)ctx;
-	fprintf(stderr, "mtrace-user decode: warning: %s\n", msg);
-}
-
 struct decode_args {
-	const char *bundle, *output, *format, *debug_path;
-	unsigned int jobs;
-	int quiet, embedded_only, keep_open;
+	const char *bundle;
+	struct decode_request q;
 };
 
 static int parse(int argc, char **argv, struct decode_args *a)
@@ -63,17 +51,27 @@ static int parse(int argc, char **argv, struct decode_args *a)
 	int c;
 
 	memset(a, 0, sizeof(*a));
-	a->format = "perfetto";
+	a->q.who = "mtrace-user decode";
 	while ((c = getopt_long(argc, argv, "o:f:j:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
-			a->output = optarg;
+			a->q.output = optarg;
 			break;
 		case 'f':
-			a->format = optarg;
+			if (!strcmp(optarg, "perfetto")) {
+				a->q.format = DECODE_PERFETTO;
+			} else if (!strcmp(optarg, "json")) {
+				a->q.format = DECODE_JSON;
+			} else if (!strcmp(optarg, "text")) {
+				a->q.format = DECODE_TEXT;
+			} else {
+				fprintf(stderr, "mtrace-user decode: unknown format '%s' (perfetto, json, text)\n",
+					optarg);
+				return 2;
+			}
 			break;
 		case 'd':
-			a->debug_path = optarg;
+			a->q.debug_path = optarg;
 			break;
 		case 'j':
 			errno = 0;
@@ -83,16 +81,16 @@ static int parse(int argc, char **argv, struct decode_args *a)
 					optarg);
 				return 2;
 			}
-			a->jobs = (unsigned int)v;
+			a->q.jobs = (unsigned int)v;
 			break;
 		case 'q':
-			a->quiet = 1;
+			a->q.quiet = 1;
 			break;
 		case 'E':
-			a->embedded_only = 1;
+			a->q.embedded_only = 1;
 			break;
 		case 'K':
-			a->keep_open = 1;
+			a->q.keep_open = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -107,79 +105,14 @@ static int parse(int argc, char **argv, struct decode_args *a)
 		return 2;
 	}
 	a->bundle = argv[optind];
-	if (strcmp(a->format, "perfetto") && strcmp(a->format, "json") &&
-	    strcmp(a->format, "text")) {
-		fprintf(stderr, "mtrace-user decode: unknown format '%s' (perfetto, json, text)\n",
-			a->format);
-		return 2;
-	}
 	return 0;
-}
-
-static int run_text(struct mt_decode *d, const char *output)
-{
-	struct mt_textout t = { d, stdout };
-	struct mt_decode_sink sink;
-	int rc;
-
-	if (output && strcmp(output, "-")) {
-		t.out = fopen(output, "w");
-		if (!t.out) {
-			fprintf(stderr, "mtrace-user decode: %s: %s\n", output, strerror(errno));
-			return 1;
-		}
-	}
-	sink = mt_textout_sink(&t);
-	rc = mt_decode_run(d, &sink);
-	if (t.out != stdout && fclose(t.out))
-		rc = -1;
-	if (rc)
-		fprintf(stderr, "mtrace-user decode: writing %s failed\n", output ? output : "stdout");
-	return rc ? 1 : 0;
-}
-
-static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r, const char *output,
-			int json, int keep_open)
-{
-	struct mt_decode_sink sink;
-	struct pf_options o;
-	struct mt_pfout po;
-	struct pf_stats st;
-	struct pf_writer *w;
-	int rc;
-
-	pf_options_init(&o);
-	o.format = json ? PF_FORMAT_JSON : PF_FORMAT_PROTO;
-	o.keep_open_frames = keep_open;
-	if (pf_writer_open(&w, output, &o) < 0) {
-		fprintf(stderr, "mtrace-user decode: %s\n", pf_last_error());
-		return 1;
-	}
-	rc = mt_pfout_init(&po, d, r, w, &sink);
-	if (!rc)
-		rc = mt_decode_run(d, &sink);
-	if (rc)
-		fprintf(stderr, "mtrace-user decode: %s\n",
-			po.err[0] ? po.err : pf_writer_error(w));
-	if (pf_writer_close(w, po.last_ns, &st) < 0 && !rc) {
-		fprintf(stderr, "mtrace-user decode: %s\n", pf_last_error());
-		rc = -1;
-	}
-	mt_pfout_fini(&po);
-	if (!rc)
-		fprintf(stderr, "mtrace-user decode: wrote %s: %" PRIu64 " events, %" PRIu64
-				" bytes\n", output, st.events, st.bytes);
-	return rc ? 1 : 0;
 }
 
 int cmd_decode(int argc, char **argv)
 {
-	struct mt_decode_opts dopts = { 0 };
 	struct mt_bundle_reader *r;
 	struct decode_args a;
-	struct mt_decode *d;
 	char err[512];
-	const struct mt_decode_stats *s;
 	int rc = parse(argc, argv, &a);
 
 	if (rc)
@@ -188,31 +121,7 @@ int cmd_decode(int argc, char **argv)
 		fprintf(stderr, "mtrace-user decode: %s\n", err);
 		return 1;
 	}
-	dopts.debug_path = a.debug_path;
-	dopts.jobs = a.jobs;
-	dopts.embedded_only = a.embedded_only;
-	dopts.warn = a.quiet ? NULL : print_warning;
-	if (mt_decode_open(&d, r, &dopts, err, sizeof(err)) < 0) {
-		fprintf(stderr, "mtrace-user decode: %s: %s\n", a.bundle, err);
-		mt_bundle_close(r);
-		return 1;
-	}
-	if (!strcmp(a.format, "text")) {
-		rc = run_text(d, a.output);
-	} else {
-		bool json = !strcmp(a.format, "json");
-
-		rc = run_perfetto(d, r, a.output ? a.output : json ? "trace.json" : "trace.pftrace",
-				  json, a.keep_open);
-	}
-	s = mt_decode_get_stats(d);
-	if (!a.quiet)
-		fprintf(stderr, "mtrace-user decode: %" PRIu64 " bytes of PT from %" PRIu64
-				" CPUs, %" PRIu64 " threads, %" PRIu64 " instructions, %" PRIu64
-				" events, %" PRIu64 " decode errors, %" PRIu64 " overflows\n",
-			s->pt_bytes, s->cpus, s->threads, s->insns, s->events, s->errors,
-			s->overflows);
-	mt_decode_free(d);
+	rc = decode_bundle(r, a.bundle, &a.q);
 	mt_bundle_close(r);
 	return rc;
 }

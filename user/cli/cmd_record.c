@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: MIT
-/* `mtrace-user record`: command-line parsing for the capture workflow. */
+/*
+ * `mtrace-user record` and the top-level form `mtrace-user [OPTIONS] -- CMD`:
+ * command-line parsing for the capture workflow. Both take the same options;
+ * record writes bundles, the top-level form decodes them to Perfetto.
+ */
 #include "commands.h"
 
 #include <getopt.h>
@@ -8,51 +12,83 @@
 #include <string.h>
 
 #include "capture/capture.h"
+#include "decode_bundle.h"
+#include "record_decode.h"
 #include "trigger/trigger.h"
 
-static void usage(FILE *out)
+/* DECODE: the top-level form, which decodes to Perfetto instead of keeping bundles. */
+static void usage(FILE *out, int decode)
 {
-	fprintf(out,
-		"usage: mtrace-user record [OPTIONS] [--trigger SPEC]... (-p PID | --system-wide | [--] CMD [ARGS])\n"
-		"       mtrace-user [OPTIONS] [--trigger SPEC]... -- CMD [ARGS]\n"
-		"\n"
-		"Traces CMD (started held before exec until tracing is armed), process PID\n"
-		"(all its threads, also those created later) or every CPU, and writes a\n"
-		"snapshot bundle when a trigger fires, on Ctrl-C, or when the target exits.\n"
-		"\n"
-		"Target and output:\n"
-		"  -p, --pid PID          trace a running process\n"
-		"  -a, --system-wide      trace every task on every CPU\n"
-		"  -o, --output FILE      bundle to write (default %s); with --snapshots N\n"
-		"                         the files are FILE-1 ... FILE-N (before the extension)\n"
-		"  -n, --snapshots N      re-arm after each snapshot until N were taken (default 1);\n"
-		"                         SIGUSR1 takes a snapshot and re-arms, Ctrl-C takes the last\n"
-		"      --embed            copy the mapped executables into the bundle\n"
-		"Triggers (first to fire wins; without any: Ctrl-C or target exit):\n"
-		"  -t, --trigger SPEC     uprobe:PATH:SYMBOL[+OFF]   uprobe:PATH:0xADDR\n"
-		"                         uretprobe:PATH:SYMBOL      kprobe:SYMBOL[+OFF]\n"
-		"                         slow:PATH:SYMBOL>DURATION  (e.g. >200us)\n"
-		"                         filters: ,tid=N  ,hit=N  ,if=argN==VALUE (== != < <= > >=)\n"
-		"      --freeze PATH      auto (kfunc when usable, default), notify (BPF ring buffer,\n"
-		"                         then the freeze ioctl) or sigstop (stop the thread first)\n"
-		"Trace content:\n"
-		"  -b, --buffer-size SIZE PT ring per CPU, a power of two from 4K to 256M\n"
-		"                         (default 4M; units K, M, G)\n"
-		"  -k, --kernel           trace kernel code too (CAP_SYS_ADMIN)\n"
-		"      --timing PRESET    low (TSC+MTC), normal (+CYC, default), high (+no RET\n"
-		"                         compression); features this CPU lacks are dropped\n"
-		"      --mtc-freq N       MTC frequency encoding 0-15 (CPUID-checked)\n"
-		"      --cyc[=N]          cycle-accurate mode, CYC threshold encoding N (default 1)\n"
-		"      --psb-freq N       PSB frequency encoding 0-15 (CPUID-checked)\n"
-		"      --no-retcomp       no RET compression: a timing point at every return\n"
-		"  -q, --quiet            no progress messages\n"
-		"  -h, --help             this help\n"
-		"\n"
-		"Examples:\n"
-		"  mtrace-user record -- ./server --port 8080        snapshot on Ctrl-C or exit\n"
-		"  mtrace-user --trigger uprobe:./app:fail -- ./app  snapshot when fail() runs\n"
-		"  mtrace-user record -p 1234 -n 3 -o slow.mtrace -t 'slow:/usr/bin/app:handle>2ms'\n",
-		MT_CAPTURE_DEFAULT_OUTPUT);
+	if (decode)
+		fprintf(out,
+			"usage: mtrace-user [OPTIONS] [--trigger SPEC]... (-p PID | --system-wide | -- CMD [ARGS])\n"
+			"\n"
+			"Traces CMD (started held before exec until tracing is armed), process PID\n"
+			"(all its threads, also those created later) or every CPU, takes a snapshot\n"
+			"when a trigger fires, on Ctrl-C, or when the target exits, and decodes it\n"
+			"into a Perfetto trace ('mtrace-user record' writes the bundle instead).\n"
+			"\n"
+			"Target and output:\n"
+			"  -p, --pid PID          trace a running process\n"
+			"  -a, --system-wide      trace every task on every CPU\n"
+			"  -o, --output FILE      Perfetto trace to write (default %s); with\n"
+			"                         --snapshots N the files are FILE-1 ... FILE-N (before\n"
+			"                         the extension)\n"
+			"      --keep-bundle FILE keep the snapshot bundles too, numbered like the traces\n",
+			DECODE_DEFAULT_PERFETTO);
+	else
+		fprintf(out,
+			"usage: mtrace-user record [OPTIONS] [--trigger SPEC]... (-p PID | --system-wide | [--] CMD [ARGS])\n"
+			"\n"
+			"Traces CMD (started held before exec until tracing is armed), process PID\n"
+			"(all its threads, also those created later) or every CPU, and writes a\n"
+			"snapshot bundle when a trigger fires, on Ctrl-C, or when the target exits\n"
+			"(decode it with 'mtrace-user decode'). The top-level form takes the same\n"
+			"options and decodes each snapshot straight to a Perfetto trace:\n"
+			"       mtrace-user [OPTIONS] [--trigger SPEC]... (-p PID | --system-wide | -- CMD [ARGS])\n"
+			"(-o: the trace, default %s; --keep-bundle FILE keeps the bundles too).\n"
+			"\n"
+			"Target and output:\n"
+			"  -p, --pid PID          trace a running process\n"
+			"  -a, --system-wide      trace every task on every CPU\n"
+			"  -o, --output FILE      bundle to write (default %s); with --snapshots N\n"
+			"                         the files are FILE-1 ... FILE-N (before the extension)\n",
+			DECODE_DEFAULT_PERFETTO, MT_CAPTURE_DEFAULT_OUTPUT);
+	fputs("  -n, --snapshots N      re-arm after each snapshot until N were taken (default 1);\n"
+	      "                         SIGUSR1 takes a snapshot and re-arms, Ctrl-C takes the last\n"
+	      "      --embed            copy the mapped executables into the bundle\n"
+	      "Triggers (first to fire wins; without any: Ctrl-C or target exit):\n"
+	      "  -t, --trigger SPEC     uprobe:PATH:SYMBOL[+OFF]   uprobe:PATH:0xADDR\n"
+	      "                         uretprobe:PATH:SYMBOL      kprobe:SYMBOL[+OFF]\n"
+	      "                         slow:PATH:SYMBOL>DURATION  (e.g. >200us)\n"
+	      "                         filters: ,tid=N  ,hit=N  ,if=argN==VALUE (== != < <= > >=)\n"
+	      "      --freeze PATH      auto (kfunc when usable, default), notify (BPF ring buffer,\n"
+	      "                         then the freeze ioctl) or sigstop (stop the thread first)\n"
+	      "Trace content:\n"
+	      "  -b, --buffer-size SIZE PT ring per CPU, a power of two from 4K to 256M\n"
+	      "                         (default 4M; units K, M, G)\n"
+	      "  -k, --kernel           trace kernel code too (CAP_SYS_ADMIN)\n"
+	      "      --timing PRESET    low (TSC+MTC), normal (+CYC, default), high (+no RET\n"
+	      "                         compression); features this CPU lacks are dropped\n"
+	      "      --mtc-freq N       MTC frequency encoding 0-15 (CPUID-checked)\n"
+	      "      --cyc[=N]          cycle-accurate mode, CYC threshold encoding N (default 1)\n"
+	      "      --psb-freq N       PSB frequency encoding 0-15 (CPUID-checked)\n"
+	      "      --no-retcomp       no RET compression: a timing point at every return\n"
+	      "  -q, --quiet            no progress messages\n"
+	      "  -h, --help             this help\n"
+	      "\n"
+	      "Examples:\n",
+	      out);
+	if (decode)
+		fputs("  mtrace-user -- ./server --port 8080            trace.pftrace on Ctrl-C or exit\n"
+		      "  mtrace-user -t uprobe:./app:fail -- ./app      trace.pftrace when fail() runs\n"
+		      "  mtrace-user -p 1234 -n 3 -o slow.pftrace -t 'slow:/usr/bin/app:handle>2ms'\n",
+		      out);
+	else
+		fputs("  mtrace-user record -- ./server --port 8080        trace.mtrace on Ctrl-C or exit\n"
+		      "  mtrace-user record -t uprobe:./app:fail -- ./app  trace.mtrace when fail() runs\n"
+		      "  mtrace-user record -p 1234 -n 3 -o slow.mtrace -t 'slow:/usr/bin/app:handle>2ms'\n",
+		      out);
 }
 
 enum {
@@ -63,6 +99,7 @@ enum {
 	OPT_NO_RETCOMP,
 	OPT_EMBED,
 	OPT_FREEZE,
+	OPT_KEEP_BUNDLE,
 };
 
 static const struct option long_opts[] = {
@@ -80,6 +117,7 @@ static const struct option long_opts[] = {
 	{ "no-retcomp", no_argument, NULL, OPT_NO_RETCOMP },
 	{ "embed", no_argument, NULL, OPT_EMBED },
 	{ "freeze", required_argument, NULL, OPT_FREEZE },
+	{ "keep-bundle", required_argument, NULL, OPT_KEEP_BUNDLE },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -152,33 +190,58 @@ static int take_option(int c, const char *arg, struct mt_capture_opts *o, const 
 	}
 }
 
-int cmd_record(int argc, char **argv)
+/* Both forms: `record` (DECODE 0) and the top-level one (DECODE 1). */
+static int record_main(int argc, char **argv, int decode)
 {
 	struct mt_capture_opts o;
 	const char **trig = calloc((size_t)argc, sizeof(*trig));
+	const char *keep_bundle = NULL;
 	char err[MT_CAPTURE_ERRLEN];
 	int c, rc = 0;
 
 	if (!trig)
 		return bad("out of memory");
 	mt_capture_opts_init(&o);
+	if (decode)
+		o.output = DECODE_DEFAULT_PERFETTO;
 	o.triggers = trig;
 	optind = 1;
 	/* '+': the first non-option starts the command, whose options are its own. */
 	while (!rc && (c = getopt_long(argc, argv, "+p:ao:n:t:b:kqh", long_opts, NULL)) != -1) {
 		if (c == 'h') {
-			usage(stdout);
+			usage(stdout, decode);
 			free(trig);
 			return 0;
 		}
-		rc = take_option(c, optarg, &o, trig, err, sizeof(err));
+		if (c == OPT_KEEP_BUNDLE && decode)
+			keep_bundle = optarg;
+		else if (c == OPT_KEEP_BUNDLE)
+			rc = bad("--keep-bundle is for 'mtrace-user [OPTIONS] -- CMD'; record always writes its bundle");
+		else
+			rc = take_option(c, optarg, &o, trig, err, sizeof(err));
 	}
 	if (!rc) {
 		/* A bare trailing "--" still names an (empty) command, for a precise message. */
 		if (optind < argc || !strcmp(argv[optind - 1], "--"))
 			o.argv = argv + optind;
-		rc = mt_capture_record(&o);
+		if (decode) {
+			rc = record_decode(&o, keep_bundle);
+		} else {
+			unsigned int taken;
+
+			rc = mt_capture_record(&o, &taken);
+		}
 	}
 	free(trig);
 	return rc;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	return record_main(argc, argv, 0);
+}
+
+int cmd_trace(int argc, char **argv)
+{
+	return record_main(argc, argv, 1);
 }

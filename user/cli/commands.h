@@ -14,6 +14,8 @@ extern const struct mt_command mt_commands[];
 
 int cmd_info(int argc, char **argv);
 int cmd_record(int argc, char **argv);
+/* `mtrace-user [OPTIONS] -- CMD`: record, then decode to Perfetto (argv[0] = program). */
+int cmd_trace(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_decode(int argc, char **argv);
 

@@ -8,10 +8,11 @@
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: mtrace-user [--version] [--help] COMMAND [ARGS]\n"
-		     "       mtrace-user [RECORD OPTIONS] -- CMD [ARGS]   (same as 'record')\n\ncommands:\n");
+		     "       mtrace-user [RECORD OPTIONS] -- CMD [ARGS]   (record, then decode to Perfetto)\n\ncommands:\n");
 	for (const struct mt_command *c = mt_commands; c->name; c++)
 		fprintf(out, "  %-12s %s\n", c->name, c->summary);
-	fprintf(out, "\n'mtrace-user COMMAND --help' describes one command; see also mtrace-user(1).\n");
+	fprintf(out, "\n'mtrace-user COMMAND --help' describes one command ('record --help' also the\n"
+		     "top-level form); see also mtrace-user(1).\n");
 }
 
 int main(int argc, char **argv)
@@ -28,9 +29,9 @@ int main(int argc, char **argv)
 		printf("mtrace-user %s\n", MTRACE_VERSION);
 		return 0;
 	}
-	/* `mtrace-user [OPTIONS] -- CMD`: options first means record. */
+	/* `mtrace-user [OPTIONS] -- CMD`: options first means record and decode. */
 	if (argv[1][0] == '-')
-		return cmd_record(argc, argv);
+		return cmd_trace(argc, argv);
 	for (const struct mt_command *c = mt_commands; c->name; c++)
 		if (!strcmp(argv[1], c->name))
 			return c->run(argc - 1, argv + 1);

@@ -189,6 +189,7 @@ int mt_pfout_init(struct mt_pfout *o, struct mt_decode *d, struct mt_bundle_read
 	if (mt_decode_trigger(d, &ns, &t))
 		return 0;
 	pt.ts_ns = ns;
+	o->trigger_ns = ns;
 	pt.pid = (int32_t)t.d.pid;
 	pt.tid = t.d.tid;
 	pt.ip = t.d.ip;
@@ -199,6 +200,11 @@ int mt_pfout_init(struct mt_pfout *o, struct mt_decode *d, struct mt_bundle_read
 	if (declare_process(o, t.d.pid))
 		return -1;
 	return pf_writer_set_trigger(w, &pt);
+}
+
+uint64_t mt_pfout_end_ns(const struct mt_pfout *o)
+{
+	return o->trigger_ns > o->last_ns ? o->trigger_ns : o->last_ns;
 }
 
 void mt_pfout_fini(struct mt_pfout *o)

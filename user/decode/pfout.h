@@ -20,6 +20,7 @@ struct mt_pfout {
 	uint32_t *pids;		/* processes declared */
 	size_t npids;
 	uint64_t last_ns;
+	uint64_t trigger_ns;	/* 0 without a trigger */
 	char err[256];
 };
 
@@ -27,5 +28,9 @@ struct mt_pfout {
 int mt_pfout_init(struct mt_pfout *o, struct mt_decode *d, struct mt_bundle_reader *r,
 		  struct pf_writer *w, struct mt_decode_sink *sink);
 void mt_pfout_fini(struct mt_pfout *o);
+/* Where frames still open end: the freeze, i.e. the trigger when it comes
+ * after the last decoded event (the trace before it is a lower bound, and
+ * the triggering thread was still inside its frames), else that event. */
+uint64_t mt_pfout_end_ns(const struct mt_pfout *o);
 
 #endif

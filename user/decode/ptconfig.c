@@ -2,6 +2,7 @@
 /* libipt decoder configuration from a bundle; see ptconfig.h. */
 #include "decode/ptconfig.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -33,8 +34,10 @@ int mt_decode_pt_config(const struct mt_bundle_cpu_desc *cpu,
 			char *err, size_t errlen)
 {
 	int src = MT_ERRATA_LIBIPT;
+	bool simulated = cpu->vendor != MT_BUNDLE_VENDOR_INTEL &&
+			 (pt->flags & MT_BUNDLE_CFG_SIMULATED);
 
-	if (cpu->vendor != MT_BUNDLE_VENDOR_INTEL) {
+	if (cpu->vendor != MT_BUNDLE_VENDOR_INTEL && !simulated) {
 		snprintf(err, errlen, "bundle CPU vendor \"%.16s\" (%u) is not Intel: no PT to decode",
 			 cpu->vendor_id, cpu->vendor);
 		return -1;
@@ -44,8 +47,15 @@ int mt_decode_pt_config(const struct mt_bundle_cpu_desc *cpu,
 	cfg->cpu.family = cpu->family;
 	cfg->cpu.model = cpu->model;
 	cfg->cpu.stepping = cpu->stepping;
-	if (pt_cpu_errata(&cfg->errata, &cfg->cpu) < 0)
+	if (simulated) {
+		/* family 0: libipt's "unknown CPU", no errata */
+		cfg->cpu.family = 0;
+		cfg->cpu.model = 0;
+		cfg->cpu.stepping = 0;
+		src = MT_ERRATA_SIMULATED;
+	} else if (pt_cpu_errata(&cfg->errata, &cfg->cpu) < 0) {
 		src = newer_errata(&cfg->cpu, &cfg->errata);
+	}
 	cfg->cpuid_0x15_eax = cpu->cpuid_15.eax;
 	cfg->cpuid_0x15_ebx = cpu->cpuid_15.ebx;
 	cfg->nom_freq = (uint8_t)cpu->max_nonturbo_ratio;

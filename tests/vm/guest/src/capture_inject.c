@@ -6,7 +6,9 @@
  * Injection retries while the CPU does not trace (target not running
  * there, or not armed yet): that is when real PT would write nothing.
  *   capture_inject MTRACE_USER_PID CPU TOTAL SEED
- * Byte i of the stream is capture_stream_byte(SEED, i) (capture_stream.h).
+ *   capture_inject MTRACE_USER_PID CPU --file PATH
+ * Byte i of the stream is capture_stream_byte(SEED, i) (capture_stream.h),
+ * or the file's byte i (a PT stream made by the generator).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -58,20 +60,42 @@ static int find_fd(int pid)
 	return fd;
 }
 
+/* The whole of @path in memory; exits on failure. */
+static unsigned char *read_file(const char *path, unsigned long *len)
+{
+	FILE *f = fopen(path, "rb");
+	unsigned char *data = NULL;
+	long n = -1;
+
+	if (f && !fseek(f, 0, SEEK_END) && (n = ftell(f)) >= 0 && !fseek(f, 0, SEEK_SET))
+		data = malloc(n ? (size_t)n : 1);
+	if (!data || fread(data, 1, (size_t)n, f) != (size_t)n) {
+		fprintf(stderr, "capture_inject: cannot read %s\n", path);
+		exit(1);
+	}
+	fclose(f);
+	*len = (unsigned long)n;
+	return data;
+}
+
 int main(int argc, char **argv)
 {
 	int pid, cpu, remote = -1, pidfd, fd, waited = 0;
-	unsigned long total, seed;
-	unsigned char buf[CHUNK];
+	unsigned long total, seed = 0;
+	unsigned char buf[CHUNK], *file = NULL;
 
 	if (argc != 5) {
-		fprintf(stderr, "usage: capture_inject MTRACE_USER_PID CPU TOTAL SEED\n");
+		fprintf(stderr, "usage: capture_inject MTRACE_USER_PID CPU (TOTAL SEED | --file PATH)\n");
 		return 2;
 	}
 	pid = atoi(argv[1]);
 	cpu = atoi(argv[2]);
-	total = strtoul(argv[3], NULL, 0);
-	seed = strtoul(argv[4], NULL, 0);
+	if (!strcmp(argv[3], "--file")) {
+		file = read_file(argv[4], &total);
+	} else {
+		total = strtoul(argv[3], NULL, 0);
+		seed = strtoul(argv[4], NULL, 0);
+	}
 	while ((remote = find_fd(pid)) < 0 && waited < WAIT_MS) {
 		sleep_ms(10);
 		waited += 10;
@@ -90,7 +114,7 @@ int main(int argc, char **argv)
 		long r;
 
 		for (unsigned long i = 0; i < n; i++)
-			buf[i] = capture_stream_byte(seed, done + i);
+			buf[i] = file ? file[done + i] : capture_stream_byte(seed, done + i);
 		/* The module returns the bytes the "hardware" took: all, unless it stopped. */
 		r = ioctl(fd, MTRACE_IOC_SIM_INJECT, &in);
 		if (r > 0) {
@@ -108,6 +132,7 @@ int main(int argc, char **argv)
 		waited += 1;
 	}
 	close(fd);
+	free(file);
 	printf("injected %lu bytes on CPU %d\n", total, cpu);
 	return 0;
 }

@@ -6,47 +6,7 @@
 ring=65536
 T=/tmp/capture
 
-# wait_for LOG PATTERN: until a line matches (30 s at most).
-wait_for() {
-	i=0
-	while ! grep -q "$2" "$1" 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -le 300 ] || return 1
-		sleep 0.1
-	done
-}
-
-# run_case NAME COMMAND...: PASS if it succeeds, else FAIL with its output.
-run_case() {
-	name=$1
-	shift
-	if "$@" >$T/case.out 2>&1; then
-		echo "PASS $name"
-	else
-		echo "FAIL $name: $(tr '\n' ' ' <$T/case.out)"
-	fi
-	cat $T/case.out
-}
-
-# wait_file PATH: until it exists (30 s at most).
-wait_file() {
-	i=0
-	while [ ! -e "$1" ]; do
-		i=$((i + 1))
-		[ $i -le 300 ] || return 1
-		sleep 0.1
-	done
-}
-
-# fresh: an empty control directory for capture_spin
-fresh() {
-	rm -rf $T/spin
-	mkdir -p $T/spin
-}
-
-target_of() {
-	sed -n 's/.*tracing process \([0-9]*\).*/\1/p' "$1" | head -1
-}
+. /tests.d/lib/capture.sh
 
 # launched target, exit snapshot with wrapped ring
 exit_snapshot() {
@@ -66,7 +26,9 @@ exit_snapshot() {
 # Ctrl-C: snapshot at once, the target runs on and exits by itself
 sigint_snapshot() {
 	fresh
-	mtrace-user -b 64K -o $T/int.mtrace -- /bin/capture_spin 1 $T/spin 2>$T/int.log &
+	# The top-level form, keeping its bundle next to the trace.
+	mtrace-user -b 64K -o $T/int.pftrace --keep-bundle $T/int.mtrace -- /bin/capture_spin 1 $T/spin \
+		2>$T/int.log &
 	rec=$!
 	wait_file $T/spin/ready || return 1
 	capture_inject $rec 1 5000 11 || return 1

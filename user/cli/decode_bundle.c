@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: MIT
+/* One open bundle through the decoder into the requested output (decode_bundle.h). */
+#include "decode_bundle.h"
+
+#include "decode/decode.h"
+#include "decode/pfout.h"
+#include "decode/textout.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+static void print_warning(void *ctx, const char *msg)
+{
+	const struct decode_request *q = ctx;
+
+	fprintf(stderr, "%s: warning: %s\n", q->who, msg);
+}
+
+static int run_text(struct mt_decode *d, const struct decode_request *q)
+{
+	struct mt_textout t = { d, stdout };
+	struct mt_decode_sink sink;
+	int rc;
+
+	if (q->output && strcmp(q->output, "-")) {
+		t.out = fopen(q->output, "w");
+		if (!t.out) {
+			fprintf(stderr, "%s: %s: %s\n", q->who, q->output, strerror(errno));
+			return 1;
+		}
+	}
+	sink = mt_textout_sink(&t);
+	rc = mt_decode_run(d, &sink);
+	if (t.out != stdout && fclose(t.out))
+		rc = -1;
+	if (rc)
+		fprintf(stderr, "%s: writing %s failed\n", q->who, q->output ? q->output : "stdout");
+	return rc ? 1 : 0;
+}
+
+static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r,
+			const struct decode_request *q)
+{
+	int json = q->format == DECODE_JSON;
+	const char *output = q->output ? q->output
+				       : json ? DECODE_DEFAULT_JSON : DECODE_DEFAULT_PERFETTO;
+	struct mt_decode_sink sink;
+	struct pf_options o;
+	struct mt_pfout po;
+	struct pf_stats st;
+	struct pf_writer *w;
+	int rc;
+
+	pf_options_init(&o);
+	o.format = json ? PF_FORMAT_JSON : PF_FORMAT_PROTO;
+	o.keep_open_frames = q->keep_open;
+	if (pf_writer_open(&w, output, &o) < 0) {
+		fprintf(stderr, "%s: %s\n", q->who, pf_last_error());
+		return 1;
+	}
+	rc = mt_pfout_init(&po, d, r, w, &sink);
+	if (!rc)
+		rc = mt_decode_run(d, &sink);
+	if (rc)
+		fprintf(stderr, "%s: %s\n", q->who, po.err[0] ? po.err : pf_writer_error(w));
+	if (pf_writer_close(w, mt_pfout_end_ns(&po), &st) < 0 && !rc) {
+		fprintf(stderr, "%s: %s\n", q->who, pf_last_error());
+		rc = -1;
+	}
+	mt_pfout_fini(&po);
+	if (!rc)
+		fprintf(stderr, "%s: wrote %s: %" PRIu64 " events, %" PRIu64 " bytes\n", q->who,
+			output, st.events, st.bytes);
+	return rc ? 1 : 0;
+}
+
+int decode_bundle(struct mt_bundle_reader *r, const char *name, const struct decode_request *q)
+{
+	struct mt_decode_opts dopts = {
+		.debug_path = q->debug_path,
+		.jobs = q->jobs,
+		.embedded_only = q->embedded_only,
+		.warn = q->quiet ? NULL : print_warning,
+		.warn_ctx = (void *)q,
+	};
+	const struct mt_decode_stats *s;
+	struct mt_decode *d;
+	char err[512];
+	int rc;
+
+	if (mt_decode_open(&d, r, &dopts, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s: %s: %s\n", q->who, name, err);
+		return 1;
+	}
+	rc = q->format == DECODE_TEXT ? run_text(d, q) : run_perfetto(d, r, q);
+	s = mt_decode_get_stats(d);
+	if (!q->quiet)
+		fprintf(stderr, "%s: %" PRIu64 " bytes of PT from %" PRIu64 " CPUs, %" PRIu64
+				" threads, %" PRIu64 " instructions, %" PRIu64 " events, %" PRIu64
+				" decode errors, %" PRIu64 " overflows\n",
+			q->who, s->pt_bytes, s->cpus, s->threads, s->insns, s->events, s->errors,
+			s->overflows);
+	mt_decode_free(d);
+	return rc;
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One open bundle decoded into a Perfetto trace, Chrome JSON or text: the
+ * work of `mtrace-user decode`, shared with the top-level form that decodes
+ * its snapshots straight after recording them.
+ */
+#ifndef MTRACE_CLI_DECODE_BUNDLE_H
+#define MTRACE_CLI_DECODE_BUNDLE_H
+
+#include "bundle/bundle.h"
+
+#define DECODE_DEFAULT_PERFETTO "trace.pftrace"
+#define DECODE_DEFAULT_JSON "trace.json"
+
+enum decode_format { DECODE_PERFETTO, DECODE_JSON, DECODE_TEXT };
+
+struct decode_request {
+	const char *who;		/* prefix of every message, e.g. "mtrace-user decode" */
+	const char *output;		/* NULL: the format's default (text: stdout) */
+	enum decode_format format;
+	const char *debug_path;		/* NULL: the default search path */
+	unsigned int jobs;		/* 0: one per online CPU */
+	int quiet;			/* no warnings, no statistics */
+	int embedded_only, keep_open;
+};
+
+/* Decodes R (called NAME in messages) as Q asks; returns the exit status. */
+int decode_bundle(struct mt_bundle_reader *r, const char *name, const struct decode_request *q);
+
+#endif
