@@ -82,25 +82,24 @@ static u32 min_u32(u32 a, u32 b)
 }
 
 /*
- * Hybrid parts might report different PT features per core type; only what
- * every CPU supports may be programmed, since a task migrates freely.
+ * Hybrid parts report different PT features per core type; only what every
+ * CPU supports may be programmed, since a task migrates freely. They also
+ * disagree on LIP (Alder Lake: the E-cores set it, the P-cores do not), which
+ * does not matter here: Linux code segments all have base 0, so a linear IP
+ * equals the RIP.
  */
 int mtrace_caps_intersect(struct mtrace_pt_caps *acc,
 			  const struct mtrace_pt_caps *other, const char **why)
 {
 	u32 ranges;
 
-	if ((acc->c14_0[2] ^ other->c14_0[2]) & MT_PT_CAP_LIP) {
-		*why = "CPUs disagree on LIP vs RIP IP payloads";
-		return -ENODEV;
-	}
 	if (memcmp(acc->c15, other->c15, sizeof(acc->c15))) {
 		*why = "CPUs disagree on the TSC/crystal ratio (CPUID 0x15)";
 		return -ENODEV;
 	}
 	acc->c14_0[0] = min_u32(acc->c14_0[0], other->c14_0[0]);
 	acc->c14_0[1] &= other->c14_0[1];
-	acc->c14_0[2] &= other->c14_0[2] | MT_PT_CAP_LIP;
+	acc->c14_0[2] &= other->c14_0[2];
 	acc->c14_0[3] &= other->c14_0[3];
 	ranges = min_u32(acc->c14_1[0] & MT_PT_CAP_NR_RANGES_MASK,
 			 other->c14_1[0] & MT_PT_CAP_NR_RANGES_MASK);

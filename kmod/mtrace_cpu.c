@@ -65,7 +65,7 @@ bool mtrace_cpu_arm_local(void)
 	pc->trace_on = false;
 	pc->armed = true;
 	/* A target thread running right now would wait for its next switch. */
-	if (!mtrace_sess.per_task || current->tgid == mtrace_sess.tgid)
+	if (mtrace_is_target(current))
 		mtrace_cpu_resume_task(pc, true);
 	return true;
 }

@@ -9,6 +9,7 @@
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/pid.h>
 #include <linux/poll.h>
 #include <linux/slab.h>
 #include <linux/topology.h>
@@ -71,7 +72,7 @@ static int ioc_set_config(void __user *arg)
 	struct mtrace_config cfg;
 	struct mtrace_pt_program prog;
 	struct mtrace_topa_plan plan;
-	pid_t tgid = 0;
+	struct pid *target = NULL;
 	int err;
 
 	if (copy_from_user(&cfg, arg, sizeof(cfg)))
@@ -83,22 +84,33 @@ static int ioc_set_config(void __user *arg)
 				       mtrace_caps.multi_topa);
 	if (err)
 		return err;
+	/*
+	 * Checked against the caller, not the opener: a privileged helper may
+	 * pass the open device to an unprivileged process, which must not
+	 * gain more than tracing what it could ptrace anyway. Every process
+	 * of every user runs through a system-wide trace, so that needs
+	 * CAP_PERFMON here as well as at open.
+	 */
 	if (cfg.flags & MTRACE_CFG_KERNEL && !capable(CAP_SYS_ADMIN))
 		return -EPERM;
+	if (cfg.flags & MTRACE_CFG_SYSTEM_WIDE && !perfmon_capable())
+		return -EPERM;
 	if (!(cfg.flags & MTRACE_CFG_SYSTEM_WIDE)) {
-		err = mtrace_target_lookup(cfg.pid, &tgid);
+		err = mtrace_target_lookup(cfg.pid, &target);
 		if (err)
 			return err;
 	}
+	err = -EBADFD;
 	if (state() == MTRACE_STATE_ARMED || state() == MTRACE_STATE_FREEZING)
-		return -EBADFD;
+		goto err_target;
 	/* User mappings of the old rings must go before the rings do. */
+	err = -EBUSY;
 	if (atomic_read(&mtrace_sess.mmaps))
-		return -EBUSY;
+		goto err_target;
 	if (!mtrace_sess.tp_registered) {
 		err = mtrace_sched_register();
 		if (err)
-			return err;
+			goto err_target;
 		mtrace_sess.tp_registered = true;
 	}
 	free_rings();
@@ -106,13 +118,19 @@ static int ioc_set_config(void __user *arg)
 	mtrace_sess.plan = plan;
 	mtrace_sess.sb_records = cfg.sb_records;
 	mtrace_sess.per_task = !(cfg.flags & MTRACE_CFG_SYSTEM_WIDE);
-	mtrace_sess.tgid = tgid;
+	/* Every CPU is stopped: no probe looks at the old target any more. */
+	put_pid(mtrace_sess.target);
+	mtrace_sess.target = target;
 	mtrace_sess.snapshots = 0;
+	mtrace_sess.allocs = 0;
 	err = alloc_rings(cfg.sb_records);
 	if (err)
 		return err;
 	atomic_set(&mtrace_sess.state, MTRACE_STATE_READY);
 	return 0;
+err_target:
+	put_pid(target);
+	return err;
 }
 
 static int ioc_arm(void)
@@ -409,6 +427,8 @@ static int mtrace_release(struct inode *inode, struct file *file)
 		mtrace_sess.tp_registered = false;
 	}
 	free_rings();
+	put_pid(mtrace_sess.target);
+	mtrace_sess.target = NULL;
 	mutex_unlock(&mtrace_sess.lock);
 	clear_bit(0, &mtrace_sess.busy);
 	return 0;

@@ -14,6 +14,7 @@
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/smp.h>
 #include <linux/wait.h>
 
@@ -67,10 +68,11 @@ struct mtrace_session {
 	atomic_t mmaps;			/* live mappings of the rings */
 	bool per_task;
 	bool tp_registered;
-	pid_t tgid;			/* target, initial pid namespace */
+	struct pid *target;		/* its thread group's pid, referenced */
 	struct mtrace_pt_program prog;
 	struct mtrace_topa_plan plan;
 	u32 sb_records;
+	u32 allocs;			/* allocations in this SET_CONFIG */
 	cpumask_var_t cpus;		/* CPUs with a ring */
 	struct mtrace_trigger trigger;
 	u64 arm_tsc, arm_ns, freeze_tsc, freeze_ns;
@@ -84,7 +86,19 @@ extern struct mtrace_session mtrace_sess;
 extern struct mtrace_pt_caps mtrace_caps;
 extern u32 mtrace_nonturbo_ratio;
 extern int mtrace_sim;			/* 0: hardware, 1/2: simulated */
+extern unsigned int mtrace_fail_alloc;	/* fail_alloc parameter */
 extern bool mtrace_kfunc_ok;
+
+/*
+ * A thread of the traced process (always true system-wide). Compared by
+ * struct pid, not by number: once the target is gone its number may go
+ * to another user's process, which a re-arm must not trace. Safe in
+ * sched_switch and with interrupts off: ->signal lives as long as the task.
+ */
+static inline bool mtrace_is_target(struct task_struct *t)
+{
+	return !mtrace_sess.per_task || task_tgid(t) == mtrace_sess.target;
+}
 
 /* mtrace_hw.c: the hardware line. */
 int mtrace_hw_detect(void);
@@ -93,6 +107,7 @@ int mtrace_wrmsr(u32 msr, u64 val);
 u64 mtrace_max_single_region(void);
 
 /* mtrace_ring.c */
+bool mtrace_alloc_should_fail(void);
 struct mtrace_ring *mtrace_ring_alloc(const struct mtrace_topa_plan *p,
 				      int node);
 void mtrace_ring_free(struct mtrace_ring *ring, const struct mtrace_topa_plan *p);

@@ -24,6 +24,15 @@ int mtrace_sim;
 module_param_named(sim, mtrace_sim, int, 0444);
 MODULE_PARM_DESC(sim, "simulated PT backend: 0 off (default), 1 multi-entry ToPA, 2 single-entry ToPA");
 
+/*
+ * Fault injection for the tests: the kernels they run on are built without
+ * CONFIG_FAULT_INJECTION, so failslab cannot reach the ring allocations.
+ * Honoured only by the simulated backend (see mtrace_alloc_should_fail()).
+ */
+unsigned int mtrace_fail_alloc;
+module_param_named(fail_alloc, mtrace_fail_alloc, uint, 0644);
+MODULE_PARM_DESC(fail_alloc, "testing, simulated backend only: make the N-th allocation of each SET_CONFIG fail (0 off, default)");
+
 static int __init mtrace_init(void)
 {
 	int err;

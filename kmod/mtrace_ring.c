@@ -19,6 +19,30 @@ static u32 region_order(const struct mtrace_topa_plan *p)
 	return get_order(p->region_size);
 }
 
+/*
+ * fail_alloc=N: the N-th allocation since the session's SET_CONFIG began
+ * fails, as if the kernel had no memory. Only with the simulated backend,
+ * so that a stray parameter cannot break tracing on hardware. Called with
+ * the session lock held.
+ */
+bool mtrace_alloc_should_fail(void)
+{
+	unsigned int nth = READ_ONCE(mtrace_fail_alloc);
+
+	return mtrace_sim && nth && ++mtrace_sess.allocs == nth;
+}
+
+static void *ring_kvcalloc(size_t n, size_t size)
+{
+	return mtrace_alloc_should_fail() ? NULL : kvcalloc(n, size, GFP_KERNEL);
+}
+
+static struct page *ring_pages(int node, gfp_t gfp, unsigned int order)
+{
+	return mtrace_alloc_should_fail() ? NULL :
+	       alloc_pages_node(node, gfp, order);
+}
+
 void mtrace_ring_free(struct mtrace_ring *ring, const struct mtrace_topa_plan *p)
 {
 	u32 i;
@@ -50,26 +74,28 @@ struct mtrace_ring *mtrace_ring_alloc(const struct mtrace_topa_plan *p, int node
 	struct page *page;
 	u32 i;
 
+	if (mtrace_alloc_should_fail())
+		return NULL;
 	ring = kzalloc_node(sizeof(*ring), GFP_KERNEL, node);
 	if (!ring)
 		return NULL;
-	ring->regions = kvcalloc(p->nr_regions, sizeof(*ring->regions), GFP_KERNEL);
-	ring->region_phys = kvcalloc(p->nr_regions, sizeof(u64), GFP_KERNEL);
-	ring->tables = kvcalloc(p->nr_tables, sizeof(*ring->tables), GFP_KERNEL);
-	ring->table_phys = kvcalloc(p->nr_tables, sizeof(u64), GFP_KERNEL);
+	ring->regions = ring_kvcalloc(p->nr_regions, sizeof(*ring->regions));
+	ring->region_phys = ring_kvcalloc(p->nr_regions, sizeof(u64));
+	ring->tables = ring_kvcalloc(p->nr_tables, sizeof(*ring->tables));
+	ring->table_phys = ring_kvcalloc(p->nr_tables, sizeof(u64));
 	if (!ring->regions || !ring->region_phys || !ring->tables ||
 	    !ring->table_phys)
 		goto fail;
 	for (i = 0; i < p->nr_regions; i++) {
 		/* Buddy blocks are aligned to their size, as ToPA requires. */
-		page = alloc_pages_node(node, gfp, region_order(p));
+		page = ring_pages(node, gfp, region_order(p));
 		if (!page)
 			goto fail;
 		ring->regions[i] = page;
 		ring->region_phys[i] = page_to_phys(page);
 	}
 	for (i = 0; i < p->nr_tables; i++) {
-		page = alloc_pages_node(node, gfp, 0);
+		page = ring_pages(node, gfp, 0);
 		if (!page)
 			goto fail;
 		ring->tables[i] = page_address(page);
@@ -236,6 +262,8 @@ struct mtrace_sb *mtrace_sb_alloc(u32 records, int node)
 {
 	struct mtrace_sb *sb;
 
+	if (mtrace_alloc_should_fail())
+		return NULL;
 	sb = kvzalloc_node(struct_size(sb, recs, records), GFP_KERNEL_ACCOUNT,
 			   node);
 	if (sb)

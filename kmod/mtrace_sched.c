@@ -21,11 +21,6 @@ static void find_sched_switch(struct tracepoint *tp, void *priv)
 		sched_switch_tp = tp;
 }
 
-static bool is_target(const struct task_struct *t)
-{
-	return !mtrace_sess.per_task || t->tgid == mtrace_sess.tgid;
-}
-
 static void write_sideband(struct mtrace_sb *sb, bool preempt,
 			   const struct task_struct *prev,
 			   const struct task_struct *next, bool pt, bool nt)
@@ -55,8 +50,8 @@ static void mtrace_sched_switch(void *data, bool preempt,
 
 	if (!pc->armed)
 		return;
-	pt = is_target(prev);
-	nt = is_target(next);
+	pt = mtrace_is_target(prev);
+	nt = mtrace_is_target(next);
 	if (!pt && !nt)
 		return;
 	write_sideband(pc->sb, preempt, prev, next, pt, nt);

@@ -46,7 +46,7 @@ static bool may_attach(struct task_struct *task)
 	return ok;
 }
 
-int mtrace_target_lookup(pid_t vpid, pid_t *tgid)
+int mtrace_target_lookup(pid_t vpid, struct pid **tgid)
 {
 	struct task_struct *task;
 	int err = 0;
@@ -61,7 +61,10 @@ int mtrace_target_lookup(pid_t vpid, pid_t *tgid)
 	else if (!may_attach(task))
 		err = -EPERM;
 	else
-		*tgid = task->tgid;
+		*tgid = get_pid(task_tgid(task));
 	put_task_struct(task);
+	/* No thread-group pid: the whole process is being reaped. */
+	if (!err && !*tgid)
+		err = -ESRCH;
 	return err;
 }

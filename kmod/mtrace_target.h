@@ -4,7 +4,12 @@
 
 #include <linux/types.h>
 
-/* Resolves a pid of the caller's namespace to a traceable process. */
-int mtrace_target_lookup(pid_t vpid, pid_t *tgid);
+struct pid;
+
+/*
+ * Resolves a pid of the caller's namespace to a process the caller may
+ * trace; *tgid gets a reference to its thread group's pid.
+ */
+int mtrace_target_lookup(pid_t vpid, struct pid **tgid);
 
 #endif /* MTRACE_TARGET_H */

@@ -12,13 +12,22 @@
  * - Kaby Lake R, Core i5-8350U (0x806ea): `cpuid -1 --raw` posted to LKML
  *   by Paul Menzel on 2022-08-23 ("WARNING: CPU: 1 PID: 83 at
  *   arch/x86/kernel/cpu/sgx/main.c:446 ksgxd").
- * - Ice Lake: the PT leaf QEMU presents for its Ice Lake-era "minimal"
- *   PT model (qemu target/i386/cpu.c INTEL_PT_MINIMAL_EBX/ECX,
- *   INTEL_PT_MTC/CYCLE/PSB_BITMAP, 2 address ranges); leaf 1 EAX of an
- *   Ice Lake server (0x606a6). This is QEMU's model of the CPU, not a dump.
- * No citable raw dump of Alder Lake or Sapphire Rapids leaf 0x14 was
- * available; the PTWRITE cases use a Kaby Lake R capture with the PTWRITE
- * bit added and say so.
+ * - Ice Lake, Alder Lake and Sapphire Rapids: AIDA64 CPUID dumps in
+ *   github.com/InstLatx64/InstLatx64 (snapshot 087af2c7d72c), per logical
+ *   CPU, registers printed EAX-EBX-ECX-EDX:
+ *   - Ice Lake-U Core i7-1065G7 (0x706e5),
+ *     GenuineIntel/GenuineIntel00706E5_IceLakeY_CPUID.txt, CPU #0 (all
+ *     8 logical CPUs identical);
+ *   - Ice Lake-SP Xeon Platinum 8351N (0x606a6),
+ *     GenuineIntel/GenuineIntel00606A6_ICX_CPUID3.txt, CPU #0 (all 72
+ *     identical);
+ *   - Alder Lake-S Core i9-12900K (0x90672),
+ *     GenuineIntel/GenuineIntel0090672_AlderLake_01_LC_BC_CPUID.txt:
+ *     CPU #0 (CPUID 0x1a "Golden Cove", same on CPUs #0-15) and CPU #16
+ *     ("Gracemont", same on CPUs #16-23);
+ *   - Sapphire Rapids Xeon w7-2475X (0x806f8),
+ *     GenuineIntel/GenuineIntel00806F8_SapphireRapids_05_CPUID.txt,
+ *     CPU #0 (all 40 identical).
  */
 #include "../../kmod/mtrace_caps.c"
 
@@ -48,11 +57,44 @@ static const struct mtrace_cpuid kaby_lake_r = {
 	.c15 = { 0x00000002, 0x0000009e, 0 },
 };
 
-static const struct mtrace_cpuid ice_lake_qemu = {
+static const struct mtrace_cpuid ice_lake_u = {
+	.max_leaf = 0x1b, .vendor = INTEL, .leaf1_eax = 0x000706e5,
+	.leaf7_ebx = 0xf2bf27ef,
+	.c14_0 = { 0x00000001, 0x0000000f, 0x00000007, 0x00000000 },
+	.c14_1 = { 0x02490002, 0x003f1fff, 0x00000000, 0x00000000 },
+	.c15 = { 0x00000002, 0x0000004e, 0x0249f000 },
+};
+
+static const struct mtrace_cpuid ice_lake_sp = {
 	.max_leaf = 0x1b, .vendor = INTEL, .leaf1_eax = 0x000606a6,
-	.leaf7_ebx = 0x02000000,	/* only the PT bit matters here */
-	.c14_0 = { 0x00000001, 0x0000000f, 0x00000007, 0 },
-	.c14_1 = { 0x02490002, 0x003f1fff, 0, 0 },
+	.leaf7_ebx = 0xf3bfbfff,
+	.c14_0 = { 0x00000001, 0x0000000f, 0x00000007, 0x00000000 },
+	.c14_1 = { 0x02490002, 0x003f1fff, 0x00000000, 0x00000000 },
+	.c15 = { 0x00000002, 0x000000c0, 0x00000000 },
+};
+
+static const struct mtrace_cpuid alder_lake_p_core = {
+	.max_leaf = 0x20, .vendor = INTEL, .leaf1_eax = 0x00090672,
+	.leaf7_ebx = 0x239ca7eb,
+	.c14_0 = { 0x00000001, 0x0000005f, 0x00000007, 0x00000000 },
+	.c14_1 = { 0x02490002, 0x003f003f, 0x00000000, 0x00000000 },
+	.c15 = { 0x00000002, 0x000000a6, 0x0249f000 },
+};
+
+static const struct mtrace_cpuid alder_lake_e_core = {
+	.max_leaf = 0x20, .vendor = INTEL, .leaf1_eax = 0x00090672,
+	.leaf7_ebx = 0x239ca7eb,
+	.c14_0 = { 0x00000001, 0x0000005f, 0x80000007, 0x00000000 },
+	.c14_1 = { 0x02490002, 0x003f1fff, 0x00000000, 0x00000000 },
+	.c15 = { 0x00000002, 0x000000a6, 0x0249f000 },
+};
+
+static const struct mtrace_cpuid sapphire_rapids = {
+	.max_leaf = 0x20, .vendor = INTEL, .leaf1_eax = 0x000806f8,
+	.leaf7_ebx = 0xf3bfbffb,
+	.c14_0 = { 0x00000001, 0x0000005f, 0x00000007, 0x00000000 },
+	.c14_1 = { 0x02490002, 0x003f003f, 0x00000000, 0x00000000 },
+	.c15 = { 0x00000002, 0x000000d8, 0x016e3600 },
 };
 
 static const struct mtrace_cpuid amd_epyc = {
@@ -104,8 +146,8 @@ MT_TEST(detects_real_cpus)
 	MT_ASSERT(c.multi_topa);
 	MT_ASSERT(!c.branch_always_on);
 	MT_ASSERT_EQ(c.c15[1], 0x12c);
-	c = caps_of(&ice_lake_qemu);
-	MT_ASSERT(c.multi_topa);
+	c = caps_of(&ice_lake_sp);
+	MT_ASSERT_EQ(c.c15[2], 0);		/* crystal Hz not enumerated */
 }
 
 MT_TEST(refuses_cpus_without_pt)
@@ -142,10 +184,152 @@ MT_TEST(intersects_per_cpu_caps)
 	MT_ASSERT_EQ(a.c14_1[1], 0x000f00ff);
 	MT_ASSERT(!a.multi_topa);
 	MT_ASSERT(a.c14_0[2] & MT_PT_CAP_TOPA);
-	b.c14_0[2] |= MT_PT_CAP_LIP;
-	MT_ASSERT_EQ(mtrace_caps_intersect(&a, &b, &why), -ENODEV);
 	b = caps_of(&kaby_lake_r);		/* other TSC/crystal ratio */
 	MT_ASSERT_EQ(mtrace_caps_intersect(&a, &b, &why), -ENODEV);
+}
+
+/*
+ * What each capture allows, read off its leaf 0x14 bits by hand (SDM Vol. 3C,
+ * "CPUID Leaf 14H"): sub-leaf 0 EBX[1] configurable PSB and CYC, EBX[2] IP
+ * filtering, EBX[3] MTC, EBX[4] PTWRITE, ECX[1] multi-entry ToPA; sub-leaf 1
+ * EAX[2:0] address ranges, EAX[31:16] MTC period encodings, EBX[15:0] CYC
+ * thresholds, EBX[31:16] PSB frequencies. Bitmaps are 0 where the enabling
+ * sub-leaf 0 bit is clear; ranges are 0 without IP filtering.
+ */
+struct pt_expect {
+	const char *name;
+	const struct mtrace_cpuid *id;
+	bool multi_topa, branch_forced, ptwrite;
+	unsigned int ranges;
+	u32 mtc, cyc, psb;
+};
+
+static const struct pt_expect real_cpus[] = {
+	/* 0.EBX 0x01 (CR3 filtering only), 0.ECX 0x1, no sub-leaf 1; BDM106. */
+	{ "Broadwell-E", &broadwell_e, .branch_forced = true },
+	/* 0.EBX 0x0f, 0.ECX 0x7, 1.EAX 0x02490002, 1.EBX 0x003f3fff. */
+	{ "Kaby Lake", &kaby_lake, .multi_topa = true, .ranges = 2,
+	  .mtc = 0x0249, .cyc = 0x3fff, .psb = 0x003f },
+	{ "Kaby Lake R", &kaby_lake_r, .multi_topa = true, .ranges = 2,
+	  .mtc = 0x0249, .cyc = 0x3fff, .psb = 0x003f },
+	/* 0.EBX 0x0f, 0.ECX 0x7, 1.EAX 0x02490002, 1.EBX 0x003f1fff. */
+	{ "Ice Lake-U", &ice_lake_u, .multi_topa = true, .ranges = 2,
+	  .mtc = 0x0249, .cyc = 0x1fff, .psb = 0x003f },
+	{ "Ice Lake-SP", &ice_lake_sp, .multi_topa = true, .ranges = 2,
+	  .mtc = 0x0249, .cyc = 0x1fff, .psb = 0x003f },
+	/* 0.EBX 0x5f (PTWRITE), 0.ECX 0x7, 1.EAX 0x02490002, 1.EBX 0x003f003f */
+	{ "Alder Lake P-core", &alder_lake_p_core, .multi_topa = true,
+	  .ptwrite = true, .ranges = 2,
+	  .mtc = 0x0249, .cyc = 0x003f, .psb = 0x003f },
+	/* 0.EBX 0x5f, 0.ECX 0x80000007 (LIP), 1.EBX 0x003f1fff. */
+	{ "Alder Lake E-core", &alder_lake_e_core, .multi_topa = true,
+	  .ptwrite = true, .ranges = 2,
+	  .mtc = 0x0249, .cyc = 0x1fff, .psb = 0x003f },
+	/* 0.EBX 0x5f, 0.ECX 0x7, 1.EAX 0x02490002, 1.EBX 0x003f003f. */
+	{ "Sapphire Rapids", &sapphire_rapids, .multi_topa = true,
+	  .ptwrite = true, .ranges = 2,
+	  .mtc = 0x0249, .cyc = 0x003f, .psb = 0x003f },
+};
+
+static bool accepts(const struct mtrace_config *c,
+		    const struct mtrace_pt_caps *caps,
+		    struct mtrace_pt_program *p)
+{
+	return mtrace_config_encode(c, caps, MAX_SINGLE, p) == 0;
+}
+
+/* Every choice the capabilities gate is accepted exactly where 'e' says. */
+static void check_caps(const struct mtrace_pt_caps *caps,
+		       const struct pt_expect *e)
+{
+	struct mtrace_config c;
+	struct mtrace_pt_program p;
+	unsigned int i, n;
+
+	MT_ASSERT_MSG(caps->multi_topa == e->multi_topa, "%s: ToPA", e->name);
+	c = base_config();
+	c.region_size = 4096;			/* < ring: multi-entry ToPA */
+	MT_ASSERT_MSG(accepts(&c, caps, &p) == e->multi_topa,
+		      "%s: region", e->name);
+
+	c = base_config();
+	c.flags |= MTRACE_CFG_NO_BRANCH;
+	MT_ASSERT_MSG(accepts(&c, caps, &p), "%s: no-branch", e->name);
+	MT_ASSERT_MSG(!!(p.ctl & MTRACE_RTIT_CTL_BRANCH_EN) == e->branch_forced,
+		      "%s: BranchEn forced", e->name);
+
+	c = base_config();
+	c.flags |= MTRACE_CFG_PTWRITE;
+	MT_ASSERT_MSG(accepts(&c, caps, &p) == e->ptwrite,
+		      "%s: PTWRITE", e->name);
+
+	for (i = 0; i < 16; i++) {
+		c = base_config();
+		c.flags |= MTRACE_CFG_MTC;
+		c.mtc_freq = i;
+		MT_ASSERT_MSG(accepts(&c, caps, &p) == !!(e->mtc & BIT(i)),
+			      "%s: MTCFreq %u", e->name, i);
+		c = base_config();
+		c.flags |= MTRACE_CFG_CYC;
+		c.cyc_thresh = i;
+		MT_ASSERT_MSG(accepts(&c, caps, &p) == !!(e->cyc & BIT(i)),
+			      "%s: CycThresh %u", e->name, i);
+		c = base_config();
+		c.flags |= MTRACE_CFG_PSB_FREQ;
+		c.psb_freq = i;
+		MT_ASSERT_MSG(accepts(&c, caps, &p) == !!(e->psb & BIT(i)),
+			      "%s: PSBFreq %u", e->name, i);
+	}
+
+	for (n = 1; n <= MTRACE_MAX_ADDR_FILTERS; n++) {
+		c = base_config();
+		c.nr_filters = n;
+		for (i = 0; i < n; i++)
+			c.filters[i] = (struct mtrace_addr_filter){
+				0x401000 + 0x1000 * i, 0x401fff + 0x1000 * i,
+				MTRACE_FILTER_TRACE, 0 };
+		MT_ASSERT_MSG(accepts(&c, caps, &p) == (n <= e->ranges),
+			      "%s: %u address ranges", e->name, n);
+	}
+}
+
+MT_TEST(real_cpu_caps_match_cpuid_bits)
+{
+	unsigned int i;
+
+	for (i = 0; i < sizeof(real_cpus) / sizeof(real_cpus[0]); i++) {
+		struct mtrace_pt_caps caps = caps_of(real_cpus[i].id);
+
+		check_caps(&caps, &real_cpus[i]);
+	}
+}
+
+MT_TEST(intersects_alder_lake_core_types)
+{
+	const struct pt_expect common = {
+		"Alder Lake P+E", NULL, .multi_topa = true, .ptwrite = true,
+		.ranges = 2, .mtc = 0x0249, .cyc = 0x003f, .psb = 0x003f,
+	};
+	struct mtrace_pt_caps p = caps_of(&alder_lake_p_core);
+	struct mtrace_pt_caps e = caps_of(&alder_lake_e_core), acc;
+	const char *why = NULL;
+
+	/*
+	 * The i9-12900K's Gracemont cores set LIP (leaf 0x14.0 ECX[31]) and
+	 * allow CYC thresholds 0-12; its Golden Cove cores clear LIP and allow
+	 * 0-5. Whichever core comes first, the module loads (an earlier version
+	 * refused the CPU over LIP, which is the same as RIP with Linux's flat
+	 * segments) and keeps the P-core's thresholds and all shared features.
+	 */
+	acc = p;
+	MT_ASSERT_EQ(mtrace_caps_intersect(&acc, &e, &why), 0);
+	check_caps(&acc, &common);
+	MT_ASSERT(!(acc.c14_0[2] & MT_PT_CAP_LIP));
+	acc = e;
+	MT_ASSERT_EQ(mtrace_caps_intersect(&acc, &p, &why), 0);
+	check_caps(&acc, &common);
+	MT_ASSERT(!(acc.c14_0[2] & MT_PT_CAP_LIP));
+	MT_ASSERT_EQ(acc.c14_1[1], 0x003f003f);
 }
 
 MT_TEST(encodes_rtit_ctl_bits)
@@ -204,9 +388,9 @@ MT_TEST(timing_validated_against_bitmaps)
 	c.flags |= MTRACE_CFG_CYC;
 	c.cyc_thresh = 13;
 	MT_ASSERT_EQ(encode(&c, &kaby_lake, &p), 0);		/* 0x3fff */
-	MT_ASSERT_EQ(encode(&c, &ice_lake_qemu, &p), -EINVAL);	/* 0x1fff */
+	MT_ASSERT_EQ(encode(&c, &ice_lake_u, &p), -EINVAL);	/* 0x1fff */
 	c.cyc_thresh = 12;
-	MT_ASSERT_EQ(encode(&c, &ice_lake_qemu, &p), 0);
+	MT_ASSERT_EQ(encode(&c, &ice_lake_u, &p), 0);
 	MT_ASSERT_EQ(encode(&c, &broadwell_e, &p), -EINVAL);	/* no CYC */
 
 	c = base_config();
@@ -232,14 +416,12 @@ MT_TEST(timing_validated_against_bitmaps)
 
 MT_TEST(ptwrite_needs_cpuid_bit)
 {
-	struct mtrace_cpuid with_ptw = kaby_lake_r;	/* + PTWRITE, synthetic */
 	struct mtrace_config c = base_config();
 	struct mtrace_pt_program p;
 
 	c.flags |= MTRACE_CFG_PTWRITE;
-	MT_ASSERT_EQ(encode(&c, &kaby_lake_r, &p), -EINVAL);
-	with_ptw.c14_0[1] |= MT_PT_CAP_PTWRITE;
-	MT_ASSERT_EQ(encode(&c, &with_ptw, &p), 0);
+	MT_ASSERT_EQ(encode(&c, &kaby_lake_r, &p), -EINVAL);	/* EBX 0x0f */
+	MT_ASSERT_EQ(encode(&c, &alder_lake_p_core, &p), 0);	/* EBX 0x5f */
 	MT_ASSERT_EQ(p.ctl & (0x1000 | 0x20), 0x1000 | 0x20);
 }
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <x86intrin.h>
 
@@ -393,6 +394,25 @@ static int write_clock(const struct mt_collect_in *in, const struct mtrace_statu
 	return mt_bundle_write_clock(w, &desc, a, 4);
 }
 
+/*
+ * The bundle is written as PATH.partial and renamed to PATH once complete:
+ * PATH never holds a truncated bundle (a capture killed while writing
+ * leaves only PATH.partial, which readers reject) and an older bundle
+ * there is replaced only by a complete one. A special file such as
+ * /dev/null is written in place.
+ */
+static int partial_name(const char *path, char *tmp, size_t len)
+{
+	struct stat st;
+	int n;
+
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		n = snprintf(tmp, len, "%s", path);
+	else
+		n = snprintf(tmp, len, "%s.partial", path);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
 int mt_capture_collect(const struct mt_collect_in *in, const char *path,
 		       struct mt_collect_out *out, char *err, size_t errlen)
 {
@@ -401,7 +421,7 @@ int mt_capture_collect(const struct mt_collect_in *in, const char *path,
 	struct mt_bundle_pt_config_desc ptc;
 	struct mtrace_status st;
 	struct sw_vec sv = { 0 };
-	char werr[256];
+	char werr[256], tmp[4096];
 	int e;
 
 	memset(out, 0, sizeof(*out));
@@ -411,8 +431,13 @@ int mt_capture_collect(const struct mt_collect_in *in, const char *path,
 		return col_fail(err, errlen, -EPROTO, "the module is not frozen (state %u)", st.state);
 	out->path = st.trigger.path;
 	true_trigger(in, &st);
-	if ((e = mt_bundle_writer_create(&w, path, NULL, werr, sizeof(werr))))
+	if (partial_name(path, tmp, sizeof(tmp)))
+		return col_fail(err, errlen, -ENAMETOOLONG, "output path too long: %s", path);
+	if ((e = mt_bundle_writer_create(&w, tmp, NULL, werr, sizeof(werr)))) {
+		if (strcmp(tmp, path))
+			remove(tmp);
 		return col_fail(err, errlen, e, "cannot write %s: %s", path, werr);
+	}
 	fill_cpu(&in->dev->caps, &cpu);
 	fill_pt_config(in, &st, &ptc);
 	if ((e = mt_bundle_write_cpu(w, &cpu)) || (e = mt_bundle_write_pt_config(w, &ptc))) {
@@ -439,10 +464,13 @@ int mt_capture_collect(const struct mt_collect_in *in, const char *path,
 	}
 	if ((e = mt_bundle_writer_finish(w)))
 		e = col_fail(err, errlen, e, "%s: %s", path, mt_bundle_writer_errmsg(w));
+	else if (strcmp(tmp, path) && rename(tmp, path))
+		e = col_fail(err, errlen, -errno, "cannot rename %s to %s: %s", tmp, path,
+			     strerror(errno));
 out:
 	mt_bundle_writer_free(w);
 	free(sv.v);
-	if (e)
-		remove(path); /* never leave a bundle that readers reject as truncated */
+	if (e && strcmp(tmp, path))
+		remove(tmp); /* never leave a bundle that readers reject as truncated */
 	return e;
 }

@@ -115,6 +115,9 @@ int mt_dev_configure(struct mt_dev *d, const struct mtrace_config *cfg, char *er
 		return dev_fail(err, errlen, -ESRCH, "process %d does not exist (or exited)", cfg->pid);
 	case EPERM:
 	case EACCES:
+		if (cfg->flags & MTRACE_CFG_SYSTEM_WIDE)
+			return dev_fail(err, errlen, -errno,
+					"permission denied: tracing every process needs CAP_PERFMON or CAP_SYS_ADMIN (--kernel: CAP_SYS_ADMIN)");
 		if (cfg->flags & MTRACE_CFG_KERNEL)
 			return dev_fail(err, errlen, -errno,
 					"permission denied: --kernel needs CAP_SYS_ADMIN, and tracing process %d needs the right to ptrace it",
