@@ -48,4 +48,24 @@ print(sum(e.get("ph") == "B" for e in ev), sum(e.get("ph") == "E" for e in ev))'
 else
 	echo "FAIL cli/decode-keep-open: could not generate or decode a snapshot frozen inside fib()"
 fi
+
+# The progress bar: drawn on a terminal (script(1) gives the decode one),
+# erased before the summary lines, absent when stderr is not a terminal.
+if "$ptgen" --walk "$prog" --insns 2000000 -o "$work/w.mtrace" >/dev/null 2>&1; then
+	script -qec "$bin decode -o $work/w.pftrace $work/w.mtrace" /dev/null >"$work/tty.out" 2>&1
+	tr '\r' '\n' <"$work/tty.out" >"$work/tty.lines"
+	if grep -Eq 'decoding \[#* *\] +[0-9]+% of [0-9.]+ MiB of PT' "$work/tty.lines" &&
+		grep -q $'\033\[K.*mtrace-user decode: wrote' "$work/tty.lines"; then
+		echo "PASS cli/decode-progress-tty"
+	else
+		echo "FAIL cli/decode-progress-tty: $(head -c 600 "$work/tty.out" | cat -v)"
+	fi
+	if "$bin" decode -o "$work/w.pftrace" "$work/w.mtrace" 2>&1 | grep -q decoding; then
+		echo "FAIL cli/decode-progress-pipe: a progress bar without a terminal"
+	else
+		echo "PASS cli/decode-progress-pipe"
+	fi
+else
+	echo "FAIL cli/decode-progress-tty: could not generate a walk"
+fi
 rm -rf "$work"

@@ -314,3 +314,47 @@ MT_TEST(mutated_pt_streams_decode_safely)
 	/* The mutations did reach the error paths. */
 	MT_ASSERT(errors > 25);
 }
+
+struct progress_log {
+	uint64_t calls, last_done, total;
+	int backwards;
+};
+
+static void log_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	struct progress_log *p = ctx;
+
+	p->backwards |= done < p->last_done || (p->calls && total != p->total);
+	p->calls++;
+	p->last_done = done;
+	p->total = total;
+}
+
+static int drop_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const struct mt_ev *ev)
+{
+	(void)ctx, (void)pid, (void)tid, (void)ns, (void)ev;
+	return 0;
+}
+
+/* The progress callback counts every byte of PT once and ends at 100%. */
+MT_TEST(progress_reaches_every_pt_byte)
+{
+	struct progress_log p = { 0 };
+	struct mt_decode_opts o = { .jobs = 2, .progress = log_progress, .progress_ctx = &p };
+	struct mt_decode_sink sink = { NULL, drop_event, NULL, NULL };
+	struct mt_bundle_reader *r;
+	struct mt_decode *d;
+	char err[512];
+
+	open_bundle(&r, &d);
+	mt_decode_free(d);
+	MT_ASSERT_MSG(mt_decode_open(&d, r, &o, err, sizeof(err)) == 0, "%s", err);
+	MT_ASSERT_EQ(mt_decode_run(d, &sink), 0);
+	MT_ASSERT(p.calls >= 1);
+	MT_ASSERT(!p.backwards);
+	MT_ASSERT_EQ(p.last_done, p.total);
+	MT_ASSERT_EQ(p.total, mt_decode_get_stats(d)->pt_bytes);
+	MT_ASSERT(p.total > 0);
+	mt_decode_free(d);
+	mt_bundle_close(r);
+}

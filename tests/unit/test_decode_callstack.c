@@ -157,6 +157,21 @@ MT_TEST(syscall_with_kernel_trace_nests_kernel_frames)
 	expect("100:+A* 110:+H 120:+G 130:-G 140:-H 150:-A!");
 }
 
+/* sync_core(): kernel code serialises with an IRET to the instruction
+ * right after it. No frame ends (found by the kernel-mode walk in the VM:
+ * such an IRET used to pop the caller's frame). */
+MT_TEST(iret_to_self_is_not_a_return)
+{
+	start();
+	mt_cs_block(&cs, 100, FN('H'));
+	call(110, FN('H') + 4, FN('G'));
+	mt_cs_transfer(&cs, MT_XFER_FAR_RET, FN('G') + 0x12);	/* iretq at G+0x10 */
+	mt_cs_block(&cs, 120, FN('G') + 0x12);
+	xfer(130, MT_XFER_RET, FN('H') + 4);
+	mt_cs_finish(&cs, 150);
+	expect("100:+H* 110:+G 130:-G 150:-H!");
+}
+
 MT_TEST(signal_handler_and_sigreturn)
 {
 	start();

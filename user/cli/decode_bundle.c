@@ -10,6 +10,48 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* A one-line progress bar on stderr, redrawn at most ten times a second
+ * and erased when the CPU streams are done. */
+struct progress_bar {
+	const char *who;
+	double last;
+	int shown;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void draw_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	struct progress_bar *p = ctx;
+	unsigned int pct = total ? (unsigned int)(done * 100 / total) : 100;
+	double t = now_s();
+	char bar[31];
+
+	if (done >= total) {
+		if (p->shown)
+			fputs("\r\033[K", stderr);	/* gives way to the summary lines */
+		p->shown = 0;
+		return;
+	}
+	if (t - p->last < 0.1)
+		return;
+	p->last = t;
+	p->shown = 1;
+	memset(bar, ' ', sizeof(bar) - 1);
+	memset(bar, '#', pct * (sizeof(bar) - 1) / 100);
+	bar[sizeof(bar) - 1] = '\0';
+	fprintf(stderr, "\r%s: decoding [%s] %3u%% of %.1f MiB of PT", p->who, bar, pct,
+		total / 1048576.0);
+}
 
 static void print_warning(void *ctx, const char *msg)
 {
@@ -78,12 +120,17 @@ static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r,
 
 int decode_bundle(struct mt_bundle_reader *r, const char *name, const struct decode_request *q)
 {
+	struct progress_bar bar = { .who = q->who };
+	/* The bar only on a terminal: logs and pipes get the summary lines. */
+	int show_bar = !q->quiet && isatty(STDERR_FILENO);
 	struct mt_decode_opts dopts = {
 		.debug_path = q->debug_path,
 		.jobs = q->jobs,
 		.embedded_only = q->embedded_only,
 		.warn = q->quiet ? NULL : print_warning,
 		.warn_ctx = (void *)q,
+		.progress = show_bar ? draw_progress : NULL,
+		.progress_ctx = &bar,
 	};
 	const struct mt_decode_stats *s;
 	struct mt_decode *d;

@@ -110,7 +110,8 @@ static void on_block(struct blkdec *b, const struct pt_block *blk)
 	b->stats->blocks++;
 	b->stats->insns += blk->ninsn;
 	b->h->block(b->h->ctx, now(b), blk->ip);
-	if (cls == ptic_error || cls == ptic_call || cls == ptic_far_call)
+	if (cls == ptic_error || cls == ptic_call || cls == ptic_far_call ||
+	    cls == ptic_far_return)
 		last_insn(b, blk, &len, &cls);
 	switch (cls) {
 	case ptic_call:
@@ -132,7 +133,9 @@ static void on_block(struct blkdec *b, const struct pt_block *blk)
 	default:
 		break;
 	}
-	if (len && (x == MT_XFER_CALL || x == MT_XFER_FAR_CALL))
+	/* Calls: where their return lands. Far returns: the next instruction,
+	 * where the kernel's serialising IRET-to-self (sync_core()) lands. */
+	if (len && (x == MT_XFER_CALL || x == MT_XFER_FAR_CALL || x == MT_XFER_FAR_RET))
 		ret = blk->end_ip + len;
 	b->h->transfer(b->h->ctx, x, ret);
 }
@@ -285,6 +288,7 @@ static uint64_t decode_from_sync(struct blkdec *b, int st)
 		if (off != last_off) {
 			idle = 0;
 			last_off = off;
+			b->stats->offset = off;
 		} else if (++idle == MAX_BLOCKS_WITHOUT_TRACE) {
 			st = -pte_eos;
 			break;

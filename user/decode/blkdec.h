@@ -38,6 +38,7 @@ struct mt_blk_stats {
 	uint64_t errors;	/* decode errors (each followed by a resync) */
 	uint64_t overflows;
 	uint64_t first_tsc, last_tsc;
+	uint64_t offset;	/* how far into the buffer decoding got */
 	/* Offset and libipt error of the first decode error, for messages. */
 	uint64_t first_error_offset;
 	int first_error;

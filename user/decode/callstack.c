@@ -198,6 +198,10 @@ void mt_cs_block(struct mt_cs *cs, uint64_t ts, uint64_t ip)
 	ts = clamp(cs, ts);
 	cs->blocks++;
 	cs->pending = MT_XFER_NONE;
+	/* An IRET to the next instruction (the kernel's sync_core()) only
+	 * serialises: no frame ends. */
+	if (x == MT_XFER_FAR_RET && ip == cs->pending_ret)
+		x = MT_XFER_NONE;
 	if (!cs->in_segment) {
 		cs->in_segment = 1;
 		cs->seg_start = ts;

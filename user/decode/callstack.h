@@ -121,7 +121,8 @@ struct mt_cs {
 	size_t depth, cap;
 	size_t hidden;		/* calls beyond MT_CS_MAX_DEPTH */
 	enum mt_xfer pending;	/* how the next block is reached */
-	uint64_t pending_ret;	/* return address of a pending call */
+	uint64_t pending_ret;	/* return address of a pending call; for a
+				 * far return, the address right after it */
 	int off;		/* trace is off (a synthetic frame is on top) */
 	int in_segment;		/* a block was seen since the last gap */
 	uint64_t seg_start;	/* first timestamp of the segment */
@@ -134,7 +135,7 @@ void mt_cs_init(struct mt_cs *cs, const struct mt_cs_ops *ops);
 void mt_cs_fini(struct mt_cs *cs);
 
 /* The previous block ended in transfer X; RET_ADDR is the address after a
- * call instruction (0 when X is not a call). */
+ * call or far return instruction (0 for other transfers, or unknown). */
 void mt_cs_transfer(struct mt_cs *cs, enum mt_xfer x, uint64_t ret_addr);
 /* A block starting at IP ran at TS. */
 void mt_cs_block(struct mt_cs *cs, uint64_t ts, uint64_t ip);

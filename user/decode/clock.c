@@ -2,31 +2,82 @@
 /* TSC → nanoseconds; see clock.h. */
 #include "decode/clock.h"
 
-void mt_clock_init(struct mt_clock *c, const struct mt_bundle_clock_entry *anchors, size_t n,
-		   uint64_t tsc_hz)
+#include <stdlib.h>
+
+/*
+ * Division by an invariant DEN as a multiply and shifts, exact for every
+ * 64-bit dividend (Granlund and Montgomery, in libdivide's branch-free
+ * form): q = (((n - hi) >> 1) + hi) >> shift, hi = (n * magic) >> 64.
+ */
+static void line_init(struct mt_clock_line *l, uint64_t tsc0, uint64_t ns0, __int128 num,
+		      uint64_t den)
 {
-	c->anchors = anchors;
-	c->n = n;
-	c->tsc_hz = tsc_hz;
+	unsigned int log2 = 63 - (unsigned int)__builtin_clzll(den);
+
+	*l = (struct mt_clock_line){ tsc0, ns0, den, num, 0, 0 };
+	if (den < 2)
+		return;
+	if (!(den & (den - 1))) {
+		l->shift = log2 - 1;	/* magic 0: q = (n >> 1) >> (log2 - 1) */
+	} else {
+		unsigned __int128 pow = (unsigned __int128)1 << (64 + log2);
+		uint64_t m = (uint64_t)(pow / den), rem = (uint64_t)(pow % den), twice = rem + rem;
+
+		m += m;
+		if (twice >= den || twice < rem)
+			m++;
+		l->magic = m + 1;
+		l->shift = log2;
+	}
 }
 
-/* ns at TSC on the line through anchors A and B (128-bit: no overflow,
- * no floating-point rounding). */
-static uint64_t on_line(const struct mt_bundle_clock_entry *a,
-			const struct mt_bundle_clock_entry *b, uint64_t tsc)
+static uint64_t line_div(const struct mt_clock_line *l, uint64_t n)
 {
-	__int128 dt = (__int128)tsc - a->tsc;
-	__int128 ns = (__int128)a->boottime_ns +
-		      dt * ((__int128)b->boottime_ns - a->boottime_ns) / ((__int128)b->tsc - a->tsc);
+	uint64_t hi;
 
+	if (l->den == 1)
+		return n;
+	hi = (uint64_t)(((unsigned __int128)n * l->magic) >> 64);
+	return (((n - hi) >> 1) + hi) >> l->shift;
+}
+
+/* Otherwise 128-bit arithmetic: no overflow, no floating-point rounding. */
+static uint64_t line_ns(const struct mt_clock_line *l, uint64_t tsc)
+{
+	uint64_t n;
+	__int128 ns;
+
+	if (tsc >= l->tsc0 && l->num >= 0 && l->num <= UINT64_MAX &&
+	    !__builtin_mul_overflow(tsc - l->tsc0, (uint64_t)l->num, &n))
+		return l->ns0 + line_div(l, n);
+	ns = (__int128)l->ns0 + ((__int128)tsc - l->tsc0) * l->num / (__int128)l->den;
 	return ns < 0 ? 0 : (uint64_t)ns;
 }
 
-static uint64_t at_rate(uint64_t origin_tsc, uint64_t origin_ns, uint64_t hz, uint64_t tsc)
+int mt_clock_init(struct mt_clock *c, const struct mt_bundle_clock_entry *anchors, size_t n,
+		  uint64_t tsc_hz)
 {
-	__int128 ns = (__int128)origin_ns + ((__int128)tsc - origin_tsc) * 1000000000 / hz;
+	*c = (struct mt_clock){ anchors, n, tsc_hz, NULL, { 0 } };
+	if (tsc_hz)
+		line_init(&c->rate, n ? anchors[0].tsc : 0, n ? anchors[0].boottime_ns : 0,
+			  1000000000, tsc_hz);
+	if (n < 2)
+		return 0;
+	c->lines = calloc(n - 1, sizeof(*c->lines));
+	if (!c->lines)
+		return -1;
+	for (size_t i = 0; i + 1 < n; i++)
+		if (anchors[i + 1].tsc != anchors[i].tsc)
+			line_init(&c->lines[i], anchors[i].tsc, anchors[i].boottime_ns,
+				  (__int128)anchors[i + 1].boottime_ns - anchors[i].boottime_ns,
+				  anchors[i + 1].tsc - anchors[i].tsc);
+	return 0;
+}
 
-	return ns < 0 ? 0 : (uint64_t)ns;
+void mt_clock_fini(struct mt_clock *c)
+{
+	free(c->lines);
+	c->lines = NULL;
 }
 
 uint64_t mt_clock_ns(const struct mt_clock *c, uint64_t tsc)
@@ -45,11 +96,9 @@ uint64_t mt_clock_ns(const struct mt_clock *c, uint64_t tsc)
 				hi = mid;
 		}
 		if (c->anchors[hi].tsc != c->anchors[lo].tsc)
-			return on_line(&c->anchors[lo], &c->anchors[hi], tsc);
+			return line_ns(&c->lines[lo], tsc);
 	}
-	if (c->n >= 1 && c->tsc_hz)
-		return at_rate(c->anchors[0].tsc, c->anchors[0].boottime_ns, c->tsc_hz, tsc);
 	if (c->tsc_hz)
-		return at_rate(0, 0, c->tsc_hz, tsc);
+		return line_ns(&c->rate, tsc);
 	return tsc;
 }

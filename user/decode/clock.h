@@ -8,10 +8,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* ns = ns0 + (tsc - tsc0) * num / den; every event is converted, so the
+ * division is done as a multiply and shifts when the product fits in 64
+ * bits (see clock.c). */
+struct mt_clock_line {
+	uint64_t tsc0, ns0, den;
+	__int128 num;
+	uint64_t magic;
+	unsigned int shift;
+};
+
 struct mt_clock {
 	const struct mt_bundle_clock_entry *anchors;	/* sorted by tsc */
 	size_t n;
 	uint64_t tsc_hz;	/* used with fewer than two anchors */
+	struct mt_clock_line *lines;	/* through anchors i and i + 1 */
+	struct mt_clock_line rate;	/* from the first anchor (or 0) at tsc_hz */
 };
 
 /*
@@ -19,10 +31,11 @@ struct mt_clock {
  * With two or more, times are interpolated piecewise linearly (and
  * extrapolated from the nearest pair); with one, it is the origin and
  * TSC_HZ the rate; with none, ns = tsc * 1e9 / TSC_HZ, or the raw TSC when
- * the rate is unknown too.
+ * the rate is unknown too. Returns 0, or -1 when out of memory.
  */
-void mt_clock_init(struct mt_clock *c, const struct mt_bundle_clock_entry *anchors, size_t n,
-		   uint64_t tsc_hz);
+int mt_clock_init(struct mt_clock *c, const struct mt_bundle_clock_entry *anchors, size_t n,
+		  uint64_t tsc_hz);
+void mt_clock_fini(struct mt_clock *c);
 uint64_t mt_clock_ns(const struct mt_clock *c, uint64_t tsc);
 
 #endif

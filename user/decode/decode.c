@@ -177,10 +177,10 @@ int mt_decode_open(struct mt_decode **out, struct mt_bundle_reader *r,
 	d->have_trigger = mt_bundle_get_trigger(r, &d->trigger) == 0;
 	if (mt_bundle_clock(r, &clk, &anchors, &nanchors) < 0)
 		nanchors = 0;
-	mt_clock_init(&d->clock, anchors, nanchors, clk.tsc_hz);
 	nsw = mt_bundle_switches(r, &sw);
 	d->iscache = pt_iscache_alloc("mtrace");
-	if (!d->iscache || mt_sideband_init(&d->sb, sw, nsw, fallback_task(d, ptc.target_pid)) ||
+	if (mt_clock_init(&d->clock, anchors, nanchors, clk.tsc_hz) || !d->iscache ||
+	    mt_sideband_init(&d->sb, sw, nsw, fallback_task(d, ptc.target_pid)) ||
 	    build_procs(d))
 		goto nomem;
 	if (load_kernel(d, err, errlen) || load_cpus(d, err, errlen))
@@ -219,7 +219,7 @@ void mt_decode_free(struct mt_decode *d)
 	if (!d)
 		return;
 	for (size_t i = 0; i < d->ncpus; i++) {
-		free(d->cpus[i].ops);
+		mt_oplog_free(&d->cpus[i].ops);
 		free(d->cpus[i].segs);
 	}
 	free(d->cpus);
@@ -227,6 +227,7 @@ void mt_decode_free(struct mt_decode *d)
 		mt_proc_fini(&d->procs[i]);
 	free(d->procs);
 	mt_sideband_fini(&d->sb);
+	mt_clock_fini(&d->clock);
 	pt_image_free(d->kernel_image);
 	mt_kimage_fini(&d->kernel);
 	pt_iscache_free(d->iscache);

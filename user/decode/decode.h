@@ -15,10 +15,10 @@
  * bundle's CLOCK_BOOTTIME anchors. Bad trace data becomes GAP events,
  * never a failure.
  *
- * Memory: each CPU's decoded control flow is logged (24 bytes per block
- * that can change a call stack) until every thread has been rebuilt; the
- * events themselves stream to the sink. Memory therefore grows with the
- * snapshot's size, not with the output.
+ * Memory: each CPU's decoded control flow is logged (a few bytes per block
+ * that can change a call stack, decode/oplog.h) until every thread has been
+ * rebuilt; the events themselves stream to the sink. Memory therefore
+ * grows with the snapshot's size, not with the output.
  */
 #ifndef MTRACE_DECODE_H
 #define MTRACE_DECODE_H
@@ -39,6 +39,11 @@ struct mt_decode_opts {
 	/* Non-fatal problems (a binary not found, ...); may be NULL. */
 	void (*warn)(void *ctx, const char *msg);
 	void *warn_ctx;
+	/* Progress of the CPU streams, the long part of a decode: DONE of
+	 * TOTAL bytes of PT, at least every 4096 blocks, never two calls at
+	 * once, last with DONE == TOTAL; may be NULL. */
+	void (*progress)(void *ctx, uint64_t done, uint64_t total);
+	void *progress_ctx;
 };
 
 struct mt_decode_stats {

@@ -8,22 +8,11 @@
 #include "decode/clock.h"
 #include "decode/decode.h"
 #include "decode/kernel_image.h"
+#include "decode/oplog.h"
 #include "decode/procmap.h"
 #include "decode/sideband.h"
 
 #include <intel-pt.h>
-
-/* One step of decoded control flow, as the call-stack rebuild takes it. */
-enum mt_op_kind { MT_OP_BLOCK, MT_OP_XFER, MT_OP_DISABLE, MT_OP_GAP };
-
-struct mt_op {
-	uint64_t tsc;
-	uint64_t a;	/* BLOCK: ip; XFER: return address; DISABLE: at; GAP: reason */
-	uint32_t ret;	/* BLOCK: return address of a call ending it, minus ip (0: none) */
-	uint8_t kind;	/* enum mt_op_kind */
-	uint8_t x;	/* BLOCK: the transfer ending the block; XFER: a transfer
-			 * with no block before it */
-};
 
 /* A stretch of one CPU's stream that one thread ran. */
 struct mt_seg {
@@ -32,15 +21,14 @@ struct mt_seg {
 	uint64_t last_tsc;	/* of its last block, kept or not */
 	uint32_t cpu;		/* index of the CPU's log in mt_decode.cpus */
 	size_t order;		/* index in that log: ties in time keep it */
-	size_t begin, end;	/* ops[begin, end) of that log */
+	size_t begin, end;	/* its ops: [begin, end) of that log's bytes */
 };
 
 struct mt_cpu_log {
 	uint32_t cpu;
 	const uint8_t *data;
 	size_t len;
-	struct mt_op *ops;
-	size_t nops, cap;
+	struct mt_oplog ops;
 	struct mt_seg *segs;
 	size_t nsegs, segcap;
 	struct mt_blk_stats stats;

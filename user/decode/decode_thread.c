@@ -17,25 +17,45 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* An inferred BEGIN as pass 1 keeps it (a stretch can have very many):
+ * all those of a stretch have its first timestamp (callstack.h). */
+struct inferred {
+	uint64_t addr;
+	uint32_t fn;
+	uint8_t flags;
+} __attribute__((packed));
+
+/* A stretch: where its inferred frames start in the list, and their time. */
+struct stretch {
+	size_t first;
+	uint64_t ts;
+};
+
 struct timeline {
 	struct mt_task task;
 	const struct mt_seg **segs;
 	size_t nsegs, segcap;
 	/* Pass 1: inferred BEGINs in arrival order (innermost first), and
-	 * where each stretch's start in that list. */
-	struct mt_ev *pre;
+	 * the stretches. */
+	struct inferred *pre;
 	size_t npre, precap;
-	size_t *str;
+	struct stretch *str;
 	size_t nstr, strcap;
 	/* Pass 2: replay position, and events produced but not yet merged. */
 	struct mt_cs cs;
-	size_t seg, op;
+	size_t seg;
+	struct mt_oplog_cursor op;
 	uint64_t last;
 	int done;
 	size_t cur_str;
-	int str_open;		/* the stretch's inferred frames were queued */
+	int str_open;		/* the stretch's inferred frames are due (inf below) */
 	struct mt_ev *q;
 	size_t qhead, qlen, qcap;
+	/* The open stretch's inferred frames not yet merged: pre[inf, inf +
+	 * ninf), taken from the end, due when the queue's head reaches inf_at
+	 * (they are not copied: a stretch can have very many). */
+	size_t inf, ninf, inf_at;
+	struct mt_ev inf_ev;	/* the next of them, made whole */
 	int oom;
 };
 
@@ -78,7 +98,7 @@ static void new_stretch(struct timeline *t)
 		t->oom = 1;
 		return;
 	}
-	t->str[t->nstr++] = t->npre;
+	t->str[t->nstr++] = (struct stretch){ t->npre, 0 };
 }
 
 /* Pass 1: keeps the inferred frames of each stretch. */
@@ -91,7 +111,8 @@ static void collect_inferred(void *ctx, const struct mt_ev *ev)
 			t->oom = 1;
 			return;
 		}
-		t->pre[t->npre++] = *ev;
+		t->str[t->nstr - 1].ts = ev->ts;
+		t->pre[t->npre++] = (struct inferred){ ev->addr, ev->arg, ev->flags };
 	} else if (ev->kind == MT_EV_GAP) {
 		new_stretch(t);
 	}
@@ -100,7 +121,7 @@ static void collect_inferred(void *ctx, const struct mt_ev *ev)
 static void enqueue(struct timeline *t, const struct mt_ev *ev)
 {
 	if (t->qhead == t->qlen)
-		t->qhead = t->qlen = 0;
+		t->qhead = t->qlen = t->inf_at = 0;
 	if (grow((void **)&t->q, &t->qcap, t->qlen, sizeof(*t->q))) {
 		t->oom = 1;
 		return;
@@ -115,10 +136,12 @@ static void queue_event(void *ctx, const struct mt_ev *ev)
 	struct timeline *t = ((struct replay *)ctx)->tl;
 
 	if (!t->str_open && t->cur_str < t->nstr) {
-		size_t end = t->cur_str + 1 < t->nstr ? t->str[t->cur_str + 1] : t->npre;
+		size_t end = t->cur_str + 1 < t->nstr ? t->str[t->cur_str + 1].first : t->npre;
 
-		for (size_t i = end; i-- > t->str[t->cur_str];)
-			enqueue(t, &t->pre[i]);
+		t->inf = t->str[t->cur_str].first;
+		t->inf_ev = (struct mt_ev){ .ts = t->str[t->cur_str].ts, .kind = MT_EV_BEGIN };
+		t->ninf = end - t->inf;
+		t->inf_at = t->qlen;
 		t->str_open = 1;
 	}
 	if (is_inferred(ev))
@@ -167,26 +190,25 @@ static void apply(struct mt_cs *cs, const struct mt_op *op)
  */
 static int step(struct mt_decode *d, struct timeline *t)
 {
-	const struct mt_seg *s;
+	struct mt_op op;
 
 	if (t->done)
 		return 0;
-	while (t->seg < t->nsegs && t->op == t->segs[t->seg]->end) {
+	while (t->seg < t->nsegs && t->op.pos == t->segs[t->seg]->end) {
 		if (t->segs[t->seg]->last_tsc > t->last)
 			t->last = t->segs[t->seg]->last_tsc;
 		if (++t->seg < t->nsegs)
-			t->op = t->segs[t->seg]->begin;
+			mt_oplog_seek(&t->op, t->segs[t->seg]->begin);
 	}
 	if (t->seg == t->nsegs) {
 		mt_cs_finish(&t->cs, t->last);
 		t->done = 1;
 		return 1;
 	}
-	s = t->segs[t->seg];
-	apply(&t->cs, &d->cpus[s->cpu].ops[t->op]);
-	if (d->cpus[s->cpu].ops[t->op].tsc > t->last)
-		t->last = d->cpus[s->cpu].ops[t->op].tsc;
-	t->op++;
+	mt_oplog_get(&d->cpus[t->segs[t->seg]->cpu].ops, &t->op, &op);
+	apply(&t->cs, &op);
+	if (op.tsc > t->last)
+		t->last = op.tsc;
 	return 1;
 }
 
@@ -198,7 +220,7 @@ static void start_pass(struct timeline *t, struct replay *r,
 
 	mt_cs_init(&t->cs, &ops);
 	t->seg = 0;
-	t->op = t->nsegs ? t->segs[0]->begin : 0;
+	mt_oplog_seek(&t->op, t->nsegs ? t->segs[0]->begin : 0);
 	t->last = 0;
 	t->done = 0;
 }
@@ -217,9 +239,26 @@ static void find_inferred(struct mt_decode *d, struct timeline *t, struct replay
 /* The thread's next event in pass 2, or NULL when it has no more. */
 static const struct mt_ev *peek(struct mt_decode *d, struct timeline *t)
 {
-	while (t->qhead == t->qlen && !t->oom && step(d, t))
+	while (t->qhead == t->qlen && !t->ninf && !t->oom && step(d, t))
 		;
+	if (t->ninf && t->qhead == t->inf_at) {
+		const struct inferred *f = &t->pre[t->inf + t->ninf - 1];
+
+		t->inf_ev.flags = f->flags;
+		t->inf_ev.arg = f->fn;
+		t->inf_ev.addr = f->addr;
+		return &t->inf_ev;
+	}
 	return t->qhead < t->qlen ? &t->q[t->qhead] : NULL;
+}
+
+/* Moves past the event peek() returned. */
+static void consume(struct timeline *t)
+{
+	if (t->ninf && t->qhead == t->inf_at)
+		t->ninf--;
+	else
+		t->qhead++;
 }
 
 static struct timeline *find_tl(struct timeline **tls, size_t *n, struct mt_task task)
@@ -259,6 +298,9 @@ static int emit(struct mt_decode *d, struct timeline *tls, size_t n,
 {
 	uint64_t trig_ns = d->have_trigger ? mt_clock_ns(&d->clock, d->trigger.d.tsc) : 0;
 	int trig_pending = d->have_trigger && sink->trigger;
+	/* Successive events often share a timestamp: convert each once. */
+	uint64_t ns = 0, ns_tsc = 0;
+	int have_ns = 0;
 	int rc;
 
 	for (size_t i = 0; i < n; i++)
@@ -280,18 +322,22 @@ static int emit(struct mt_decode *d, struct timeline *tls, size_t n,
 				best_ev = ev;
 			}
 		}
-		if (trig_pending && (!best || mt_clock_ns(&d->clock, best_ev->ts) > trig_ns)) {
+		if (best && (!have_ns || best_ev->ts != ns_tsc)) {
+			ns = mt_clock_ns(&d->clock, best_ev->ts);
+			ns_tsc = best_ev->ts;
+			have_ns = 1;
+		}
+		if (trig_pending && (!best || ns > trig_ns)) {
 			trig_pending = 0;
 			if ((rc = sink->trigger(sink->ctx, trig_ns, &d->trigger)))
 				return rc;
 		}
 		if (!best)
 			return 0;
-		rc = sink->event(sink->ctx, best->task.pid, best->task.tid,
-				 mt_clock_ns(&d->clock, best_ev->ts), best_ev);
+		rc = sink->event(sink->ctx, best->task.pid, best->task.tid, ns, best_ev);
 		if (rc)
 			return rc;
-		best->qhead++;
+		consume(best);
 		d->stats.events++;
 	}
 }
