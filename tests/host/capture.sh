@@ -65,6 +65,7 @@ expect bad-trigger 2 "trigger 'uprobe:'" "$bin" record -t uprobe: -- /bin/true
 expect unknown-option 2 "see 'mtrace-user record --help'" "$bin" record --frobnicate -- /bin/true
 expect top-level-help 0 "Perfetto trace to write (default trace.pftrace)" "$bin" -q --help
 expect record-help-names-bundle 0 "bundle to write (default trace.mtrace)" "$bin" record --help
+expect record-help-portable 0 "--portable         copy the mapped executables and libraries" "$bin" record --help
 expect top-level-bundle-name 2 "-o x.mtrace: this form writes a Perfetto trace; 'mtrace-user record -o FILE' writes a bundle" \
 	"$bin" -o x.mtrace -- /bin/true
 expect keep-bundle-is-output 2 "--keep-bundle t.pftrace: the same file as the Perfetto trace" \

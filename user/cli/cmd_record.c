@@ -56,7 +56,9 @@ static void usage(FILE *out, int decode)
 			DECODE_DEFAULT_PERFETTO, MT_CAPTURE_DEFAULT_OUTPUT);
 	fputs("  -n, --snapshots N      re-arm after each snapshot until N were taken (default 1);\n"
 	      "                         SIGUSR1 takes a snapshot and re-arms, Ctrl-C takes the last\n"
-	      "      --embed            copy the mapped executables into the bundle\n"
+	      "      --portable         copy the mapped executables and libraries into the\n"
+	      "                         bundle, so that it decodes on another machine\n"
+	      "                         (--embed is the same)\n"
 	      "Triggers (first to fire wins; without any: Ctrl-C or target exit):\n"
 	      "  -t, --trigger SPEC     uprobe:PATH:SYMBOL[+OFF]   uprobe:PATH:0xADDR\n"
 	      "                         uretprobe:PATH:SYMBOL      kprobe:SYMBOL[+OFF]\n"
@@ -115,6 +117,7 @@ static const struct option long_opts[] = {
 	{ "cyc", optional_argument, NULL, OPT_CYC },
 	{ "psb-freq", required_argument, NULL, OPT_PSB_FREQ },
 	{ "no-retcomp", no_argument, NULL, OPT_NO_RETCOMP },
+	{ "portable", no_argument, NULL, OPT_EMBED },
 	{ "embed", no_argument, NULL, OPT_EMBED },
 	{ "freeze", required_argument, NULL, OPT_FREEZE },
 	{ "keep-bundle", required_argument, NULL, OPT_KEEP_BUNDLE },

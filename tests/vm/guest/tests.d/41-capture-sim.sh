@@ -87,12 +87,12 @@ trigger_snapshot() {
 		--thread spin-worker --trigger-symbol capture_marker
 }
 
-# --kernel and --embed: kernel code, kallsyms and the executable in the bundle
+# --kernel and --portable: kernel code, kallsyms and the executable in the bundle
 kernel_embed() {
 	fresh
 	/bin/capture_spin 1 $T/spin &
 	spin=$!
-	mtrace-user record --kernel --embed -p $spin -o $T/kern.mtrace 2>$T/kern.log &
+	mtrace-user record --kernel --portable -p $spin -o $T/kern.mtrace 2>$T/kern.log &
 	rec=$!
 	wait_for $T/kern.log "tracing process" || return 1
 	kill -INT $rec
