@@ -21,9 +21,22 @@ work=$O/vm/run
 kver=$MTRACE_VM_KVER
 
 eval "$(tests/vm/fetch-kernel.sh "$kver")"
-ko=$(scripts/build-kmod.sh "$KDIR" "$O/vm/kmod" 2>"$O/vm-kmod.log") || {
+# The guest loads the module DKMS builds from the sources `make install`
+# places in /usr/src, as users get it, in a private DKMS tree.
+dkms_dir=$O/vm/dkms
+rm -rf "$dkms_dir"
+mkdir -p "$dkms_dir/tree"
+ko=
+if ! command -v dkms >/dev/null; then
+	echo "dkms is not installed (scripts/install-deps.sh installs it)" >"$O/vm-kmod.log"
+elif scripts/install.sh install "$dkms_dir/root" /usr "$O" "$(cat VERSION)" >"$O/vm-kmod.log" 2>&1 &&
+	dkms build -m mtrace -v "$(cat VERSION)" -k "$kver" --kernelsourcedir "$KDIR" \
+		--dkmstree "$dkms_dir/tree" --sourcetree "$dkms_dir/root/usr/src" >>"$O/vm-kmod.log" 2>&1; then
+	ko=$(find "$dkms_dir/tree" -name mtrace.ko | head -1)
+fi
+[ -n "$ko" ] || {
 	tail -30 "$O/vm-kmod.log"
-	echo "FAIL vm/build-module: mtrace.ko does not build against $kver"
+	echo "FAIL vm/build-module: DKMS does not build mtrace.ko against $kver"
 	exit 1
 }
 
