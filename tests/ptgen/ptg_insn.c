@@ -134,6 +134,19 @@ static int grow(struct ptg_insn_cache *c)
 	return 0;
 }
 
+/* The hint-NOP opcode space 0F 18-1F after legacy prefixes and a REX
+ * prefix, where CET put ENDBR, RDSSP and INCSSP: never a change of flow. */
+static bool hint_nop(const uint8_t *b, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len && (b[i] == 0xf3 || b[i] == 0xf2 || b[i] == 0x66))
+		i++;
+	if (i < len && (b[i] & 0xf0) == 0x40)
+		i++;
+	return i + 1 < len && b[i] == 0x0f && b[i + 1] >= 0x18 && b[i + 1] <= 0x1f;
+}
+
 int ptg_insn_get(struct ptg_insn_cache *c, uint64_t ip, struct ptg_insn *out)
 {
 	uint8_t buf[16];
@@ -155,10 +168,12 @@ int ptg_insn_get(struct ptg_insn_cache *c, uint64_t ip, struct ptg_insn *out)
 	len = ptg_image_read(c->img, ip, buf, sizeof(buf));
 	decoded = len && cs_disasm_iter(c->cs, &code, &len, &addr, c->scratch);
 	/* Capstone 4 does not know every VEX/EVEX instruction (glibc's
-	 * AVX-512 string functions). In 64-bit mode C4/C5/62 always start a
-	 * VEX/EVEX SIMD instruction, never a change of flow; its length
-	 * stays unknown (0), which only branches would need. */
-	if (!decoded && (!len || (buf[0] != 0xc4 && buf[0] != 0xc5 && buf[0] != 0x62))) {
+	 * AVX-512 string functions) nor CET's RDSSP (libgcc's unwinder). In
+	 * 64-bit mode C4/C5/62 always start a VEX/EVEX SIMD instruction and
+	 * the hint-NOP space never changes the flow either; the length stays
+	 * unknown (0), which only branches would need. */
+	if (!decoded && (!len || (buf[0] != 0xc4 && buf[0] != 0xc5 && buf[0] != 0x62 &&
+				  !hint_nop(buf, len)))) {
 		fprintf(stderr, "ptgen: no instruction at 0x%" PRIx64 "\n", ip);
 		return -1;
 	}

@@ -13,8 +13,10 @@ PTG_DIR := tests/ptgen
 PTG_MAINS := $(PTG_DIR)/ptgen.c $(PTG_DIR)/ptg_roundtrip.c $(PTG_DIR)/ptg_bench.c
 PTG_LIB_SRCS := $(filter-out $(PTG_MAINS),$(wildcard $(PTG_DIR)/ptg_*.c))
 PTG_PROGRAMS := $(basename $(notdir $(wildcard $(PTG_DIR)/programs/*.c)))
+PTG_CXX_PROGRAMS := $(basename $(notdir $(wildcard $(PTG_DIR)/programs/*.cc)))
 
-PTG_PROG_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -g -O1 -fno-inline -Wl,-z,now
+PTG_PROG_FLAGS := -Wall -Wextra -Werror -g -O1 -fno-inline -Wl,-z,now
+PTG_PROG_CFLAGS := -std=gnu11 $(PTG_PROG_FLAGS)
 # Sibling-call optimisation is what makes tail calls; -O1 leaves it off.
 PTG_PROG_CFLAGS_tailcall := -foptimize-sibling-calls
 
@@ -23,6 +25,12 @@ $(O)/$(1)/tests/ptgen/programs/%: $(PTG_DIR)/programs/%.c
 	@mkdir -p $$(@D)
 	@echo '  CC      $$@'
 	$(Q)$(CC) $(PTG_PROG_CFLAGS) $$(PTG_PROG_CFLAGS_$$*) -o $$@ $$< -lpthread
+
+# C++ programs (exceptions).
+$(O)/$(1)/tests/ptgen/programs/%: $(PTG_DIR)/programs/%.cc
+	@mkdir -p $$(@D)
+	@echo '  CXX     $$@'
+	$(Q)$(CXX) -std=gnu++17 $(PTG_PROG_FLAGS) -o $$@ $$<
 
 # The random-walk tests need an executable that is not position independent.
 $(O)/$(1)/tests/ptgen/programs/%-nopie: $(PTG_DIR)/programs/%.c
@@ -33,6 +41,7 @@ $(O)/$(1)/tests/ptgen/programs/%-nopie: $(PTG_DIR)/programs/%.c
 $(O)/$(1)/tests/ptgen/ptg_roundtrip: $(O)/$(1)/$(PTG_DIR)/ptg_roundtrip.o \
 		$(PTG_LIB_SRCS:%.c=$(O)/$(1)/%.o) $(O)/$(1)/libmtrace.a \
 		$(PTG_PROGRAMS:%=$(O)/$(1)/tests/ptgen/programs/%) \
+		$(PTG_CXX_PROGRAMS:%=$(O)/$(1)/tests/ptgen/programs/%) \
 		$(O)/$(1)/tests/ptgen/programs/indirect-nopie
 	@echo '  LD      $$@'
 	$(Q)$(CC) $(CFLAGS_USER) $(CFLAGS_$(2)) -o $$@ $$(filter %.o %.a,$$^) $(LDLIBS_USER)

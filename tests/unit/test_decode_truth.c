@@ -255,6 +255,12 @@ MT_TEST(longjmp)
 	check_program("longjmp", "");
 }
 
+/* C++ exceptions unwound by libgcc through frames that never return. */
+MT_TEST(cxx_exceptions)
+{
+	check_program("exceptions", "");
+}
+
 MT_TEST(signals)
 {
 	check_program("signals", "");
