@@ -12,9 +12,15 @@
  * - Kaby Lake R, Core i5-8350U (0x806ea): `cpuid -1 --raw` posted to LKML
  *   by Paul Menzel on 2022-08-23 ("WARNING: CPU: 1 PID: 83 at
  *   arch/x86/kernel/cpu/sgx/main.c:446 ksgxd").
- * - Ice Lake, Alder Lake and Sapphire Rapids: AIDA64 CPUID dumps in
- *   github.com/InstLatx64/InstLatx64 (snapshot 087af2c7d72c), per logical
- *   CPU, registers printed EAX-EBX-ECX-EDX:
+ * - Skylake, Skylake-SP, Ice Lake, Alder Lake and Sapphire Rapids: AIDA64
+ *   CPUID dumps in github.com/InstLatx64/InstLatx64 (snapshot 087af2c7d72c),
+ *   per logical CPU, registers printed EAX-EBX-ECX-EDX:
+ *   - Skylake-S Core i7-6700K (0x506e3),
+ *     GenuineIntel/GenuineIntel00506E3_SkyLake_01_CPUID.txt, CPU #0 (all
+ *     8 logical CPUs identical);
+ *   - Skylake-SP Xeon Platinum 8160 (0x50654),
+ *     GenuineIntel/GenuineIntel0050654_SkylakeXeon_20_CPUID.txt, CPU #0
+ *     (all 96 identical, two sockets);
  *   - Ice Lake-U Core i7-1065G7 (0x706e5),
  *     GenuineIntel/GenuineIntel00706E5_IceLakeY_CPUID.txt, CPU #0 (all
  *     8 logical CPUs identical);
@@ -39,6 +45,22 @@ static const struct mtrace_cpuid broadwell_e = {
 	.max_leaf = 0x14, .vendor = INTEL, .leaf1_eax = 0x000406f1,
 	.leaf7_ebx = 0x021cbfbb,
 	.c14_0 = { 0x00000000, 0x00000001, 0x00000001, 0 },
+};
+
+static const struct mtrace_cpuid skylake = {
+	.max_leaf = 0x16, .vendor = INTEL, .leaf1_eax = 0x000506e3,
+	.leaf7_ebx = 0x029c6fbf,
+	.c14_0 = { 0x00000001, 0x0000000f, 0x00000007, 0x00000000 },
+	.c14_1 = { 0x02490002, 0x003f3fff, 0x00000000, 0x00000000 },
+	.c15 = { 0x00000002, 0x0000014e, 0x00000000 },
+};
+
+static const struct mtrace_cpuid skylake_sp = {
+	.max_leaf = 0x16, .vendor = INTEL, .leaf1_eax = 0x00050654,
+	.leaf7_ebx = 0xd39ffffb,
+	.c14_0 = { 0x00000001, 0x0000000f, 0x00000007, 0x00000000 },
+	.c14_1 = { 0x02490002, 0x003f3fff, 0x00000000, 0x00000000 },
+	.c15 = { 0x00000002, 0x000000a8, 0x00000000 },
 };
 
 static const struct mtrace_cpuid kaby_lake = {
@@ -207,7 +229,14 @@ struct pt_expect {
 static const struct pt_expect real_cpus[] = {
 	/* 0.EBX 0x01 (CR3 filtering only), 0.ECX 0x1, no sub-leaf 1; BDM106. */
 	{ "Broadwell-E", &broadwell_e, .branch_forced = true },
-	/* 0.EBX 0x0f, 0.ECX 0x7, 1.EAX 0x02490002, 1.EBX 0x003f3fff. */
+	/*
+	 * 0.EBX 0x0f, 0.ECX 0x7, 1.EAX 0x02490002, 1.EBX 0x003f3fff; Skylake
+	 * models 0x5e and 0x55 are not in BDM106, so BranchEn can be cleared.
+	 */
+	{ "Skylake", &skylake, .multi_topa = true, .ranges = 2,
+	  .mtc = 0x0249, .cyc = 0x3fff, .psb = 0x003f },
+	{ "Skylake-SP", &skylake_sp, .multi_topa = true, .ranges = 2,
+	  .mtc = 0x0249, .cyc = 0x3fff, .psb = 0x003f },
 	{ "Kaby Lake", &kaby_lake, .multi_topa = true, .ranges = 2,
 	  .mtc = 0x0249, .cyc = 0x3fff, .psb = 0x003f },
 	{ "Kaby Lake R", &kaby_lake_r, .multi_topa = true, .ranges = 2,
