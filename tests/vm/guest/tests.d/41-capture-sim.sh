@@ -33,13 +33,16 @@ sigint_snapshot() {
 	wait_file $T/spin/ready || return 1
 	capture_inject $rec 1 5000 11 || return 1
 	kill -INT $rec
-	wait_for $T/int.log "snapshot written" || return 1
+	wait_for $T/int.log "snapshot written to $T/int.mtrace" || return 1
 	touch $T/spin/stop
 	wait $rec || { cat $T/int.log; return 1; }
 	cat $T/int.log
 	grep -q "exited with status 0" $T/int.log || return 1
+	# the stream alone has no sync point: a trace with the trigger, no error
+	grep -q " 0 decode errors" $T/int.log || return 1
 	capture_check $T/int.mtrace --cpu 1 --total 5000 --seed 11 --ring $ring --path manual \
-		--pid "$(target_of $T/int.log)" --exe /bin/capture_spin --thread spin-worker
+		--pid "$(target_of $T/int.log)" --exe /bin/capture_spin --thread spin-worker &&
+		pftrace_check $T/int.pftrace --trigger "user request"
 }
 
 # -p PID with --snapshots 2 (SIGUSR1 each); the target is left running, untraced

@@ -98,26 +98,6 @@ trigger_to_perfetto() {
 	pftrace_gap $T/trig/trace.pftrace $SPEC --trigger-symbol capture_marker
 }
 
-# --keep-bundle: the bundle is kept as well; the stream alone has no sync
-# point, so the trace has the trigger and no thread
-keep_bundle() {
-	fresh
-	mtrace-user -b 64K -o $T/keep.pftrace --keep-bundle $T/keep.mtrace -- \
-		/bin/capture_spin 1 $T/spin 2>$T/keep.log &
-	rec=$!
-	wait_file $T/spin/ready || return 1
-	capture_inject $rec 1 5000 81 || return 1
-	kill -INT $rec
-	wait_for $T/keep.log "snapshot written to $T/keep.mtrace" || return 1
-	touch $T/spin/stop
-	wait $rec || { cat $T/keep.log; return 1; }
-	cat $T/keep.log
-	grep -q " 0 decode errors" $T/keep.log || return 1
-	capture_check $T/keep.mtrace --cpu 1 --total 5000 --seed 81 --ring 65536 --path manual \
-		--pid "$(target_of $T/keep.log)" --exe /bin/capture_spin --thread spin-worker &&
-		pftrace_check $T/keep.pftrace --trigger "user request"
-}
-
 mkdir -p $T
 if ! insmod "$MTRACE_KO" sim=1; then
 	echo "FAIL capture-decode-load: insmod sim=1 failed"
@@ -135,5 +115,4 @@ run() {
 run capture-decode-record-roundtrip record_then_decode
 run capture-decode-snapshots snapshots_to_perfetto
 run capture-decode-trigger trigger_to_perfetto
-run capture-decode-keep-bundle keep_bundle
 rmmod mtrace
