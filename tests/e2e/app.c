@@ -6,8 +6,8 @@
  * files in CTLDIR:
  *
  *   a.ready   holds worker-a's tid: it runs on CPU 0 and spins until
- *             a.done exists, then waits for end (so that the capture still
- *             finds it, and its name, at the freeze)
+ *             a.done exists, then exits (before the freeze: the capture
+ *             must remember its name)
  *   b.start   lets worker-b start; b.ready holds its tid: it runs on CPU 1
  *             and spins until b.go exists, then calls slow_path() once,
  *             which fires the trigger
@@ -167,8 +167,6 @@ static void *worker_a(void *arg)
 	start_worker(0, "worker-a", "a.ready");
 	while (!ctl_exists("a.done"))
 		;
-	while (!ctl_exists("end"))
-		nap();
 	return NULL;
 }
 

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * e2e_check TRACE --binary PATH=BIAS --thread TID=TRUTH... --trigger TID=SYMBOL
- *           [--summary]
+ * e2e_check TRACE --binary PATH=BIAS --thread TID:NAME=TRUTH...
+ *           --trigger TID=SYMBOL [--summary]
  *
  * Checks the Perfetto trace of the end-to-end run against the PT
  * generator's ground truth, reading the file with the tests' own reader
  * (tests/perfetto/pf_reader.h), which replays trace_processor's import rules:
  *
  *  - no import-rule error;
- *  - for each --thread, the thread's calls and returns in the trace are
+ *  - for each --thread, its track is named NAME (worker-a exits before the
+ *    freeze: the capture must have remembered its name), and its calls and returns in the trace are
  *    exactly the truth's from the first instruction the ring still held
  *    (the truth's "visible" line): same functions at the same run-time
  *    addresses, same order, hence the same nesting; frames open before the
@@ -242,7 +243,8 @@ static void show(const char *what, const struct steps *s, size_t at)
 	printf("\n");
 }
 
-static void check_thread(const struct pfr_trace *t, long tid, const char *truth_path)
+static void check_thread(const struct pfr_trace *t, long tid, const char *name,
+			 const char *truth_path)
 {
 	const struct pfr_track *tr = pfr_thread_track(t, tid);
 	struct steps truth = { 0 };
@@ -254,6 +256,10 @@ static void check_thread(const struct pfr_trace *t, long tid, const char *truth_
 	snprintf(what, sizeof(what), "thread-%ld", tid);
 	if (!tr) {
 		fail(what, "no track for thread %ld in the trace", tid);
+		return;
+	}
+	if (!tr->name || strcmp(tr->name, name)) {
+		fail(what, "the track is named '%s', not '%s'", tr->name ? tr->name : "", name);
 		return;
 	}
 	if (read_truth(truth_path, &truth)) {
@@ -415,7 +421,7 @@ static void summary(const struct pfr_trace *t, long tid)
 int main(int argc, char **argv)
 {
 	long tids[MAX_THREADS], trig_tid = 0;
-	const char *truths[MAX_THREADS], *trig_sym = NULL;
+	const char *truths[MAX_THREADS], *names[MAX_THREADS], *trig_sym = NULL;
 	bool want_summary = false;
 	struct pfr_trace t;
 	int n = 0;
@@ -425,8 +431,11 @@ int main(int argc, char **argv)
 
 		if (!strcmp(argv[i], "--summary")) {
 			want_summary = true;
-		} else if (eq && !strcmp(argv[i], "--thread") && n < MAX_THREADS) {
+		} else if (eq && !strcmp(argv[i], "--thread") && n < MAX_THREADS &&
+			   strchr(argv[i + 1], ':')) {
+			*eq = '\0';
 			tids[n] = strtol(argv[++i], NULL, 10);
+			names[n] = strchr(argv[i], ':') + 1;
 			truths[n++] = eq + 1;
 		} else if (eq && !strcmp(argv[i], "--binary")) {
 			*eq = '\0';
@@ -443,7 +452,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (argc < 2 || !n || !trig_sym || !nfuncs) {
-		fprintf(stderr, "usage: e2e_check TRACE --binary PATH=BIAS --thread TID=TRUTH... "
+		fprintf(stderr, "usage: e2e_check TRACE --binary PATH=BIAS --thread TID:NAME=TRUTH... "
 			"--trigger TID=SYMBOL [--summary]\n");
 		return 2;
 	}
@@ -457,7 +466,7 @@ int main(int argc, char **argv)
 		printf("PASS e2e/import-rules: %zu packets, %zu events, no import-rule error\n",
 		       t.packets, t.nevents);
 	for (int i = 0; i < n; i++)
-		check_thread(&t, tids[i], truths[i]);
+		check_thread(&t, tids[i], names[i], truths[i]);
 	check_trigger(&t, trig_tid, trig_sym);
 	if (want_summary)
 		summary(&t, trig_tid);

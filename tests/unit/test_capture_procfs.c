@@ -185,3 +185,66 @@ MT_TEST(collect_own_threads)
 	pthread_barrier_destroy(&named);
 	pthread_barrier_destroy(&done);
 }
+
+static pthread_barrier_t step;
+
+/* Named "mt-first", then "mt-second" after one step, exits after another. */
+static void *renamed_thread(void *arg)
+{
+	pid_t *tid = arg;
+
+	*tid = gettid();
+	pthread_setname_np(pthread_self(), "mt-first");
+	pthread_barrier_wait(&step);
+	pthread_barrier_wait(&step);
+	pthread_setname_np(pthread_self(), "mt-second");
+	pthread_barrier_wait(&step);
+	pthread_barrier_wait(&step);
+	return NULL;
+}
+
+static size_t count_tid(const struct mt_thread_list *l, pid_t tid, const char **comm)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < l->n; i++)
+		if (l->t[i].tid == (uint32_t)tid) {
+			n++;
+			*comm = l->t[i].comm;
+		}
+	return n;
+}
+
+/* A thread that exits before the freeze keeps the last name seen while armed. */
+MT_TEST(remembered_names_outlive_their_threads)
+{
+	struct mt_thread_list seen = { 0 }, l = { 0 };
+	const char *comm = NULL;
+	pthread_t th;
+	pid_t tid = 0;
+
+	pthread_barrier_init(&step, NULL, 2);
+	MT_ASSERT_EQ(pthread_create(&th, NULL, renamed_thread, &tid), 0);
+	pthread_barrier_wait(&step);
+	MT_ASSERT_EQ(mt_threads_remember(&seen, getpid(), 5), 0);
+	MT_ASSERT_EQ(count_tid(&seen, tid, &comm), 1);
+	MT_ASSERT_STREQ(comm, "mt-first");
+	pthread_barrier_wait(&step);
+	pthread_barrier_wait(&step);
+	MT_ASSERT_EQ(mt_threads_remember(&seen, getpid(), 6), 0);
+	MT_ASSERT_EQ(count_tid(&seen, tid, &comm), 1);	/* renamed, not added twice */
+	MT_ASSERT_STREQ(comm, "mt-second");
+	pthread_barrier_wait(&step);
+	pthread_join(th, NULL);
+
+	MT_ASSERT_EQ(mt_threads_collect(&l, getpid(), 0, 7), 0);
+	MT_ASSERT_EQ(count_tid(&l, tid, &comm), 0);		/* gone at collection */
+	MT_ASSERT_EQ(mt_threads_add_gone(&l, &seen), 0);
+	MT_ASSERT_EQ(count_tid(&l, tid, &comm), 1);
+	MT_ASSERT_STREQ(comm, "mt-second");
+	MT_ASSERT_EQ(count_tid(&l, getpid(), &comm), 1);	/* nothing doubled */
+	MT_ASSERT_EQ(mt_threads_remember(&seen, 0x7ffffff0, 1), -ENOENT);
+	mt_threads_free(&seen);
+	mt_threads_free(&l);
+	pthread_barrier_destroy(&step);
+}

@@ -330,7 +330,9 @@ static int write_processes(const struct mt_collect_in *in, const struct sw_vec *
 		pid_t via = pids[i] == in->pid ? in->exit_tid : 0;
 
 		if (mt_maps_collect(&maps, pids[i], via, tsc) == -ENOMEM ||
-		    mt_threads_collect(&threads, pids[i], via, tsc) == -ENOMEM) {
+		    mt_threads_collect(&threads, pids[i], via, tsc) == -ENOMEM ||
+		    (pids[i] == in->pid && in->seen &&
+		     mt_threads_add_gone(&threads, in->seen) == -ENOMEM)) {
 			e = col_fail(err, errlen, -ENOMEM, "out of memory reading /proc");
 			goto out;
 		}

@@ -14,6 +14,8 @@
 
 #include "bundle/bundle.h"
 #include "capture/capture.h"
+
+struct mt_thread_list;
 #include "capture/capture_dev.h"
 #include "trigger/trigger.h"
 
@@ -33,6 +35,7 @@ struct mt_collect_in {
 	 */
 	const struct mt_trig_event *event; /* fallback: the BPF trigger record */
 	pid_t exit_tid;                 /* exit: the thread that ended the process */
+	const struct mt_thread_list *seen; /* the target's threads seen while armed */
 	struct mt_bundle_clock_entry arm_anchor; /* user-space anchor taken at arm */
 };
 

@@ -70,6 +70,14 @@ struct mt_thread_list {
 
 /* The command line is read through thread via_tid (0: the process), as for maps. */
 int mt_threads_collect(struct mt_thread_list *l, pid_t pid, pid_t via_tid, uint64_t tsc);
+/*
+ * While armed: adds pid's threads not yet in @seen, and a thread's new name
+ * when it changed, so that threads that exit before the freeze still have
+ * one. No command lines.
+ */
+int mt_threads_remember(struct mt_thread_list *seen, pid_t pid, uint64_t tsc);
+/* Appends to @l the threads of @seen that @l lacks (they exited since). */
+int mt_threads_add_gone(struct mt_thread_list *l, const struct mt_thread_list *seen);
 void mt_threads_free(struct mt_thread_list *l);
 
 #endif

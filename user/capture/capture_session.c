@@ -23,9 +23,11 @@
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <x86intrin.h>
 
 #include "capture/capture_collect.h"
 #include "capture/capture_dev.h"
+#include "capture/capture_procfs.h"
 #include "capture/capture_target.h"
 #include "trigger/trigger.h"
 
@@ -54,8 +56,12 @@ struct session {
 	size_t nspecs;
 	struct mt_trigger_set *trig;
 	struct mt_trig_event ev;        /* the last trigger record */
+	struct mt_thread_list seen;     /* the target's threads and names while armed */
 	char err[MT_CAPTURE_ERRLEN];
 };
+
+/* How often the target's thread names are read while armed. */
+#define NAMES_POLL_MS 200
 
 static void msg(const struct session *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -100,10 +106,18 @@ static enum wake wait_event(struct session *s)
 			{ .fd = s->trig ? mt_trigger_set_fd(s->trig) : -1, .events = POLLIN },
 		};
 
-		if (poll(p, 4, -1) < 0) {
+		int n = poll(p, 4, s->have_target ? NAMES_POLL_MS : -1);
+
+		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			snprintf(s->err, sizeof(s->err), "poll: %s", strerror(errno));
+			return WAKE_ERROR;
+		}
+		/* Names are only read at collection: remember those of threads
+		 * that may exit before it (a gone target is no error here). */
+		if (n == 0 && mt_threads_remember(&s->seen, s->target.pid, __rdtsc()) == -ENOMEM) {
+			snprintf(s->err, sizeof(s->err), "out of memory reading /proc");
 			return WAKE_ERROR;
 		}
 		if (p[0].revents & POLLIN)
@@ -336,6 +350,7 @@ static int run(struct session *s, struct mt_collect_in *in, unsigned int *done)
 
 static void finish(struct session *s)
 {
+	mt_threads_free(&s->seen);
 	mt_trigger_set_close(s->trig);
 	for (size_t i = 0; i < s->nspecs; i++)
 		mt_trigger_spec_free(&s->specs[i]);
@@ -396,6 +411,7 @@ int mt_capture_record(const struct mt_capture_opts *o, unsigned int *taken)
 	*taken = 0;
 	s.target.release_fd = s.target.exec_fd = s.target.pidfd = -1;
 	in.dev = &s.dev;
+	in.seen = &s.seen;
 	if (parse_options(&s))
 		return 2;
 	if (block_signals(&set) || (s.sigfd = signalfd(-1, &set, SFD_CLOEXEC)) < 0) {

@@ -46,18 +46,35 @@ static int push_thread(struct mt_thread_list *l, const struct mt_bundle_thread *
 	return 0;
 }
 
+/* A task's name without the newline; 0 when it is gone. */
+static size_t read_comm(pid_t pid, pid_t tid, char *comm, size_t cap)
+{
+	char path[64];
+	size_t len;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+	len = read_small(path, comm, cap);
+	if (len && comm[len - 1] == '\n')
+		len--;
+	return len;
+}
+
+static struct mt_bundle_thread *find_tid(const struct mt_thread_list *l, uint32_t tid)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (l->t[i].tid == tid)
+			return &l->t[i];
+	return NULL;
+}
+
 static int add_task(struct mt_thread_list *l, pid_t pid, pid_t tid, pid_t via, uint64_t tsc)
 {
 	struct mt_bundle_thread t = { .tsc = tsc, .pid = (uint32_t)pid, .tid = (uint32_t)tid };
 	char path[64], comm[64];
-	size_t len;
+	size_t len = read_comm(pid, tid, comm, sizeof(comm));
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
-	len = read_small(path, comm, sizeof(comm));
 	if (len == 0)
 		return 0; /* exited meanwhile */
-	if (comm[len - 1] == '\n')
-		len--;
 	t.comm = mt_strpool_add(&l->pool, comm, len);
 	if (!t.comm)
 		return -ENOMEM;
@@ -104,6 +121,52 @@ int mt_threads_collect(struct mt_thread_list *l, pid_t pid, pid_t via_tid, uint6
 	}
 	closedir(d);
 	return err;
+}
+
+int mt_threads_remember(struct mt_thread_list *seen, pid_t pid, uint64_t tsc)
+{
+	char path[64], comm[64];
+	struct dirent *de;
+	DIR *d;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while (!err && (de = readdir(d))) {
+		long tid = strtol(de->d_name, NULL, 10);
+		size_t len = tid > 0 ? read_comm(pid, (pid_t)tid, comm, sizeof(comm)) : 0;
+		struct mt_bundle_thread *t = len ? find_tid(seen, (uint32_t)tid) : NULL;
+		const char *name;
+
+		if (!len || (t && !strncmp(t->comm, comm, len) && !t->comm[len]))
+			continue;
+		name = mt_strpool_add(&seen->pool, comm, len);
+		if (!name)
+			err = -ENOMEM;
+		else if (t)
+			t->comm = name;	/* renamed since */
+		else
+			err = push_thread(seen, &(struct mt_bundle_thread){
+				.tsc = tsc, .pid = (uint32_t)pid, .tid = (uint32_t)tid, .comm = name });
+	}
+	closedir(d);
+	return err;
+}
+
+int mt_threads_add_gone(struct mt_thread_list *l, const struct mt_thread_list *seen)
+{
+	for (size_t i = 0; i < seen->n; i++) {
+		struct mt_bundle_thread t = seen->t[i];
+
+		if (find_tid(l, t.tid))
+			continue;
+		t.comm = mt_strpool_add(&l->pool, t.comm, strlen(t.comm));
+		if (!t.comm || push_thread(l, &t))
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 void mt_threads_free(struct mt_thread_list *l)
