@@ -17,7 +17,7 @@ TEST_PROGRAMS :=
 TEST_PREREQS := $(O)/mtrace-user $(O)/san/mtrace-user
 
 # Test sources include "mt_test.h" and their own directory's headers.
-$(O)/san/tests/%.o: CPPFLAGS_USER += -Itests/lib -I$(dir $*)
+$(O)/san/tests/%.o $(O)/fuzz/tests/%.o: CPPFLAGS_USER += -Itests/lib -I$(dir $*)
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(O)/san/tests/unit/%)

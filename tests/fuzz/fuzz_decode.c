@@ -11,7 +11,7 @@
  * Frames must always balance: every BEGIN gets its END.
  */
 #include "bundle/bundle.h"
-#include "decode/blkdec.h"
+#include "mt_blk_cs.h"
 #include "decode/decode.h"
 
 #include "../unit/test_bundle_seal.h"
@@ -89,34 +89,9 @@ static struct pt_image *h_enable(void *ctx, uint64_t tsc, uint64_t ip)
 	return NULL;
 }
 
-static void h_block(void *ctx, uint64_t tsc, uint64_t ip)
-{
-	(void)ctx;
-	mt_cs_block(&cs, tsc, ip);
-}
-
-static void h_transfer(void *ctx, enum mt_xfer x, uint64_t ret)
-{
-	(void)ctx;
-	mt_cs_transfer(&cs, x, ret);
-}
-
-static void h_disable(void *ctx, uint64_t tsc, uint64_t at)
-{
-	(void)ctx;
-	mt_cs_disable(&cs, tsc, MT_OFF_OTHER, at);
-}
-
-static void h_gap(void *ctx, uint64_t tsc, uint32_t reason)
-{
-	(void)ctx;
-	mt_cs_gap(&cs, tsc, reason);
-}
-
 static void fuzz_pt(const uint8_t *data, size_t size)
 {
-	static const struct mt_blk_handler h = { h_enable, h_block, h_transfer, h_disable, h_gap,
-						 NULL };
+	const struct mt_blk_handler h = mt_blk_cs_handler(&cs, h_enable);
 	static const struct mt_cs_ops ops = { resolve, count, NULL };
 	struct mt_blk_stats st;
 	struct pt_config cfg;

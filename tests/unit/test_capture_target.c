@@ -115,6 +115,18 @@ static int maps_show_program(const struct mt_target *t)
 	return found && cmdline;
 }
 
+/* Lets a target held at its exit go; it must exit with status 0. */
+static void let_held_target_exit(struct mt_target *t, int sfd, const sigset_t *set)
+{
+	mt_target_let_exit(t);
+	mt_target_detach(t);
+	MT_ASSERT(WIFEXITED(mt_target_wait_exit(t)));
+	MT_ASSERT_EQ(WEXITSTATUS(t->status), 0);
+	mt_target_free(t);
+	close(sfd);
+	sigprocmask(SIG_UNBLOCK, set, NULL);
+}
+
 static void run_to_exit(const char *mode)
 {
 	char *argv[] = { prog, (char *)mode, NULL };
@@ -130,13 +142,7 @@ static void run_to_exit(const char *mode)
 	MT_ASSERT_EQ(next_event(&t, sfd), MT_TARGET_EXITING);
 	MT_ASSERT(t.exit_tid > 0);
 	MT_ASSERT_MSG(maps_show_program(&t), "maps of the held process lack %s", prog);
-	mt_target_let_exit(&t);
-	mt_target_detach(&t);
-	MT_ASSERT(WIFEXITED(mt_target_wait_exit(&t)));
-	MT_ASSERT_EQ(WEXITSTATUS(t.status), 0);
-	mt_target_free(&t);
-	close(sfd);
-	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	let_held_target_exit(&t, sfd, &set);
 }
 
 MT_TEST(exit_held_when_main_kills_worker)
@@ -159,13 +165,7 @@ MT_TEST(thread_exit_is_not_process_exit)
 	MT_ASSERT_EQ(next_event(&t, sfd), MT_TARGET_EXITING);
 	MT_ASSERT_EQ(t.exit_tid, t.pid);
 	MT_ASSERT(maps_show_program(&t));
-	mt_target_let_exit(&t);
-	mt_target_detach(&t);
-	MT_ASSERT(WIFEXITED(mt_target_wait_exit(&t)));
-	MT_ASSERT_EQ(WEXITSTATUS(t.status), 0);
-	mt_target_free(&t);
-	close(sfd);
-	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	let_held_target_exit(&t, sfd, &set);
 }
 
 MT_TEST(launch_errors)
@@ -203,24 +203,6 @@ MT_TEST(aborted_launch_never_runs_the_command)
 	mt_target_free(&t);
 }
 
-/* TracerPid of a task, from /proc. */
-static int tracer_of(pid_t pid, pid_t tid)
-{
-	char path[96], line[256];
-	int tracer = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "TracerPid: %d", &tracer) == 1)
-			break;
-	fclose(f);
-	return tracer;
-}
-
 MT_TEST(attach_and_detach)
 {
 	char *argv[] = { prog, "spin", NULL };
@@ -254,11 +236,11 @@ MT_TEST(attach_and_detach)
 	MT_ASSERT(strstr(err, line));
 	MT_ASSERT_EQ(mt_target_attach(&t, child, err, sizeof(err)), 0);
 	MT_ASSERT(t.traced);
-	MT_ASSERT_EQ(tracer_of(child, child), getpid());
-	MT_ASSERT_EQ(tracer_of(child, worker), getpid());
+	MT_ASSERT_EQ(mt_thread_tracer(child, child), getpid());
+	MT_ASSERT_EQ(mt_thread_tracer(child, worker), getpid());
 	mt_target_detach(&t);
-	MT_ASSERT_EQ(tracer_of(child, child), 0);
-	MT_ASSERT_EQ(tracer_of(child, worker), 0);
+	MT_ASSERT_EQ(mt_thread_tracer(child, child), 0);
+	MT_ASSERT_EQ(mt_thread_tracer(child, worker), 0);
 	MT_ASSERT_EQ(kill(child, 0), 0);
 	mt_target_free(&t);
 	kill(child, SIGKILL);

@@ -10,7 +10,7 @@
 #include "test_decode_fixture.h"
 #include "test_decode_ptenc.h"
 
-#include "decode/blkdec.h"
+#include "mt_blk_cs.h"
 
 #define BASE 0x400000ull
 /* Functions A..E start every 0x20 bytes from BASE. */
@@ -53,36 +53,10 @@ static struct pt_image *h_enable(void *ctx, uint64_t tsc, uint64_t ip)
 	return NULL;
 }
 
-static void h_block(void *ctx, uint64_t tsc, uint64_t ip)
-{
-	(void)ctx;
-	mt_cs_block(&cs, tsc, ip);
-}
-
-static void h_transfer(void *ctx, enum mt_xfer x, uint64_t ret)
-{
-	(void)ctx;
-	mt_cs_transfer(&cs, x, ret);
-}
-
-static void h_disable(void *ctx, uint64_t tsc, uint64_t at)
-{
-	(void)ctx;
-	mt_cs_disable(&cs, tsc, MT_OFF_OTHER, at);
-}
-
-static void h_gap(void *ctx, uint64_t tsc, uint32_t reason)
-{
-	(void)ctx;
-	mt_cs_gap(&cs, tsc, reason);
-}
-
-static const struct mt_blk_handler handler = { h_enable, h_block, h_transfer, h_disable, h_gap,
-					       NULL };
-
 /* Decodes BUF[0..LEN) against the program; returns the event text. */
 static const char *decode(const uint8_t *buf, size_t len, struct mt_blk_stats *st)
 {
+	struct mt_blk_handler handler;
 	static const struct mt_cs_ops ops = { resolve, evfmt_emit, NULL };
 	struct pt_image_section_cache *isc = pt_iscache_alloc(NULL);
 	struct pt_image *img = pt_image_alloc(NULL);
@@ -103,6 +77,7 @@ static const char *decode(const uint8_t *buf, size_t len, struct mt_blk_stats *s
 	evfmt_reset();
 	enables = 0;
 	mt_cs_init(&cs, &ops);
+	handler = mt_blk_cs_handler(&cs, h_enable);
 	MT_ASSERT_EQ(mt_blk_decode(&cfg, img, isc, &handler, st), 0);
 	mt_cs_finish(&cs, st->last_tsc);
 	mt_cs_fini(&cs);

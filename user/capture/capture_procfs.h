@@ -76,6 +76,8 @@ int mt_threads_collect(struct mt_thread_list *l, pid_t pid, pid_t via_tid, uint6
  * one. No command lines.
  */
 int mt_threads_remember(struct mt_thread_list *seen, pid_t pid, uint64_t tsc);
+/* TracerPid of thread @tid of @pid (0: none), or -1 when it is gone. */
+pid_t mt_thread_tracer(pid_t pid, pid_t tid);
 /* Appends to @l the threads of @seen that @l lacks (they exited since). */
 int mt_threads_add_gone(struct mt_thread_list *l, const struct mt_thread_list *seen);
 void mt_threads_free(struct mt_thread_list *l);

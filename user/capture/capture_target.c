@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The traced process (see capture_target.h). */
 #include "capture/capture_target.h"
+#include "capture/capture_procfs.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -69,24 +70,6 @@ static int seize(pid_t tid)
 	return ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)SEIZE_OPTS) == 0 ? 0 : -errno;
 }
 
-/* TracerPid of a thread, or -1. */
-static pid_t tracer_of(pid_t pid, pid_t tid)
-{
-	char path[64], line[256];
-	int tracer = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "TracerPid: %d", &tracer) == 1)
-			break;
-	fclose(f);
-	return tracer;
-}
-
 /* Seizes every thread; threads created meanwhile by a seized thread are seized by the kernel. */
 static int seize_all(pid_t pid)
 {
@@ -110,7 +93,7 @@ static int seize_all(pid_t pid)
 			e = seize((pid_t)tid);
 			if (e == 0) {
 				added = 1;
-			} else if (e == -ESRCH || (e == -EPERM && tracer_of(pid, (pid_t)tid) == getpid())) {
+			} else if (e == -ESRCH || (e == -EPERM && mt_thread_tracer(pid, (pid_t)tid) == getpid())) {
 				/* Gone, or already ours (an earlier pass, or seized at its creation). */
 				continue;
 			} else {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Thread names and the command line of a process, from /proc/PID. */
+/* Thread names, tracers and the command line of a process, from /proc/PID. */
 #include "capture/capture_procfs.h"
 
 #include <dirent.h>
@@ -167,6 +167,23 @@ int mt_threads_add_gone(struct mt_thread_list *l, const struct mt_thread_list *s
 			return -ENOMEM;
 	}
 	return 0;
+}
+
+pid_t mt_thread_tracer(pid_t pid, pid_t tid)
+{
+	char path[64], line[256];
+	int tracer = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "TracerPid: %d", &tracer) == 1)
+			break;
+	fclose(f);
+	return tracer;
 }
 
 void mt_threads_free(struct mt_thread_list *l)
