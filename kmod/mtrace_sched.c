@@ -50,7 +50,12 @@ static void mtrace_sched_switch(void *data, bool preempt,
 
 	if (!pc->armed)
 		return;
-	pt = mtrace_is_target(prev);
+	/*
+	 * Trace is on only while a target runs, so PREV is one even when it
+	 * no longer says so: a target reaped before its last switch (parent
+	 * ignoring SIGCHLD) has had its thread group pid detached.
+	 */
+	pt = pc->trace_on || mtrace_is_target(prev);
 	nt = mtrace_is_target(next);
 	if (!pt && !nt)
 		return;

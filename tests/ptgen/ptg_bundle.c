@@ -59,6 +59,21 @@ static size_t mem_build_id(const uint8_t *bytes, size_t len, uint8_t *out)
 	return n;
 }
 
+/* Kernel text copies are image segments too, in the upper half. */
+static bool user_seg(const struct ptg_seg *s)
+{
+	return s->start < PTG_KERNEL_SPACE;
+}
+
+static size_t user_segments(const struct ptg_image *img)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < img->nseg; i++)
+		n += user_seg(&img->seg[i]);
+	return n;
+}
+
 static uint32_t prot(const char *perms)
 {
 	return (perms[0] == 'r' ? MT_BUNDLE_PROT_READ : 0) |
@@ -81,14 +96,18 @@ static int write_maps(struct mt_bundle_writer *w, const struct ptg_run *run, uin
 	const struct ptg_image *img = &run->image;
 	struct mt_bundle_map *maps = calloc(img->nseg ? img->nseg : 1, sizeof(*maps));
 	uint8_t (*ids)[PTG_BUILD_ID_MAX] = calloc(img->nseg ? img->nseg : 1, sizeof(*ids));
+	size_t n = 0;
 	int err = maps && ids ? 0 : -ENOMEM;
 
 	elf_version(EV_CURRENT);
 	for (size_t i = 0; i < img->nseg && !err; i++) {
 		const struct ptg_seg *s = &img->seg[i];
-		struct mt_bundle_map *m = &maps[i];
+		struct mt_bundle_map *m = &maps[n];
 		bool vdso = !strcmp(s->path, "[vdso]");
 
+		if (!user_seg(s))
+			continue;
+		n++;
 		*m = (struct mt_bundle_map){ .tsc = tsc, .start = s->start, .end = s->end,
 					     .file_offset = s->offset, .pid = (uint32_t)run->pid,
 					     .prot = prot(s->perms), .event = MT_BUNDLE_MAP_PRESENT,
@@ -110,7 +129,7 @@ static int write_maps(struct mt_bundle_writer *w, const struct ptg_run *run, uin
 		}
 	}
 	if (!err)
-		err = mt_bundle_write_maps(w, maps, img->nseg);
+		err = mt_bundle_write_maps(w, maps, n);
 	free(maps);
 	free(ids);
 	return err;
@@ -161,10 +180,10 @@ static int write_switches(struct mt_bundle_writer *w, const struct ptg_run *run,
 }
 
 /* RTIT_CTL as the module would program it for this configuration. */
-static uint64_t rtit_ctl(const struct ptg_pkt_cfg *c, bool kernel)
+static uint64_t rtit_ctl(const struct ptg_pkt_cfg *c, bool kernel, bool user)
 {
-	uint64_t ctl = MT_RTIT_CTL_TRACEEN | (kernel ? MT_RTIT_CTL_OS : MT_RTIT_CTL_USER) |
-		       MT_RTIT_CTL_TOPA | MT_RTIT_CTL_TSCEN | MT_RTIT_CTL_BRANCHEN;
+	uint64_t ctl = MT_RTIT_CTL_TRACEEN | (kernel ? MT_RTIT_CTL_OS : 0) |
+		       (user ? MT_RTIT_CTL_USER : 0) | MT_RTIT_CTL_TOPA | MT_RTIT_CTL_TSCEN | MT_RTIT_CTL_BRANCHEN;
 	unsigned psbfreq = 0;
 
 	while ((2048u << psbfreq) < c->psb_period && psbfreq < 15)
@@ -179,7 +198,7 @@ static uint64_t rtit_ctl(const struct ptg_pkt_cfg *c, bool kernel)
 }
 
 static int write_header_sections(struct mt_bundle_writer *w, const struct ptg_run *run,
-				 const struct ptg_gen *g, bool kernel)
+				 const struct ptg_gen *g, bool kernel, bool user)
 {
 	const struct ptg_gen_cfg *c = g->cfg;
 	uint64_t hz = (uint64_t)c->pkt.cbr * 100000000ull;
@@ -192,7 +211,7 @@ static int write_header_sections(struct mt_bundle_writer *w, const struct ptg_ru
 		.vendor_id = "GenuineIntel",
 	};
 	struct mt_bundle_pt_config_desc pc = {
-		.flags = MT_BUNDLE_CFG_GENERATED, .rtit_ctl = rtit_ctl(&c->pkt, kernel),
+		.flags = MT_BUNDLE_CFG_GENERATED, .rtit_ctl = rtit_ctl(&c->pkt, kernel, user),
 		.ring_size = c->ring_size, .target_pid = (uint32_t)run->pid,
 	};
 	int err;
@@ -274,7 +293,8 @@ int ptg_bundle_write(const char *path, const struct ptg_run *run, const struct p
 		fprintf(stderr, "ptgen: %s\n", msg);
 		return err;
 	}
-	err = write_header_sections(w, run, g, o->kernel_from != NULL);
+	err = write_header_sections(w, run, g, o->kernel_from != NULL,
+				    user_segments(&run->image) > 0);
 	if (!err)
 		err = write_pt(w, g);
 	if (!err)
@@ -283,7 +303,7 @@ int ptg_bundle_write(const char *path, const struct ptg_run *run, const struct p
 		err = write_switches(w, run, g);
 	if (!err && o->kernel_from)
 		err = ptg_kwalk_copy_kernel(w, o->kernel_from);
-	else if (!err)
+	if (!err && user_segments(&run->image))
 		err = write_maps(w, run, g->cfg->tsc0, o->embed_files);
 	if (!err)
 		err = write_threads(w, run, g->cfg->tsc0);

@@ -23,7 +23,8 @@ struct ptg_bundle_opts {
 	uint32_t freeze_path;		/* enum mt_bundle_freeze_path without a trigger hit */
 	bool embed_files;		/* embed every mapped file */
 	/* Kernel walk: the bundle whose kernel text and kallsyms were walked.
-	 * They are copied instead of process maps, and tracing is CPL 0 only. */
+	 * They are copied and CPL 0 is traced; the image's user-space
+	 * segments, if any, are the process maps, and CPL 3 is traced too. */
 	const char *kernel_from;
 };
 

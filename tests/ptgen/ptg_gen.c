@@ -246,6 +246,15 @@ static int flow_packets(struct ptg_gen *g, struct ptg_pkt *p, int t, size_t i,
 		ptg_pkt_ret(p, nip);
 		break;
 	case PTG_FAR:
+		if (g->cfg->kernel_traced) {
+			/* One to the next instruction (VMCALL, whose VM exit
+			 * and entry are out of sight) nests nothing. */
+			ptg_pkt_tip(p, nip);
+			truth(g, nip == fall ? "far-next" : in->far_ret ? "far-ret" : "far-call", t,
+			      i, p->tsc, in->ip, nip);
+			return 0;
+		}
+		/* fall through */
 	case PTG_FAULT:
 		ptg_pkt_pgd(p, 0);
 		ptg_pkt_time(p, p->tsc + g->cfg->syscall_cycles);
@@ -306,10 +315,18 @@ static int step(struct ptg_gen *g, unsigned c)
 	if (async) {
 		/* A signal is delivered: from user code it is an interrupt
 		 * (FUP at the interrupted IP, TIP.PGD); after a syscall,
-		 * packets are already off. */
-		if (p->enabled)
-			ptg_pkt_pgd(p, T->async[s->async_next].resume_ip);
-		ptg_pkt_time(p, p->tsc + g->cfg->irq_cycles);
+		 * packets are already off. With the kernel traced, any
+		 * interrupt is FUP + TIP to its handler. */
+		uint64_t from = T->async[s->async_next].resume_ip;
+
+		if (g->cfg->kernel_traced && p->enabled && s->pos < T->n) {
+			ptg_pkt_async(p, from, T->ip[s->pos]);
+			truth(g, "irq", t, s->pos, p->tsc, from, T->ip[s->pos]);
+		} else {
+			if (p->enabled)
+				ptg_pkt_pgd(p, from);
+			ptg_pkt_time(p, p->tsc + g->cfg->irq_cycles);
+		}
 		s->async_next++;
 	}
 	if (s->pos == T->n) {
@@ -320,7 +337,8 @@ static int step(struct ptg_gen *g, unsigned c)
 			ptg_pkt_pgd(p, T->end_ip);
 		s->done = true;
 		switch_out(g, c, false);
-	} else if (in.iclass == PTG_FAR && rnd(g) % 100 < g->cfg->switch_pct) {
+	} else if (in.iclass == PTG_FAR && !g->cfg->kernel_traced &&
+		   rnd(g) % 100 < g->cfg->switch_pct) {
 		switch_out(g, c, false);
 	} else if (!--cpu->slice_left && T->ip[s->pos] == ip && in.iclass == PTG_OTHER) {
 		/* Not in the middle of a REP instruction: that would show

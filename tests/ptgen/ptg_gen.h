@@ -42,6 +42,9 @@ struct ptg_gen_cfg {
 	unsigned trigger_hit;
 	size_t ring_size;	/* bytes each CPU's ring keeps (0: everything) */
 	bool record_seq;	/* keep each CPU's decodable instruction sequence */
+	/* User and kernel traced together (ptg_ukwalk.h): far transfers are
+	 * TIPs and interrupts FUP + TIP instead of leaving the trace. */
+	bool kernel_traced;
 	FILE *truth;		/* ground truth output, or NULL */
 };
 

@@ -69,6 +69,13 @@ static bool imm_target(const cs_insn *in, uint64_t *target)
 	return true;
 }
 
+static bool far_return(unsigned id)
+{
+	return id == X86_INS_RETF || id == X86_INS_RETFQ || id == X86_INS_IRET ||
+	       id == X86_INS_IRETD || id == X86_INS_IRETQ || id == X86_INS_SYSRET ||
+	       id == X86_INS_SYSEXIT;
+}
+
 static enum ptg_iclass classify(const cs_insn *in, uint64_t *target)
 {
 	bool direct = imm_target(in, target);
@@ -78,7 +85,6 @@ static enum ptg_iclass classify(const cs_insn *in, uint64_t *target)
 	case X86_INS_SYSENTER:
 	case X86_INS_INT:
 	case X86_INS_INT1:
-	case X86_INS_INT3:
 	case X86_INS_INTO:
 	case X86_INS_LCALL:
 	case X86_INS_LJMP:
@@ -89,8 +95,17 @@ static enum ptg_iclass classify(const cs_insn *in, uint64_t *target)
 	case X86_INS_IRETQ:
 	case X86_INS_SYSRET:
 	case X86_INS_SYSEXIT:
+	/* VM exits and entries are far transfers to libipt too. */
+	case X86_INS_VMCALL:
+	case X86_INS_VMLAUNCH:
+	case X86_INS_VMRESUME:
 		return PTG_FAR;
 	case X86_INS_UD2:
+	/* A breakpoint (kprobe, text_poke in progress) in place of an
+	 * instruction's first byte: its handler never resumes at the next
+	 * byte, the middle of that instruction. For a walk it is an
+	 * interrupt at it, the software-interrupt packets FUP + TIP.PGD. */
+	case X86_INS_INT3:
 		return PTG_FAULT;
 	case X86_INS_XBEGIN:
 		/* Capstone counts it as a jump; without a transaction abort it
@@ -186,6 +201,7 @@ int ptg_insn_get(struct ptg_insn_cache *c, uint64_t ip, struct ptg_insn *out)
 	e->size = decoded ? (uint8_t)c->scratch->size : 0;
 	e->target = 0;
 	e->iclass = decoded ? (uint8_t)classify(c->scratch, &e->target) : PTG_OTHER;
+	e->far_ret = decoded && far_return(c->scratch->id);
 	c->used++;
 	*out = *e;
 	return 0;

@@ -7,6 +7,7 @@
 #ifndef PTG_INSN_H
 #define PTG_INSN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,7 +22,7 @@ enum ptg_iclass {
 	PTG_CALL_IND,	/* indirect near call: TIP, pushes the return */
 	PTG_RET,	/* near return: TNT (compressed) or TIP */
 	PTG_FAR,	/* SYSCALL, INT n, far transfers: leave user tracing */
-	PTG_FAULT,	/* UD2: raises #UD, never completes (BUG/WARN sites) */
+	PTG_FAULT,	/* UD2 (BUG/WARN sites), INT3 (breakpoints): never completes */
 };
 
 struct ptg_insn {
@@ -29,6 +30,7 @@ struct ptg_insn {
 	uint64_t target;	/* direct branch target */
 	uint8_t size;		/* 0: unknown (a SIMD instruction Capstone lacks) */
 	uint8_t iclass;		/* enum ptg_iclass */
+	bool far_ret;		/* PTG_FAR back to the interrupted code: IRET, SYSRET, SYSEXIT, RETF */
 };
 
 struct ptg_insn_cache;

@@ -52,15 +52,17 @@ static int open_kernel(const char *bundle, struct mt_bundle_reader **r, struct m
 static int load_segments(const char *bundle, struct mt_bundle_reader *r, struct ptg_image *img)
 {
 	size_t n = mt_bundle_ktext_count(r);
+	struct ptg_seg *seg;
 
-	memset(img, 0, sizeof(*img));
 	if (!n) {
 		fprintf(stderr, "ptgen: %s has no kernel text (record it with --kernel)\n", bundle);
 		return -ENOENT;
 	}
-	img->seg = calloc(n, sizeof(*img->seg));
-	if (!img->seg)
+	seg = realloc(img->seg, (img->nseg + n) * sizeof(*seg));
+	if (!seg)
 		return -ENOMEM;
+	img->seg = seg;
+	memset(seg + img->nseg, 0, n * sizeof(*seg));
 	for (size_t i = 0; i < n; i++) {
 		struct ptg_seg *s = &img->seg[img->nseg];
 		struct mt_bundle_ktext kt;

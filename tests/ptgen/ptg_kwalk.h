@@ -18,9 +18,10 @@
 #include "ptg_image.h"
 
 /*
- * Loads @bundle's kernel text into @img (one executable segment per copy,
- * named after it) and the sorted, distinct entries of the code symbols
- * that lie in it into @funcs. -errno with a message on stderr.
+ * Adds @bundle's kernel text to @img (empty, or user code only): one
+ * executable segment per copy, named after it. The sorted, distinct entries
+ * of the code symbols that lie in it go to @funcs. -errno with a message
+ * on stderr; @img is then freed.
  */
 int ptg_kwalk_load(const char *bundle, struct ptg_image *img, uint64_t **funcs, size_t *n);
 

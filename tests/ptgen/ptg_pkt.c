@@ -302,6 +302,14 @@ void ptg_pkt_pgd(struct ptg_pkt *p, uint64_t async_ip)
 	p->st.pgd++;
 }
 
+void ptg_pkt_async(struct ptg_pkt *p, uint64_t from, uint64_t to)
+{
+	flush_tnt(p);
+	emit_ip(p, ppt_fup, from);
+	p->st.fup++;
+	ptg_pkt_tip(p, to);
+}
+
 void ptg_pkt_ovf_begin(struct ptg_pkt *p)
 {
 	/* Branches before the overflow still reach the trace. */

@@ -86,6 +86,9 @@ void ptg_pkt_pge(struct ptg_pkt *p, uint64_t ip);
  * (SDM: no CPL-0 IP under user-only tracing). @async_ip != 0 for an
  * interrupt: FUP(@async_ip) first. */
 void ptg_pkt_pgd(struct ptg_pkt *p, uint64_t async_ip);
+/* An interrupt with both privilege levels traced: FUP(@from), the
+ * instruction it interrupted, and TIP(@to), the handler. */
+void ptg_pkt_async(struct ptg_pkt *p, uint64_t from, uint64_t to);
 /* Internal buffer overflow: packets from now on are lost ... */
 void ptg_pkt_ovf_begin(struct ptg_pkt *p);
 /* ... until it resolves: OVF, then FUP(@ip) if packets are enabled. */

@@ -24,6 +24,7 @@
 #include "ptg_gen.h"
 #include "ptg_sym.h"
 #include "ptg_trace.h"
+#include "ptg_ukwalk.h"
 #include "ptg_walk.h"
 
 struct program {
@@ -423,11 +424,177 @@ out:
 	ptg_image_fini(&img);
 }
 
+/*
+ * A walk over hand-made code with what patched kernel text holds: a Xen
+ * hypercall (endbr64; vmcall; ret: xen_hypercall_intel) and a kprobe's int3
+ * over the first byte of a 5-byte instruction. libipt must decode the
+ * stream back to the walk, and the walk must stop at the int3 rather than
+ * run the bytes behind it (the middle of the instruction it replaced).
+ */
+static void patched_walk_case(void)
+{
+	static uint8_t code[] = {
+		0xe8, 0x0b, 0x00, 0x00, 0x00,			/* 0x00: call 0x10 */
+		0xe8, 0x16, 0x00, 0x00, 0x00,			/* 0x05: call 0x20 */
+		0xc3, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,		/* 0x0a: ret */
+		0xf3, 0x0f, 0x1e, 0xfa, 0x0f, 0x01, 0xc1, 0xc3,	/* 0x10: endbr64; vmcall; ret */
+		0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,
+		0xcc, 0x90, 0x90, 0x90, 0x90, 0xc3,		/* 0x20: int3 over mov $0x90909090,%eax; ret */
+	};
+	const uint64_t base = 0xffffffff81000000ull, funcs[] = { base, base + 0x10, base + 0x20 };
+	const char *name = "walk/patched-kernel";
+	struct ptg_seg seg = { .start = base, .end = base + sizeof(code), .perms = "r-xp",
+			       .bytes = code };
+	struct ptg_image img = { &seg, 1 };
+	struct ptg_walk_cfg wcfg = { .seed = 7, .insns = 2000, .start = base };
+	struct ptg_insn_cache *ic = ptg_insn_cache_new(&img);
+	struct ptg_thread t = { 0 };
+	struct ptg_gen_cfg cfg;
+	struct ptg_gen g;
+	struct ptg_check r;
+	size_t vmcalls = 0, stops = 0, behind = 0;
+	char msg[600] = "";
+	bool ok = false;
+
+	if (!ic || ptg_walk(&t, ic, funcs, 3, &wcfg)) {
+		report(false, name, "cannot walk the code");
+		goto out;
+	}
+	for (size_t i = 0; i < t.n; i++) {
+		vmcalls += t.ip[i] == base + 0x14;
+		behind += t.ip[i] > base + 0x20 && t.ip[i] < base + 0x25;
+	}
+	for (size_t i = 0; i < t.nasync; i++)
+		stops += t.async[i].resume_ip == base + 0x20;
+	ptg_gen_cfg_default(&cfg);
+	if (ptg_gen_run(&g, &cfg, &t, 1, ic)) {
+		snprintf(msg, sizeof(msg), "generator failed");
+	} else if (ptg_check_cpu(&g, 0, &img, g.cpu[0].pkt.buf, g.cpu[0].pkt.len, &r)) {
+		snprintf(msg, sizeof(msg), "%s", r.msg);
+	} else {
+		snprintf(msg, sizeof(msg), "%zu instructions, %zu vmcalls, %zu stops at the int3, "
+			 "%zu run behind it", r.decoded, vmcalls, stops, behind);
+		ok = r.decoded == t.n && vmcalls && stops && !behind;
+	}
+	report(ok, name, "%s", msg);
+	ptg_gen_fini(&g);
+out:
+	free(t.ip);
+	free(t.async);
+	ptg_insn_cache_free(ic);
+}
+
+/* Truth records of one kind in the generator's truth text. */
+static size_t count_records(const char *truth, const char *kind)
+{
+	size_t n = 0, len = strlen(kind);
+
+	for (const char *l = truth; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+		n += !strncmp(l, kind, len) && l[len] == ' ';
+	return n;
+}
+
+/*
+ * User and kernel code traced together over hand-made code: a user loop
+ * that calls a function making a system call, and a kernel whose entries
+ * call a function and leave by IRET. The splice must put an excursion
+ * after every SYSCALL and at interrupts, the generator must write TIP for
+ * the far transfers and FUP + TIP for the interrupts, and libipt must
+ * decode it all back.
+ */
+static void user_kernel_walk_case(void)
+{
+	static uint8_t ucode[] = {
+		0xe8, 0x0b, 0x00, 0x00, 0x00,	/* 0x00: call 0x10 */
+		0x90, 0x90,			/* 0x05: nop; nop */
+		0xeb, 0xf7,			/* 0x07: jmp 0x00 */
+		0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,
+		0x0f, 0x05, 0xc3,		/* 0x10: syscall; ret */
+	};
+	static uint8_t kcode[0x60] = {
+		[0x00] = 0xe8, 0x1b, 0x00, 0x00, 0x00,	/* entry: call 0x20 */
+		[0x05] = 0xeb, 0x39,			/* jmp 0x40 */
+		[0x20] = 0x90, 0xc3,			/* nop; ret */
+		[0x40] = 0x48, 0xcf,			/* iretq */
+		[0x50] = 0xe8, 0xcb, 0xff, 0xff, 0xff,	/* irq entry: call 0x20 */
+		[0x55] = 0xeb, 0xe9,			/* jmp 0x40 */
+	};
+	const uint64_t ubase = 0x400000, kbase = 0xffffffff81000000ull;
+	const uint64_t ufuncs[] = { ubase, ubase + 0x10 };
+	const uint64_t kfuncs[] = { kbase, kbase + 0x20, kbase + 0x40, kbase + 0x50 };
+	const char *name = "walk/user-and-kernel";
+	struct ptg_seg seg[] = {
+		{ .start = ubase, .end = ubase + sizeof(ucode), .perms = "r-xp", .bytes = ucode },
+		{ .start = kbase, .end = kbase + sizeof(kcode), .perms = "r-xp", .bytes = kcode },
+	};
+	struct ptg_image img = { seg, 2 };
+	struct ptg_walk_cfg wcfg = { .seed = 3, .insns = 3000, .start = ubase };
+	struct ptg_ukwalk_cfg ucfg = {
+		.seed = 5, .syscall_entry = kbase, .irq_entry = kbase + 0x50, .irq_every = 50,
+		.kinsns_min = 2, .kinsns_max = 8,
+	};
+	struct ptg_insn_cache *ic = ptg_insn_cache_new(&img);
+	struct ptg_ukwalk_stats st;
+	struct ptg_thread t = { 0 };
+	struct ptg_gen_cfg cfg;
+	struct ptg_gen g = { 0 };
+	struct ptg_check r;
+	char msg[600] = "", *truth = NULL;
+	size_t truth_len = 0;
+	FILE *tf = open_memstream(&truth, &truth_len);
+	bool ok = false;
+
+	if (!ic || !tf || ptg_walk(&t, ic, ufuncs, 2, &wcfg) ||
+	    ptg_ukwalk_find_exit(ic, kbase + 0x40, &ucfg.exit_ip) ||
+	    ptg_ukwalk_splice(&t, ic, kfuncs, 4, &ucfg, &st)) {
+		report(false, name, "cannot walk the code");
+		goto out;
+	}
+	ptg_gen_cfg_default(&cfg);
+	cfg.kernel_traced = true;
+	cfg.record_seq = true;
+	cfg.truth = tf;
+	if (ptg_gen_run(&g, &cfg, &t, 1, ic)) {
+		snprintf(msg, sizeof(msg), "generator failed");
+	} else if (fflush(tf) ||
+		   ptg_check_cpu(&g, 0, &img, g.cpu[0].pkt.buf, g.cpu[0].pkt.len, &r)) {
+		snprintf(msg, sizeof(msg), "%s", r.msg);
+	} else {
+		size_t calls = count_records(truth, "far-call"), rets = count_records(truth, "far-ret"),
+		       irqs = count_records(truth, "irq");
+
+		snprintf(msg, sizeof(msg), "%zu instructions, %zu system calls and %zu interrupts "
+			 "spliced (%zu kernel instructions); truth: %zu far calls, %zu far "
+			 "returns, %zu interrupts; %zu TIP, %zu PGD, %zu switches", r.decoded,
+			 st.syscalls, st.irqs, st.kernel_insns, calls, rets, irqs,
+			 g.cpu[0].pkt.st.tip, g.cpu[0].pkt.st.pgd, g.nsw);
+		/* Each excursion leaves by its IRET after 4 or 5 instructions;
+		 * every far transfer is a TIP; only context switches disable
+		 * packets. */
+		ok = r.decoded == t.n && st.syscalls && st.irqs && calls == st.syscalls &&
+		     irqs == st.irqs && rets == calls + irqs &&
+		     st.kernel_insns >= 4 * rets && st.kernel_insns <= 5 * rets &&
+		     g.cpu[0].pkt.st.tip >= calls + rets + irqs && g.cpu[0].pkt.st.pgd <= g.nsw;
+	}
+	report(ok, name, "%s", msg);
+out:
+	ptg_gen_fini(&g);
+	if (tf)
+		fclose(tf);
+	free(truth);
+	free(t.ip);
+	free(t.async);
+	ptg_insn_cache_free(ic);
+}
+
 static void run_walks(void)
 {
 	char path[PATH_MAX + 32], *argv[2] = { path, NULL };
 	struct ptg_run run;
 	struct ptg_trace_opts topt = { 0 };
+
+	patched_walk_case();
+	user_kernel_walk_case();
 
 	snprintf(path, sizeof(path), "%s/indirect-nopie", progdir);
 	walk_case("walk/non-pie", path, false);

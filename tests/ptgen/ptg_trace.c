@@ -38,29 +38,37 @@ struct tracer {
 	uint64_t ret_addr, ret_sp;	/* the start function returns there */
 };
 
-static int append(struct ptg_thread *t, uint64_t ip)
+int ptg_thread_add_ips(struct ptg_thread *t, const uint64_t *ip, size_t n)
 {
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 4096;
-		uint64_t *n = realloc(t->ip, cap * sizeof(*n));
+	if (t->n + n > t->cap) {
+		size_t cap = t->cap ? t->cap : 4096;
+		uint64_t *v;
 
-		if (!n)
+		while (cap < t->n + n)
+			cap *= 2;
+		v = realloc(t->ip, cap * sizeof(*v));
+		if (!v)
 			return -ENOMEM;
-		t->ip = n;
+		t->ip = v;
 		t->cap = cap;
 	}
-	t->ip[t->n++] = ip;
+	memcpy(t->ip + t->n, ip, n * sizeof(*ip));
+	t->n += n;
 	return 0;
 }
 
-static int add_async(struct ptg_thread *t, uint64_t resume_ip, int signo)
+int ptg_thread_add_async(struct ptg_thread *t, const struct ptg_async *a)
 {
-	struct ptg_async *n = realloc(t->async, (t->nasync + 1) * sizeof(*n));
+	if (t->nasync == t->capasync) {
+		size_t cap = t->capasync ? t->capasync * 2 : 64;
+		struct ptg_async *v = realloc(t->async, cap * sizeof(*v));
 
-	if (!n)
-		return -ENOMEM;
-	t->async = n;
-	t->async[t->nasync++] = (struct ptg_async){ t->n, resume_ip, signo };
+		if (!v)
+			return -ENOMEM;
+		t->async = v;
+		t->capasync = cap;
+	}
+	t->async[t->nasync++] = *a;
 	return 0;
 }
 
@@ -193,7 +201,7 @@ static int on_stop(struct tracer *tr, int i, pid_t tid, int status)
 		s->fresh = false;
 	} else if (sig == SIGTRAP && !event) {
 		if (s->pending_valid)
-			err = append(t, s->pending);
+			err = ptg_thread_add_ips(t, &s->pending, 1);
 		tr->total++;
 	} else if (event) {
 		return ptrace(PTRACE_SINGLESTEP, tid, 0, 0) ? -errno : 0;
@@ -203,11 +211,11 @@ static int on_stop(struct tracer *tr, int i, pid_t tid, int status)
 		 * an async event, an ignored signal changes nothing. */
 		inject = sig;
 		if (s->pending_valid && rip != s->pending) {
-			err = append(t, s->pending);
+			err = ptg_thread_add_ips(t, &s->pending, 1);
 			s->pending = rip;
 		}
 		if (!err && handler_installed(tr->run->pid, sig)) {
-			err = add_async(t, rip, sig);
+			err = ptg_thread_add_async(t, &(struct ptg_async){ t->n, rip, sig });
 			s->pending_valid = false;
 			return err ? err : ptrace(PTRACE_SINGLESTEP, tid, 0, inject) ? -errno : 0;
 		}
@@ -236,7 +244,7 @@ static int thread_gone(const struct ptg_run *run, struct ptg_thread *t, uint64_t
 
 	if (ptg_image_read(&run->image, pending, code, sizeof(code)) == sizeof(code) &&
 	    !memcmp(code, syscall_insn, sizeof(code)))
-		return append(t, pending);
+		return ptg_thread_add_ips(t, &pending, 1);
 	t->end_ip = pending;
 	return 0;
 }

@@ -30,7 +30,7 @@ struct ptg_thread {
 	uint64_t *ip;		/* executed instructions, in order */
 	size_t n, cap;
 	struct ptg_async *async;
-	size_t nasync;
+	size_t nasync, capasync;
 	uint64_t end_ip;	/* where the trace stopped or the thread was killed;
 				 * 0 if the thread exited by syscall */
 };
@@ -48,6 +48,10 @@ struct ptg_trace_opts {
 	const char *start_sym;	/* default "main" */
 	size_t max_insns;	/* stop after this many instructions in all (0: 10M) */
 };
+
+/* Append @n executed instructions / one asynchronous event to @t; -ENOMEM. */
+int ptg_thread_add_ips(struct ptg_thread *t, const uint64_t *ip, size_t n);
+int ptg_thread_add_async(struct ptg_thread *t, const struct ptg_async *a);
 
 int ptg_trace_run(struct ptg_run *run, char *const argv[], const struct ptg_trace_opts *o);
 size_t ptg_run_insns(const struct ptg_run *run);

@@ -14,6 +14,9 @@
  * sext-48 IP compression, as shared libraries do. */
 #define PTG_WALK_DYN_BASE 0x7f1234500000ull
 #define PTG_WALK_STACK 4096
+/* Instructions an excursion may take past its budget to reach its exit
+ * by a free choice. */
+#define PTG_WALK_EXIT_PATIENCE 1000
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -23,39 +26,14 @@ static uint64_t rnd(uint64_t *s)
 	return *s;
 }
 
-static int push_ip(struct ptg_thread *t, uint64_t ip)
-{
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 1 << 16;
-		uint64_t *n = realloc(t->ip, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		t->ip = n;
-		t->cap = cap;
-	}
-	t->ip[t->n++] = ip;
-	return 0;
-}
-
 /* The walk cannot follow @ip: an interrupt there, resumed elsewhere. Only
  * the first of several in a row counts (the others were never reached),
  * and none before the first instruction (nothing was traced yet). */
-static int interrupt(struct ptg_thread *t, uint64_t ip, size_t *cap)
+static int interrupt(struct ptg_thread *t, uint64_t ip)
 {
 	if (!t->n || (t->nasync && t->async[t->nasync - 1].index == t->n))
 		return 0;
-	if (t->nasync == *cap) {
-		size_t c = *cap ? *cap * 2 : 64;
-		struct ptg_async *a = realloc(t->async, c * sizeof(*a));
-
-		if (!a)
-			return -ENOMEM;
-		t->async = a;
-		*cap = c;
-	}
-	t->async[t->nasync++] = (struct ptg_async){ t->n, ip, 0 };
-	return 0;
+	return ptg_thread_add_async(t, &(struct ptg_async){ t->n, ip, 0 });
 }
 
 /*
@@ -76,11 +54,31 @@ static bool packetless_loop(struct ptg_thread *t, size_t quiet, uint64_t target)
 	return false;
 }
 
+/* Where a free choice goes: a random function, or the exit once an
+ * excursion has used its budget (its call stack is then abandoned). */
+static uint64_t choose(const struct ptg_walk_cfg *cfg, const struct ptg_thread *t, uint64_t *s,
+		       const uint64_t *funcs, size_t nfuncs, size_t *depth)
+{
+	if (cfg->exit_ip && t->n >= cfg->insns) {
+		*depth = 0;
+		return cfg->exit_ip;
+	}
+	return funcs[rnd(s) % nfuncs];
+}
+
+/* Whether the walk is over: its budget used, or an excursion's far return
+ * (the last instruction walked) taken. */
+static bool walk_done(const struct ptg_walk_cfg *cfg, const struct ptg_thread *t, bool left)
+{
+	return cfg->exit_ip ? left : t->n >= cfg->insns;
+}
+
 int ptg_walk(struct ptg_thread *out, struct ptg_insn_cache *ic, const uint64_t *funcs,
 	     size_t nfuncs, const struct ptg_walk_cfg *cfg)
 {
 	uint64_t *stack, s = cfg->seed ? cfg->seed : 1, ip;
-	size_t depth = 0, acap = 0, stuck = 0, quiet = 0;
+	size_t depth = 0, stuck = 0, quiet = 0;
+	bool left = false;
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -92,7 +90,7 @@ int ptg_walk(struct ptg_thread *out, struct ptg_insn_cache *ic, const uint64_t *
 	if (!stack)
 		return -ENOMEM;
 	ip = cfg->start ? cfg->start : funcs[rnd(&s) % nfuncs];
-	while (!err && out->n < cfg->insns) {
+	while (!err && !walk_done(cfg, out, left)) {
 		struct ptg_insn in;
 		uint64_t fall;
 
@@ -105,22 +103,33 @@ int ptg_walk(struct ptg_thread *out, struct ptg_insn_cache *ic, const uint64_t *
 				err = -EINVAL;
 				break;
 			}
-			err = interrupt(out, ip, &acap);
-			ip = funcs[rnd(&s) % nfuncs];
+			err = interrupt(out, ip);
+			ip = choose(cfg, out, &s, funcs, nfuncs, &depth);
 			depth = 0;
 			quiet = out->n;
 			continue;
 		}
 		stuck = 0;
-		if ((err = push_ip(out, ip)))
+		if (cfg->exit_ip && ip != cfg->exit_ip &&
+		    ((in.iclass == PTG_RET && !depth) ||
+		     out->n >= cfg->insns + PTG_WALK_EXIT_PATIENCE)) {
+			/* Caught in a loop with no free choice, or about to
+			 * return past the kernel's entry, which kernel code
+			 * never does: an interrupt takes the excursion to its
+			 * exit. */
+			err = interrupt(out, ip);
+			ip = cfg->exit_ip;
+			continue;
+		}
+		if ((err = ptg_thread_add_ips(out, &ip, 1)))
 			break;
 		fall = ip + in.size;
 		if (in.iclass != PTG_OTHER && in.iclass != PTG_JMP && in.iclass != PTG_CALL)
 			quiet = out->n;
 		if ((in.iclass == PTG_JMP || in.iclass == PTG_CALL) &&
 		    packetless_loop(out, quiet, in.target)) {
-			err = interrupt(out, in.target, &acap);
-			ip = funcs[rnd(&s) % nfuncs];
+			err = interrupt(out, in.target);
+			ip = choose(cfg, out, &s, funcs, nfuncs, &depth);
 			depth = 0;
 			quiet = out->n;
 			continue;
@@ -142,15 +151,20 @@ int ptg_walk(struct ptg_thread *out, struct ptg_insn_cache *ic, const uint64_t *
 			}
 			if (in.iclass == PTG_CALL_IND || in.target != fall)
 				stack[depth++] = fall;
-			ip = in.iclass == PTG_CALL ? in.target : funcs[rnd(&s) % nfuncs];
+			ip = in.iclass == PTG_CALL ? in.target :
+			     choose(cfg, out, &s, funcs, nfuncs, &depth);
 			break;
 		case PTG_JMP_IND:
-			ip = funcs[rnd(&s) % nfuncs];
+			ip = choose(cfg, out, &s, funcs, nfuncs, &depth);
 			break;
 		case PTG_RET:
-			ip = depth ? stack[--depth] : funcs[rnd(&s) % nfuncs];
+			if (cfg->exit_ip && out->n >= cfg->insns)
+				ip = choose(cfg, out, &s, funcs, nfuncs, &depth);
+			else
+				ip = depth ? stack[--depth] : funcs[rnd(&s) % nfuncs];
 			break;
 		default:	/* other; far transfers return to the next instruction */
+			left = cfg->exit_ip && in.far_ret;
 			ip = fall;
 			break;
 		}

@@ -21,6 +21,11 @@ struct ptg_walk_cfg {
 	uint64_t seed;
 	size_t insns;		/* instructions to produce */
 	uint64_t start;		/* first IP; 0: a random function */
+	/* A kernel excursion (user and kernel traced together): the walk
+	 * ends with its first far return, and once @insns are walked every
+	 * free choice (indirect branch, return, resumption) goes to @exit_ip,
+	 * a far return. 0: a plain walk of @insns instructions. */
+	uint64_t exit_ip;
 };
 
 /* Fills @out (one synthetic thread, tid 1) from the code in @ic's image,

@@ -19,6 +19,7 @@
 #include "ptg_sym.h"
 #include "ptg_trace.h"
 #include "ptg_kwalk.h"
+#include "ptg_ukwalk.h"
 #include "ptg_walk.h"
 
 static const char usage[] =
@@ -34,6 +35,12 @@ static const char usage[] =
 	"      --walk BINARY      random walk over BINARY (executable or library)\n"
 	"      --kwalk BUNDLE     random walk over BUNDLE's kernel text (kernel-only\n"
 	"                         tracing; --start/--trigger name kernel symbols)\n"
+	"      --with-kernel BUNDLE  with --walk: user and kernel traced together; system\n"
+	"                         calls and interrupts run random walks over BUNDLE's\n"
+	"                         kernel text from entry_SYSCALL_64 and\n"
+	"                         asm_sysvec_apic_timer_interrupt back to user space\n"
+	"      --irq-every N      with --with-kernel: an interrupt every N user\n"
+	"                         instructions on average (5000; 0: none)\n"
 	"      --insns N          walk length in instructions (1000000)\n"
 	"      --bias ADDR        load bias of the walked BINARY (default: 0 for ET_EXEC,\n"
 	"                         a fixed base otherwise); a running copy's base here\n"
@@ -60,11 +67,11 @@ static const char usage[] =
 	"      --max-insns N      stop single-stepping after N instructions (10M)\n";
 
 struct opts {
-	const char *out, *truth, *start, *walk, *trigger, *raw;
+	const char *out, *truth, *start, *walk, *trigger, *raw, *with_kernel;
 	unsigned hit;
 	bool embed, check, stats, kernel, has_bias;
 	uint64_t bias;
-	size_t insns, max_insns;
+	size_t insns, max_insns, irq_every;
 	struct ptg_gen_cfg gen;
 };
 
@@ -93,6 +100,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "seed", 1, 0, 'S' }, { "embed", 0, 0, 'e' }, { "check", 0, 0, 'k' },
 		{ "stats", 0, 0, 'x' }, { "max-insns", 1, 0, 'm' }, { "help", 0, 0, 'h' },
 		{ "bias", 1, 0, 'B' }, { "tsc0", 1, 0, 'Z' }, { "raw", 1, 0, 'W' },
+		{ "with-kernel", 1, 0, 'U' }, { "irq-every", 1, 0, 'I' },
 		{ 0 }
 	};
 	uint64_t v;
@@ -101,6 +109,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 
 	ptg_gen_cfg_default(&o->gen);
 	o->insns = 1000000;
+	o->irq_every = 5000;
 	while (!err && (c = getopt_long(argc, argv, "o:t:h", lopts, NULL)) != -1) {
 		char *n = optarg;
 
@@ -110,6 +119,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 's': o->start = n; break;
 		case 'w': o->walk = n; break;
 		case 'K': o->walk = n; o->kernel = true; break;
+		case 'U': o->with_kernel = n; break;
+		case 'I': err = parse_num("irq-every", n, SIZE_MAX, &v); o->irq_every = v; break;
 		case 'g':
 			o->trigger = n;
 			o->hit = 1;
@@ -176,6 +187,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		fprintf(stderr, "ptgen: --bias applies to --walk only\n");
 		err = -1;
 	}
+	if (!err && o->with_kernel && (!o->walk || o->kernel)) {
+		fprintf(stderr, "ptgen: --with-kernel applies to --walk only\n");
+		err = -1;
+	}
 	if (!err && o->kernel && o->embed) {
 		fprintf(stderr, "ptgen: --kwalk maps no files: --embed does not apply\n");
 		err = -1;
@@ -221,12 +236,40 @@ static int kwalk(struct ptg_run *run, struct opts *o, struct ptg_insn_cache **ic
 	return err;
 }
 
+/* --with-kernel: the kernel's part of the user walk (ptg_ukwalk.h). */
+static int add_kernel(struct ptg_run *run, struct opts *o, struct ptg_insn_cache *ic,
+		      const uint64_t *kfuncs, size_t nkfuncs)
+{
+	struct ptg_ukwalk_cfg u = {
+		.seed = o->gen.seed ^ 0x9e3779b97f4a7c15ull, .irq_every = o->irq_every,
+		.kinsns_min = 200, .kinsns_max = 3000,
+	};
+	struct ptg_ukwalk_stats st;
+	uint64_t iret;
+	int err = ptg_kwalk_symbol(o->with_kernel, "entry_SYSCALL_64", &u.syscall_entry);
+
+	if (!err)
+		err = ptg_kwalk_symbol(o->with_kernel, "asm_sysvec_apic_timer_interrupt",
+				       &u.irq_entry);
+	if (!err)
+		err = ptg_kwalk_symbol(o->with_kernel, "native_irq_return_iret", &iret);
+	if (!err)
+		err = ptg_ukwalk_find_exit(ic, iret, &u.exit_ip);
+	if (!err)
+		err = ptg_ukwalk_splice(run->thr, ic, kfuncs, nkfuncs, &u, &st);
+	if (!err && o->stats)
+		printf("kernel: %zu system calls, %zu interrupts, %zu kernel instructions\n",
+		       st.syscalls, st.irqs, st.kernel_insns);
+	o->gen.kernel_traced = true;
+	return err;
+}
+
 /* A walk presented as a one-thread "run" so that the rest is shared. */
 static int walk(struct ptg_run *run, struct opts *o, struct ptg_insn_cache **ic)
 {
 	struct ptg_walk_cfg w = { .seed = o->gen.seed, .insns = o->insns };
-	uint64_t bias, *funcs = NULL;
-	size_t nfuncs;
+	uint64_t bias, *funcs = NULL, *kfuncs = NULL;
+	size_t nfuncs, nkfuncs = 0;
 	int err = 0;
 
 	memset(run, 0, sizeof(*run));
@@ -244,6 +287,8 @@ static int walk(struct ptg_run *run, struct opts *o, struct ptg_insn_cache **ic)
 		err = ptg_walk_bias(o->walk, &bias);
 	if (!err)
 		err = ptg_image_load_elf(&run->image, o->walk, bias);
+	if (!err && o->with_kernel)
+		err = ptg_kwalk_load(o->with_kernel, &run->image, &kfuncs, &nkfuncs);
 	if (!err && !(*ic = ptg_insn_cache_new(&run->image)))
 		err = -ENOMEM;
 	if (!err)
@@ -257,6 +302,8 @@ static int walk(struct ptg_run *run, struct opts *o, struct ptg_insn_cache **ic)
 	}
 	if (!err)
 		err = ptg_walk(run->thr, *ic, funcs, nfuncs, &w);
+	if (!err && o->with_kernel)
+		err = add_kernel(run, o, *ic, kfuncs, nkfuncs);
 	if (!err && o->trigger) {
 		uint64_t off;
 		bool dyn;
@@ -265,6 +312,7 @@ static int walk(struct ptg_run *run, struct opts *o, struct ptg_insn_cache **ic)
 		o->gen.trigger_ip += bias;
 	}
 	free(funcs);
+	free(kfuncs);
 	return err;
 }
 
@@ -423,7 +471,7 @@ int main(int argc, char **argv)
 			.reason = o.walk ? MT_BUNDLE_REASON_USER : MT_BUNDLE_REASON_TARGET_EXIT,
 			.freeze_path = o.walk ? MT_BUNDLE_FREEZE_MANUAL : MT_BUNDLE_FREEZE_EXIT,
 			.embed_files = o.embed,
-			.kernel_from = o.kernel ? o.walk : NULL,
+			.kernel_from = o.kernel ? o.walk : o.with_kernel,
 		};
 
 		err = ptg_bundle_write(o.out, &run, &g, &bo);

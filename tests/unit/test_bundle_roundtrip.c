@@ -2,7 +2,10 @@
 /* Bundle round trips: every section type written and read back field by field. */
 #include "test_bundle_sample.h"
 
+#include <limits.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <string.h>
 
 /* Writes the sample, opens it from the file and from memory, checks both. */
 static void roundtrip(size_t nswitch, size_t pt_random, int no_compression)
@@ -170,6 +173,78 @@ MT_TEST(large_pt_streams)
 	mt_bundle_close(r);
 	free(buf);
 	unlink(path);
+}
+
+/* Resident bytes of this process's mappings of the file at PATH. */
+static size_t mapped_rss(const char *path)
+{
+	char real[PATH_MAX], line[PATH_MAX + 128];
+	FILE *f = fopen("/proc/self/smaps", "r");
+	size_t total = 0, kb;
+	int ours = 0;
+
+	MT_ASSERT(f && realpath(path, real));
+	while (fgets(line, sizeof(line), f)) {
+		char *name = strchr(line, '/'), *colon = strchr(line, ':');
+		char *space = strchr(line, ' ');
+
+		/* A mapping's first line, "start-end perms offset dev:inode path", has
+		 * its first colon after a space; its fields' lines before. */
+		if (space && colon && colon > space)
+			ours = name && !strncmp(name, real, strlen(real)) &&
+			       name[strlen(real)] == '\n';
+		else if (ours && sscanf(line, "Rss: %zu kB", &kb) == 1)
+			total += kb * 1024;
+	}
+	fclose(f);
+	return total;
+}
+
+/*
+ * The file's pages of a payload leave memory once it is decompressed (the
+ * compressed bytes) or released (uncompressed PT), and the payload reads
+ * back the same afterwards.
+ */
+MT_TEST(payload_pages_leave_memory)
+{
+	const size_t ring = 4u << 20;
+	uint8_t *buf = malloc(ring);
+	uint64_t seed = 7;
+
+	MT_ASSERT(buf);
+	for (size_t i = 0; i < ring; i++)
+		buf[i] = i < ring / 2 ? (uint8_t)sample_rand(&seed) : (uint8_t)(i % 17 < 3 ? 2 : i);
+	for (int raw = 0; raw < 2; raw++) {
+		struct mt_bundle_writer_opts opts = { sizeof(opts), 0, raw };
+		struct mt_bundle_pt_desc pt = { .cpu = 0 };
+		struct mt_bundle_writer *w;
+		struct mt_bundle_reader *r;
+		const uint8_t *data;
+		char path[256], err[512];
+		size_t len;
+
+		sample_tmp(path, sizeof(path), "pages");
+		MT_ASSERT_EQ(mt_bundle_writer_create(&w, path, &opts, err, sizeof(err)), 0);
+		MT_ASSERT_EQ(mt_bundle_write_pt(w, &pt, buf, ring), 0);
+		MT_ASSERT_EQ(mt_bundle_writer_finish(w), 0);
+		mt_bundle_writer_free(w);
+		MT_ASSERT_MSG(mt_bundle_open(&r, path, err, sizeof(err)) == 0, "open: %s", err);
+		MT_ASSERT(mapped_rss(path) >= ring / 4);        /* read for the checksums */
+		MT_ASSERT_EQ(mt_bundle_pt_data(r, 0, &data, &len), 0);
+		MT_ASSERT_EQ(len, ring);
+		MT_ASSERT_MEMEQ(data, buf, ring);
+		if (raw)
+			MT_ASSERT_EQ(mt_bundle_pt_release(r, 0), 0);
+		MT_ASSERT_MSG(mapped_rss(path) <= 64 * 1024, "%s: %zu bytes still resident",
+			      raw ? "released" : "decompressed", mapped_rss(path));
+		MT_ASSERT_EQ(mt_bundle_pt_release(r, 0), 0);
+		MT_ASSERT_EQ(mt_bundle_pt_data(r, 0, &data, &len), 0);
+		MT_ASSERT_EQ(len, ring);
+		MT_ASSERT_MEMEQ(data, buf, ring);
+		mt_bundle_close(r);
+		unlink(path);
+	}
+	free(buf);
 }
 
 /* Zero padding compresses beyond the one-shot ratio: the growing decoder handles it. */

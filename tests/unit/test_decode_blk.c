@@ -3,8 +3,9 @@
  * The block-decoder loop over PT streams written with libipt's encoder for
  * a small hand-assembled program, checked as the call-stack events it
  * produces: direct and indirect calls, compressed returns, an indirect
- * tail jump, a syscall with user-only tracing, an unmapped target (gap and
- * resync at the next PSB), and garbage or truncated input (no crash).
+ * tail jump, a syscall with user-only tracing, an interrupt with kernel
+ * tracing, an unmapped target (gap and resync at the next PSB), and garbage
+ * or truncated input (no crash).
  */
 #include "test_decode_evfmt.h"
 #include "test_decode_fixture.h"
@@ -122,6 +123,30 @@ MT_TEST(calls_returns_tail_jump_and_syscall)
 	MT_ASSERT_STREQ(got, "1000:+A* 1000:+B 1000:-B 1000:+C 1000:-C 1000:+E^ 1000:-E "
 			     "1000:+[sys] 2000:-[sys] 3000:+D 3000:-D 3000:+[off] 3000:-[off]! "
 			     "3000:-A!");
+}
+
+/* With kernel tracing, an interrupt right after B returns, before A ran
+ * another instruction: the return still closes B, and the handler nests
+ * in A (B's frame used to stay open under the handler; found by the user
+ * and kernel walk in the VM). */
+MT_TEST(interrupt_right_after_a_return_settles_it)
+{
+	struct mt_blk_stats st;
+	struct ptenc e;
+	const char *got;
+
+	ptenc_begin(&e, 1000, AT('A', 0));
+	ptenc_tnt(&e, "1");				/* B returns */
+	ptenc_ip(&e, ppt_fup, AT('A', 5), pt_ipc_sext_48);	/* interrupted there */
+	ptenc_ip(&e, ppt_tip, AT('D', 0), pt_ipc_sext_48);	/* the handler */
+	ptenc_tsc(&e, 2000);
+	ptenc_ip(&e, ppt_fup, AT('D', 0), pt_ipc_sext_48);
+	ptenc_ip(&e, ppt_tip_pgd, 0, pt_ipc_suppressed);
+	ptenc_end(&e);
+	got = decode(e.buf, e.len, &st);
+	MT_ASSERT_EQ(st.errors, 0);
+	MT_ASSERT_STREQ(got, "1000:+A* 1000:+B 1000:-B 2000:+D 2000:+[off] 2000:-[off]! "
+			     "2000:-D! 2000:-A!");
 }
 
 MT_TEST(unmapped_target_gives_a_gap_and_resync)

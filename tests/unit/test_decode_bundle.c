@@ -171,6 +171,22 @@ static void open_bundle(struct mt_bundle_reader **r, struct mt_decode **d)
 	open_bundle_with(r, d, NULL);
 }
 
+/* The text dump of a whole run. */
+static char *text_dump(struct mt_decode *d)
+{
+	struct mt_textout t = { d, NULL };
+	struct mt_decode_sink s;
+	char *text;
+	size_t len;
+
+	t.out = open_memstream(&text, &len);
+	MT_ASSERT(t.out);
+	s = mt_textout_sink(&t);
+	MT_ASSERT_EQ(mt_decode_run(d, &s), 0);
+	fclose(t.out);
+	return text;
+}
+
 MT_TEST(two_threads_two_cpus_text_dump)
 {
 	/* Block times are libipt's, which reads up to one timing packet
@@ -200,25 +216,65 @@ MT_TEST(two_threads_two_cpus_text_dump)
 		"1002000 101 E [untraced] truncated\n"
 		"1002000 101 E A truncated\n";
 	struct mt_bundle_reader *r;
-	struct mt_textout t;
 	struct mt_decode *d;
 	char *text, want[sizeof(want_fmt) + 32];
-	size_t len;
 
 	open_bundle(&r, &d);
 	snprintf(want, sizeof(want), want_fmt, F('A') + 12);
-	t.d = d;
-	t.out = open_memstream(&text, &len);
-	{
-		struct mt_decode_sink s = mt_textout_sink(&t);
-
-		MT_ASSERT_EQ(mt_decode_run(d, &s), 0);
-	}
-	fclose(t.out);
+	text = text_dump(d);
 	MT_ASSERT_EQ(mt_decode_get_stats(d)->threads, 2);
 	MT_ASSERT_EQ(mt_decode_get_stats(d)->errors, 0);
 	MT_ASSERT_STREQ(text, want);
 	free(text);
+	mt_decode_free(d);
+	mt_bundle_close(r);
+}
+
+/*
+ * A run releases each CPU's PT from the reader once decoded: a second
+ * decoder opened on the same reader before still decodes the same, and
+ * the PT reads back unchanged. The streams are padded (PAD packets) to be
+ * stored compressed, so releasing frees them and reading decompresses again.
+ */
+MT_TEST(decoders_share_a_reader_that_releases_pt)
+{
+	static uint8_t padded[2][8192];
+	struct mt_bundle_section_info si;
+	struct mt_bundle_reader *r;
+	struct mt_decode *d, *d2;
+	struct ptenc e0, e1;
+	struct streams s;
+	char err[512], *a, *b;
+	int compressed = 0;
+
+	build_prog();
+	cpu0(&e0);
+	cpu1(&e1);
+	memcpy(padded[0], e0.buf, e0.len);
+	memcpy(padded[1], e1.buf, e1.len);
+	s = (struct streams){ { padded[0], padded[1] },
+			      { e0.len + 4096, e1.len + 4096 } };
+	open_bundle_with(&r, &d, &s);
+	for (size_t i = 0; !mt_bundle_section_info(r, i, &si); i++)
+		compressed += si.type == MT_BUNDLE_SEC_PT_DATA &&
+			      si.compression == MT_BUNDLE_COMP_ZSTD;
+	MT_ASSERT_EQ(compressed, 2);
+	MT_ASSERT_MSG(mt_decode_open(&d2, r, NULL, err, sizeof(err)) == 0, "%s", err);
+	a = text_dump(d);
+	b = text_dump(d2);
+	MT_ASSERT(strstr(a, " B D"));
+	MT_ASSERT_STREQ(a, b);
+	for (size_t i = 0; i < 2; i++) {
+		const uint8_t *data;
+		size_t len;
+
+		MT_ASSERT_EQ(mt_bundle_pt_data(r, i, &data, &len), 0);
+		MT_ASSERT_EQ(len, s.len[i]);
+		MT_ASSERT_MEMEQ(data, s.data[i], len);
+	}
+	free(a);
+	free(b);
+	mt_decode_free(d2);
 	mt_decode_free(d);
 	mt_bundle_close(r);
 }

@@ -7,16 +7,21 @@
 
 #include <stdlib.h>
 
-/* Four functions of 0x100 bytes each: A at 0x1000, B at 0x2000, ... */
+/* Functions of 0x100 bytes each: A at 0x1000, B at 0x2000, ..., and in
+ * kernel space K, L, M, ... at the same offsets from KBASE. */
 #define FN(c) (0x1000u * (uint64_t)((c) - 'A' + 1))
+#define KBASE 0xffffffff80000000ull
+#define KFN(c) (KBASE + FN((c) - 'K' + 'A'))
 
 static void resolve(void *ctx, uint64_t ip, struct mt_cs_fn *fn)
 {
+	uint64_t off = ip >= KBASE ? ip - KBASE : ip;
+
 	(void)ctx;
-	if (ip >= 0x1000 && ip < 0x9000 && (ip & 0xfff) < 0x100) {
+	if (off >= 0x1000 && off < 0x9000 && (off & 0xfff) < 0x100) {
 		fn->start = ip & ~0xfffull;
 		fn->end = fn->start + 0x100;
-		fn->id = MT_FN_FIRST_USER + (uint32_t)(ip >> 12) - 1;
+		fn->id = MT_FN_FIRST_USER + (uint32_t)(off >> 12) - 1 + (ip >= KBASE ? 10 : 0);
 	} else {
 		fn->start = ip;
 		fn->end = ip + 1;
@@ -170,6 +175,91 @@ MT_TEST(iret_to_self_is_not_a_return)
 	xfer(130, MT_XFER_RET, FN('H') + 4);
 	mt_cs_finish(&cs, 150);
 	expect("100:+H* 110:+G 130:-G 150:-H!");
+}
+
+/* A VMCALL comes straight back to the next instruction: no frame opens
+ * (found by the user and kernel walk in the VM: such a far call used to
+ * open a frame that never closed). */
+MT_TEST(far_call_to_the_next_instruction_nests_nothing)
+{
+	start();
+	mt_cs_block(&cs, 100, KFN('K'));
+	mt_cs_transfer(&cs, MT_XFER_FAR_CALL, KFN('K') + 0x13);	/* vmcall at K+0x10 */
+	mt_cs_block(&cs, 110, KFN('K') + 0x13);
+	mt_cs_finish(&cs, 150);
+	expect("100:+K* 150:-K!");
+}
+
+/* An interrupt nested in the kernel whose IRET the trace does not show,
+ * then a return to user space: every kernel frame closes, not just the
+ * interrupt's (found by the user and kernel walk: user frames used to be
+ * replaced by kernel ones). */
+MT_TEST(far_return_to_user_space_closes_every_kernel_frame)
+{
+	start();
+	mt_cs_block(&cs, 100, FN('A'));
+	mt_cs_transfer(&cs, MT_XFER_FAR_CALL, FN('A') + 0x12);	/* syscall */
+	mt_cs_block(&cs, 110, KFN('K'));
+	call(120, KFN('K') + 5, KFN('L'));
+	mt_cs_transfer(&cs, MT_XFER_FAR_CALL, KFN('L') + 0x20);	/* interrupt */
+	mt_cs_block(&cs, 130, KFN('M'));
+	xfer(140, MT_XFER_FAR_RET, FN('A') + 0x12);	/* sysret */
+	mt_cs_finish(&cs, 150);
+	expect("100:+A* 110:+K 120:+L 130:+M 140:-M 140:-L 140:-K 150:-A!");
+}
+
+MT_TEST(far_return_into_the_kernel_closes_the_interrupt_only)
+{
+	start();
+	mt_cs_block(&cs, 100, KFN('K'));
+	call(110, KFN('K') + 5, KFN('L'));
+	mt_cs_transfer(&cs, MT_XFER_FAR_CALL, KFN('L') + 0x20);	/* interrupt */
+	mt_cs_block(&cs, 120, KFN('M'));
+	call(125, KFN('M') + 5, KFN('N'));
+	xfer(130, MT_XFER_FAR_RET, KFN('L') + 0x20);	/* iret */
+	xfer(140, MT_XFER_RET, KFN('K') + 5);
+	mt_cs_finish(&cs, 150);
+	expect("100:+K* 110:+L 120:+M 125:+N 130:-N 130:-M 140:-L 150:-K!");
+}
+
+/* The kernel delivers a signal: its IRET lands in the handler, which opens
+ * as entered asynchronously. */
+MT_TEST(far_return_to_a_signal_handler_opens_it)
+{
+	start();
+	mt_cs_block(&cs, 100, FN('A'));
+	mt_cs_transfer(&cs, MT_XFER_FAR_CALL, FN('A') + 0x12);
+	mt_cs_block(&cs, 110, KFN('K'));
+	xfer(120, MT_XFER_FAR_RET, FN('E'));
+	mt_cs_finish(&cs, 150);
+	expect("100:+A* 110:+K 120:-K 120:+E~ 150:-E! 150:-A!");
+}
+
+/* The snapshot began in the kernel: a return to user space closes every
+ * kernel frame and reveals the system call's user frame (the user frame
+ * used to replace the outermost kernel one). */
+MT_TEST(far_return_from_a_kernel_only_stack_reveals_the_caller)
+{
+	start();
+	mt_cs_block(&cs, 100, KFN('K'));
+	call(110, KFN('K') + 5, KFN('L'));
+	xfer(130, MT_XFER_FAR_RET, FN('A') + 0x12);
+	mt_cs_finish(&cs, 150);
+	expect("100:+K* 110:+L 130:-L 130:-K 100:+A* 150:-A!");
+}
+
+/* With kernel tracing, trace stops (a context switch) right after an
+ * interrupt, before its handler ran: the handler was entered all the same
+ * (it used to be taken for a system call without kernel tracing). */
+MT_TEST(stop_right_after_an_interrupt_enters_its_handler)
+{
+	start();
+	mt_cs_block(&cs, 100, FN('A'));
+	mt_cs_transfer(&cs, MT_XFER_FAR_CALL, FN('A') + 0x20);
+	mt_cs_disable(&cs, 110, MT_OFF_OTHER, KFN('K'));
+	mt_cs_block(&cs, 200, KFN('K'));
+	mt_cs_finish(&cs, 250);
+	expect("100:+A* 110:+K 110:+[off] 200:-[off] 250:-K! 250:-A!");
 }
 
 MT_TEST(signal_handler_and_sigreturn)

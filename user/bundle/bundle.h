@@ -202,8 +202,9 @@ size_t mt_bundle_pt_count(const struct mt_bundle_reader *r);
 int mt_bundle_pt_desc(const struct mt_bundle_reader *r, size_t i, struct mt_bundle_pt_desc *pt);
 int mt_bundle_pt_data(struct mt_bundle_reader *r, size_t i, const uint8_t **data, size_t *len);
 /*
- * Frees CPU i's decompressed PT (a no-op for uncompressed PT, which is never
- * copied): for decoding CPU after CPU in bounded memory. Pointers from
+ * Frees CPU i's decompressed PT, or takes uncompressed PT (never copied) out
+ * of memory as pages of the mapped file, read again if used again: for
+ * decoding CPU after CPU in bounded memory. Pointers from
  * mt_bundle_pt_data(r, i) become invalid; a later call decompresses again.
  */
 int mt_bundle_pt_release(struct mt_bundle_reader *r, size_t i);

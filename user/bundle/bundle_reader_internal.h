@@ -104,11 +104,12 @@ int rd_err(struct mt_bundle_reader *r, const struct rd_section *s, int code,
 /* Decodes a known section after its framing and checksums were verified. */
 int rd_section_load(struct mt_bundle_reader *r, struct rd_section *s);
 
-/* The payload, decompressed on first use and kept until close. */
+/* The payload, decompressed on first use and kept until released or close. */
 int rd_payload(struct mt_bundle_reader *r, struct rd_section *s, const uint8_t **p,
 	       size_t *len);
 
-/* Frees a decompressed payload (under the reader's lock). */
+/* Frees a decompressed payload, or drops an uncompressed one's pages of the
+ * mapped file (under the reader's lock); a later rd_payload() reloads it. */
 void rd_payload_release(struct mt_bundle_reader *r, struct rd_section *s);
 
 /* Grows *arr (of elem-sized items, `have` in use) to hold `more` more; -ENOMEM on failure. */

@@ -3,20 +3,44 @@
  * Payload access: uncompressed payloads are used in place (the file is
  * mapped, so PT bytes are never copied); zstd payloads are decompressed
  * once, on first use, and kept until released or the reader is closed.
+ * The mapped file's pages of a payload leave memory once it is
+ * decompressed or released (see drop_stored()).
  */
 #include "bundle/bundle_reader_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #define HUGE_PAGE (2u << 20)
 
 /*
+ * Takes the mapped file's pages of a payload out of the process's memory:
+ * the compressed bytes once decompressed (the file is populated for the
+ * checksums, and would otherwise stay resident beside the output), and an
+ * uncompressed payload on release. The mapping is private and never
+ * written, so a later access reads the file again. Memory the caller lent
+ * (mt_bundle_open_mem()) is left alone.
+ */
+static void drop_stored(const struct mt_bundle_reader *r, const struct rd_section *s)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uintptr_t lo = ((uintptr_t)s->stored + page - 1) & ~(uintptr_t)(page - 1);
+	uintptr_t hi = ((uintptr_t)s->stored + s->h.stored_size) & ~(uintptr_t)(page - 1);
+
+	/* A hint: failure costs only memory. */
+	if (r->mapped && hi > lo)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
+/*
  * Payload buffers are written once, front to back. For large ones, ask for
  * transparent huge pages: first-touch page faults otherwise dominate the
  * cost of decompression (several times slower than zstd itself in VMs).
+ * Not for the last, partial one: a huge page there would hold up to 2 MiB
+ * of memory that is never used.
  */
 static uint8_t *alloc_raw(uint64_t size)
 {
@@ -25,8 +49,9 @@ static uint8_t *alloc_raw(uint64_t size)
 	if (size < HUGE_PAGE)
 		return malloc(size ? size : 1);
 	p = aligned_alloc(HUGE_PAGE, (size + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE);
+	/* A hint: failure costs only speed. */
 	if (p)
-		madvise(p, size, MADV_HUGEPAGE); /* a hint: failure costs only speed */
+		madvise(p, size / HUGE_PAGE * HUGE_PAGE, MADV_HUGEPAGE);
 	return p;
 }
 
@@ -134,8 +159,10 @@ int rd_payload(struct mt_bundle_reader *r, struct rd_section *s, const uint8_t *
 		*p = s->stored;
 		break;
 	case MT_BUNDLE_COMP_ZSTD:
+		err = 0;
 		pthread_mutex_lock(&r->lock);
-		err = s->raw ? 0 : decompress(r, s);
+		if (!s->raw && !(err = decompress(r, s)))
+			drop_stored(r, s);
 		pthread_mutex_unlock(&r->lock);
 		if (err)
 			return err;
@@ -153,5 +180,7 @@ void rd_payload_release(struct mt_bundle_reader *r, struct rd_section *s)
 	pthread_mutex_lock(&r->lock);
 	free(s->raw);
 	s->raw = NULL;
+	if (s->h.compression == MT_BUNDLE_COMP_NONE)
+		drop_stored(r, s);
 	pthread_mutex_unlock(&r->lock);
 }

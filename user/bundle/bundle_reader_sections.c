@@ -230,6 +230,7 @@ static int load_switches(struct mt_bundle_reader *r, struct rd_section *s)
 		return err;
 	for (uint64_t i = 0; i < t.count; i++)
 		tbl_entry(&t, i, &r->sw[r->nsw++], sizeof(*r->sw));
+	rd_payload_release(r, s);       /* copied whole: nothing points into it */
 	return 0;
 }
 
@@ -248,6 +249,7 @@ static int load_clock(struct mt_bundle_reader *r, struct rd_section *s)
 	}
 	for (uint64_t i = 0; i < t.count; i++)
 		tbl_entry(&t, i, &r->anchors[r->nanchors++], sizeof(*r->anchors));
+	rd_payload_release(r, s);       /* copied whole: nothing points into it */
 	return 0;
 }
 

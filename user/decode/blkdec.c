@@ -51,11 +51,13 @@ static uint64_t now(struct blkdec *b)
 	uint64_t tsc;
 	uint32_t lost_mtc, lost_cyc;
 
-	if (pt_blk_time(b->dec, &tsc, &lost_mtc, &lost_cyc) >= 0 && tsc > b->tsc)
+	/* b->tsc only grows: the stream's first time is its first non-zero
+	 * value, its last time the final one (stored at the end). */
+	if (pt_blk_time(b->dec, &tsc, &lost_mtc, &lost_cyc) >= 0 && tsc > b->tsc) {
+		if (!b->tsc)
+			b->stats->first_tsc = tsc;
 		b->tsc = tsc;
-	if (!b->stats->first_tsc)
-		b->stats->first_tsc = b->tsc;
-	b->stats->last_tsc = b->tsc;
+	}
 	return b->tsc;
 }
 
@@ -170,8 +172,11 @@ static int drain_events(struct blkdec *b, int st)
 			b->h->disable(b->h->ctx, tsc, ev.variant.async_disabled.at);
 			break;
 		case ptev_async_branch:
-			/* An interrupt with tracing on: like a call that will
-			 * return to the interrupted instruction. */
+			/* An interrupt with tracing on. Control had reached
+			 * the interrupted instruction, which settles the call
+			 * or return that led there even if nothing ran there
+			 * yet; then it is like a call that will return to it. */
+			b->h->block(b->h->ctx, tsc, ev.variant.async_branch.from);
 			b->h->transfer(b->h->ctx, MT_XFER_FAR_CALL, ev.variant.async_branch.from);
 			break;
 		case ptev_overflow:
@@ -341,6 +346,7 @@ int mt_blk_decode(const struct pt_config *cfg, struct pt_image *image,
 		st = resume != UINT64_MAX ? pt_blk_sync_set(b->dec, resume)
 					  : pt_blk_sync_forward(b->dec);
 	}
+	stats->last_tsc = b->tsc;
 	pt_blk_free_decoder(b->dec);
 	pt_pkt_free_decoder(b->pkt);
 	mt_insn_dec_free(b->insn);

@@ -33,6 +33,9 @@ static void emit(struct mt_cs *cs, uint64_t ts, enum mt_ev_kind kind, unsigned i
 {
 	struct mt_ev ev = { ts, (uint8_t)kind, (uint8_t)flags, 0, arg, addr };
 
+	if (cs->inferred_only && kind != MT_EV_GAP &&
+	    !(kind == MT_EV_BEGIN && (flags & MT_EV_INFERRED)))
+		return;
 	cs->ops.emit(cs->ops.ctx, &ev);
 }
 
@@ -65,19 +68,23 @@ static void push(struct mt_cs *cs, uint64_t ts, const struct mt_cs_fn *fn, uint6
 		cs->stack = s;
 		cs->cap = cap;
 	}
-	cs->stack[cs->depth++] = (struct mt_cs_frame){ *fn, ret, (uint8_t)(flags & MT_EV_ASYNC) };
-	emit(cs, ts, MT_EV_BEGIN, flags, fn->id, addr);
+	cs->stack[cs->depth++] =
+		(struct mt_cs_frame){ *fn, ret, (uint8_t)(flags & (MT_EV_ASYNC | MT_CS_FAR)) };
+	emit(cs, ts, MT_EV_BEGIN, flags & ~MT_CS_FAR, fn->id, addr);
 }
 
-static struct mt_cs_frame pop_at(struct mt_cs *cs, uint64_t ts, unsigned int flags, uint64_t to)
+/* Returns the closed frame, in place (not copied: the replay pops about
+ * once per op) and valid until the next push. */
+static const struct mt_cs_frame *pop_at(struct mt_cs *cs, uint64_t ts, unsigned int flags,
+					uint64_t to)
 {
-	struct mt_cs_frame f = cs->stack[--cs->depth];
+	const struct mt_cs_frame *f = &cs->stack[--cs->depth];
 
-	emit(cs, ts, MT_EV_END, flags, f.fn.id, to);
+	emit(cs, ts, MT_EV_END, flags, f->fn.id, to);
 	return f;
 }
 
-static struct mt_cs_frame pop(struct mt_cs *cs, uint64_t ts, unsigned int flags)
+static const struct mt_cs_frame *pop(struct mt_cs *cs, uint64_t ts, unsigned int flags)
 {
 	return pop_at(cs, ts, flags, 0);
 }
@@ -107,17 +114,17 @@ static void infer_caller(struct mt_cs *cs, const struct mt_cs_fn *fn, uint64_t i
 
 static void replace_top(struct mt_cs *cs, uint64_t ts, const struct mt_cs_fn *fn, uint64_t ip)
 {
-	struct mt_cs_frame old = pop(cs, ts, MT_EV_TAIL);
+	const struct mt_cs_frame *old = pop(cs, ts, MT_EV_TAIL);
 
-	push(cs, ts, fn, old.ret, MT_EV_TAIL | old.flags, ip);
+	push(cs, ts, fn, old->ret, MT_EV_TAIL | old->flags, ip);
 }
 
 static void do_return(struct mt_cs *cs, uint64_t ts, uint64_t ip)
 {
-	struct mt_cs_frame f = pop_at(cs, ts, MT_EV_RET, ip);
+	const struct mt_cs_frame *f = pop_at(cs, ts, MT_EV_RET, ip);
 	struct mt_cs_fn fn;
 
-	if (cs->depth && f.ret != ip && !contains(top(cs), ip)) {
+	if (cs->depth && f->ret != ip && !contains(top(cs), ip)) {
 		/* Not back in the caller: the return skipped frames
 		 * (exception unwinding, longjmp-like code) to the one that
 		 * expects IP, or else the one holding it. */
@@ -134,7 +141,7 @@ static void do_return(struct mt_cs *cs, uint64_t ts, uint64_t ip)
 				unwind_to(cs, ts, k + 1);
 				return;
 			}
-			if (f.flags & MT_EV_ASYNC) {
+			if (f->flags & MT_EV_ASYNC) {
 				/* A signal handler returns into the sigreturn
 				 * trampoline, entered as asynchronously as the
 				 * handler was. */
@@ -184,10 +191,43 @@ static void resume(struct mt_cs *cs, uint64_t ts, uint64_t ip)
 	push(cs, ts, &fn, 0, MT_EV_ASYNC, ip);
 }
 
-void mt_cs_transfer(struct mt_cs *cs, enum mt_xfer x, uint64_t ret_addr)
+/* Kernel code lives in the upper half of the address space (x86-64). */
+static int kernel_code(uint64_t ip)
 {
-	cs->pending = x;
-	cs->pending_ret = ret_addr;
+	return (int)(ip >> 63);
+}
+
+/*
+ * A far return leaves the kernel code entered since the latest far call
+ * (returning to user space, all the kernel frames): they close, the top
+ * one as the return, and control lands at IP as when trace resumes (a
+ * signal handler, say, opens asynchronously). Without such frames (the
+ * snapshot began in the kernel), it is an ordinary return.
+ */
+static void far_return(struct mt_cs *cs, uint64_t ts, uint64_t ip)
+{
+	size_t k = cs->depth;
+	struct mt_cs_fn fn;
+
+	if (kernel_code(ip)) {
+		while (k && !(cs->stack[k - 1].flags & MT_CS_FAR))
+			k--;
+	} else {
+		while (k && kernel_code(cs->stack[k - 1].fn.start))
+			k--;
+	}
+	if (kernel_code(ip) ? !k : k == cs->depth) {
+		do_return(cs, ts, ip);
+		return;
+	}
+	pop_at(cs, ts, MT_EV_RET, ip);
+	unwind_to(cs, ts, kernel_code(ip) ? k - 1 : k);
+	if (cs->depth) {
+		resume(cs, ts, ip);
+		return;
+	}
+	cs->ops.resolve(cs->ops.ctx, ip, &fn);
+	infer_caller(cs, &fn, ip);
 }
 
 void mt_cs_block(struct mt_cs *cs, uint64_t ts, uint64_t ip)
@@ -198,9 +238,10 @@ void mt_cs_block(struct mt_cs *cs, uint64_t ts, uint64_t ip)
 	ts = clamp(cs, ts);
 	cs->blocks++;
 	cs->pending = MT_XFER_NONE;
-	/* An IRET to the next instruction (the kernel's sync_core()) only
-	 * serialises: no frame ends. */
-	if (x == MT_XFER_FAR_RET && ip == cs->pending_ret)
+	/* A far transfer to the next instruction nests nothing: an IRET
+	 * there (the kernel's sync_core()) only serialises, a VMCALL comes
+	 * straight back (its VM exit and entry are out of sight). */
+	if ((x == MT_XFER_FAR_RET || x == MT_XFER_FAR_CALL) && ip == cs->pending_ret)
 		x = MT_XFER_NONE;
 	if (!cs->in_segment) {
 		cs->in_segment = 1;
@@ -234,11 +275,13 @@ void mt_cs_block(struct mt_cs *cs, uint64_t ts, uint64_t ip)
 	case MT_XFER_CALL:
 	case MT_XFER_FAR_CALL:
 		cs->ops.resolve(cs->ops.ctx, ip, &fn);
-		push(cs, ts, &fn, cs->pending_ret, 0, ip);
+		push(cs, ts, &fn, cs->pending_ret, x == MT_XFER_FAR_CALL ? MT_CS_FAR : 0, ip);
 		break;
 	case MT_XFER_RET:
-	case MT_XFER_FAR_RET:
 		do_return(cs, ts, ip);
+		break;
+	case MT_XFER_FAR_RET:
+		far_return(cs, ts, ip);
 		break;
 	case MT_XFER_NONE:
 	case MT_XFER_JUMP:
@@ -254,9 +297,10 @@ void mt_cs_disable(struct mt_cs *cs, uint64_t ts, enum mt_cs_off why, uint64_t a
 	size_t depth;
 
 	/* Control reached AT before the stop: settle the pending transfer
-	 * (say, the return that led there). A pending far call is the
-	 * syscall that stops the trace, settled below. */
-	if (at && cs->pending != MT_XFER_FAR_CALL && !cs->off)
+	 * (say, the return that led there, or with kernel tracing the
+	 * interrupt whose handler was about to run). Without AT, a pending
+	 * far call is the syscall that stops the trace, settled below. */
+	if (at && !cs->off)
 		mt_cs_block(cs, ts, at);
 	depth = cs->depth;
 	ts = clamp(cs, ts);

@@ -19,9 +19,11 @@
  * - jump into another function: a tail call (the top frame is replaced),
  *   unless the target is inside a function further down the stack and not
  *   at its entry (longjmp, exception landing pad): then unwind to it.
- * - far call / far return (syscall, interrupt, sysret, iret, with kernel
- *   tracing): like call and return, so kernel code nests above the user
- *   frame it interrupted.
+ * - far call (syscall, interrupt, with kernel tracing): like a call, so
+ *   kernel code nests above the user frame it interrupted; far return
+ *   (sysret, iret): every frame since the latest far call closes (with a
+ *   return to user space, every kernel frame), and control lands as when
+ *   trace resumes. A far transfer to the next instruction nests nothing.
  * - trace off (user-only tracing entering the kernel, or a context switch):
  *   a synthetic "[syscall]" or "[untraced]" frame covers the time off;
  *   when trace resumes in a function below the top (signal return) the
@@ -106,10 +108,14 @@ enum mt_cs_off {
 	MT_OFF_OTHER,		/* interrupt, fault, context switch, filter */
 };
 
+/* Frame flag, never in an event: entered by a far call (kernel entry). */
+#define MT_CS_FAR (1u << 7)
+
 struct mt_cs_frame {
 	struct mt_cs_fn fn;
 	uint64_t ret;		/* expected return address; 0: unknown */
-	uint8_t flags;		/* MT_EV_ASYNC for frames entered without a call */
+	uint8_t flags;		/* MT_EV_ASYNC for frames entered without a call,
+				 * MT_CS_FAR */
 };
 
 /* Deeper call chains are counted, not stored (runaway recursion). */
@@ -129,14 +135,24 @@ struct mt_cs {
 	uint64_t last_ts;
 	uint64_t backsteps;	/* timestamps clamped to keep time monotonic */
 	uint64_t blocks;
+	/* Set after mt_cs_init(): emit receives only inferred BEGINs and GAPs
+	 * (a consumer that looks for those alone is spared the call for every
+	 * other event). */
+	int inferred_only;
 };
 
 void mt_cs_init(struct mt_cs *cs, const struct mt_cs_ops *ops);
 void mt_cs_fini(struct mt_cs *cs);
 
 /* The previous block ended in transfer X; RET_ADDR is the address after a
- * call or far return instruction (0 for other transfers, or unknown). */
-void mt_cs_transfer(struct mt_cs *cs, enum mt_xfer x, uint64_t ret_addr);
+ * call or far return instruction (0 for other transfers, or unknown).
+ * Inline: the replay calls it for every op. */
+static inline void mt_cs_transfer(struct mt_cs *cs, enum mt_xfer x, uint64_t ret_addr)
+{
+	cs->pending = x;
+	cs->pending_ret = ret_addr;
+}
+
 /* A block starting at IP ran at TS. */
 void mt_cs_block(struct mt_cs *cs, uint64_t ts, uint64_t ip);
 /* Tracing stopped at TS; AT is the next instruction's address when known

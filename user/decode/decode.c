@@ -111,10 +111,12 @@ static int load_cpus(struct mt_decode *d, char *err, size_t errlen)
 		return -1;
 	for (size_t i = 0; i < d->ncpus; i++) {
 		struct mt_bundle_pt_desc pt;
+		const uint8_t *data;
 		int rc = mt_bundle_pt_desc(d->r, i, &pt);
 
+		/* Read now for its errors and size; decoding reads it again. */
 		if (!rc)
-			rc = mt_bundle_pt_data(d->r, i, &d->cpus[i].data, &d->cpus[i].len);
+			rc = mt_bundle_pt_data(d->r, i, &data, &d->cpus[i].len);
 		if (rc < 0) {
 			snprintf(err, errlen, "PT data of stream %zu: %s", i,
 				 mt_bundle_reader_errmsg(d->r));

@@ -18,7 +18,8 @@
  * Memory: each CPU's decoded control flow is logged (a few bytes per block
  * that can change a call stack, decode/oplog.h) until every thread has been
  * rebuilt; the events themselves stream to the sink. Memory therefore
- * grows with the snapshot's size, not with the output.
+ * grows with the snapshot's size, not with the output. Each CPU's PT is
+ * released from the reader as soon as its stream is decoded.
  */
 #ifndef MTRACE_DECODE_H
 #define MTRACE_DECODE_H
@@ -74,8 +75,10 @@ struct mt_decode;
  * Returns 0 or -1 with a message. The reader must outlive the decoder. */
 int mt_decode_open(struct mt_decode **out, struct mt_bundle_reader *r,
 		   const struct mt_decode_opts *opts, char *err, size_t errlen);
-/* Decodes everything and feeds SINK. Returns 0, a sink's non-zero value,
- * or -1 when out of memory. */
+/* Decodes everything and feeds SINK, once per decoder. Returns 0, a sink's
+ * non-zero value, or -1 when out of memory. Releases each CPU's PT
+ * (mt_bundle_pt_release()) once decoded: pointers from mt_bundle_pt_data()
+ * taken before are then invalid (a new call decompresses again). */
 int mt_decode_run(struct mt_decode *d, const struct mt_decode_sink *sink);
 void mt_decode_free(struct mt_decode *d);
 

@@ -157,14 +157,15 @@ static void add(struct worker *w, uint64_t tsc, enum mt_op_kind kind, uint64_t a
 }
 
 /*
- * A block reached by a branch or jump inside the function of the previous
- * logged block changes nothing in the call stack, so it is not logged (the
- * transfer ending it then lands on the previous block's op, which is
- * equivalent). That halves the log on typical code.
+ * The handlers below run for every block libipt returns. Their rare paths
+ * are out of line (noinline), so that the common ones, a block inside the
+ * previous block's function and a transfer stored in its block's op, save
+ * no registers.
  */
+
 /* Counts this CPU's stream up to @offset; tells the caller when no other
  * worker is telling it already (the next report is a few blocks away). */
-static void report(struct worker *w, uint64_t offset)
+static __attribute__((noinline)) void report(struct worker *w, uint64_t offset)
 {
 	struct progress *p = w->progress;
 	uint64_t done;
@@ -179,21 +180,12 @@ static void report(struct worker *w, uint64_t offset)
 	}
 }
 
-static void h_block(void *ctx, uint64_t tsc, uint64_t ip)
+/* Logs a block that may change the call stack; notes its function. */
+static __attribute__((noinline)) void log_block(struct worker *w, uint64_t tsc, uint64_t ip)
 {
-	struct worker *w = ctx;
 	struct mt_cpu_log *log = w->log;
-	const struct mt_op *last = w->have_last ? &w->last : NULL;
 	struct mt_cs_fn fn;
 
-	if (w->progress && !(++w->blocks % PROGRESS_BLOCKS))
-		report(w, log->stats.offset);
-	if (last && last->kind == MT_OP_BLOCK &&
-	    (last->x == MT_XFER_NONE || last->x == MT_XFER_JUMP) && ip >= w->fn_lo &&
-	    ip < w->fn_hi) {
-		log->segs[log->nsegs - 1].last_tsc = tsc;
-		return;
-	}
 	add(w, tsc, MT_OP_BLOCK, ip, 0);
 	if (w->have_seg)
 		log->segs[log->nsegs - 1].last_tsc = tsc;
@@ -205,20 +197,49 @@ static void h_block(void *ctx, uint64_t tsc, uint64_t ip)
 	}
 }
 
+/*
+ * A block reached by a branch or jump inside the function of the previous
+ * logged block changes nothing in the call stack, so it is not logged (the
+ * transfer ending it then lands on the previous block's op, which is
+ * equivalent). That halves the log on typical code.
+ */
+static void h_block(void *ctx, uint64_t tsc, uint64_t ip)
+{
+	struct worker *w = ctx;
+	const struct mt_op *last = &w->last;
+
+	if (w->progress && !(++w->blocks % PROGRESS_BLOCKS))
+		report(w, w->log->stats.offset);
+	if (w->have_last && last->kind == MT_OP_BLOCK &&
+	    (last->x == MT_XFER_NONE || last->x == MT_XFER_JUMP) && ip >= w->fn_lo &&
+	    ip < w->fn_hi) {
+		w->log->segs[w->log->nsegs - 1].last_tsc = tsc;
+		return;
+	}
+	log_block(w, tsc, ip);
+}
+
+/* A transfer that needs an op of its own. */
+static __attribute__((noinline)) void log_transfer(struct worker *w, enum mt_xfer x, uint64_t ret)
+{
+	add(w, last_tsc(w, 0), MT_OP_XFER, ret, (uint8_t)x);
+}
+
 /* The transfer ending a block is stored in the block's op (a third less
  * memory than an op of its own); only a transfer reported after an event,
  * or a return address too far from the block's start, needs its own op. */
 static void h_transfer(void *ctx, enum mt_xfer x, uint64_t ret)
 {
 	struct worker *w = ctx;
-	struct mt_op *op = w->have_last ? &w->last : NULL;
+	struct mt_op *op = &w->last;
 
-	if (op && op->kind == MT_OP_BLOCK && (!ret || (ret > op->a && ret - op->a <= UINT32_MAX))) {
+	if (w->have_last && op->kind == MT_OP_BLOCK &&
+	    (!ret || (ret > op->a && ret - op->a <= UINT32_MAX))) {
 		op->x = (uint8_t)x;
 		op->ret = ret ? (uint32_t)(ret - op->a) : 0;
 		return;
 	}
-	add(w, last_tsc(w, 0), MT_OP_XFER, ret, (uint8_t)x);
+	log_transfer(w, x, ret);
 }
 
 static void h_disable(void *ctx, uint64_t tsc, uint64_t at)
@@ -240,6 +261,8 @@ static void decode_one(struct worker *w, struct mt_cpu_log *log)
 						   h_gap, NULL };
 	struct mt_blk_handler h = ops;
 	struct pt_config cfg = w->d->cfg;
+	size_t i = (size_t)(log - w->d->cpus), len = 0;
+	const uint8_t *data = NULL;
 
 	h.ctx = w;
 	w->log = log;
@@ -249,10 +272,16 @@ static void decode_one(struct worker *w, struct mt_cpu_log *log)
 	w->proc = NULL;
 	w->fn_lo = w->fn_hi = 0;
 	w->reported = 0;
-	cfg.begin = (uint8_t *)log->data;
-	cfg.end = (uint8_t *)log->data + log->len;
-	if (log->len && mt_blk_decode(&cfg, NULL, w->d->iscache, &h, &log->stats) < 0)
+	/* Fetched now, not kept from the open: another decoder on this reader
+	 * may have released it (it reads back the same; it was checked then). */
+	if (mt_bundle_pt_data(w->d->r, i, &data, &len) < 0)
 		log->oom = 1;
+	cfg.begin = (uint8_t *)data;
+	cfg.end = cfg.begin + len;
+	if (len && mt_blk_decode(&cfg, NULL, w->d->iscache, &h, &log->stats) < 0)
+		log->oom = 1;
+	/* The log is all the replay needs: the PT's memory goes now, not at close. */
+	mt_bundle_pt_release(w->d->r, i);
 	close_seg(w, last_tsc(w, 0));
 	if (w->progress)
 		report(w, log->len);

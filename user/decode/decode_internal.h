@@ -26,8 +26,7 @@ struct mt_seg {
 
 struct mt_cpu_log {
 	uint32_t cpu;
-	const uint8_t *data;
-	size_t len;
+	size_t len;		/* of its PT, which the reader holds */
 	struct mt_oplog ops;
 	struct mt_seg *segs;
 	size_t nsegs, segcap;

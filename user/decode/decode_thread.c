@@ -45,6 +45,8 @@ struct timeline {
 	struct mt_cs cs;
 	size_t seg;
 	struct mt_oplog_cursor op;
+	const struct mt_oplog *log;	/* segs[seg]'s, and where its ops end */
+	size_t end;
 	uint64_t last;
 	int done;
 	size_t cur_str;
@@ -101,7 +103,8 @@ static void new_stretch(struct timeline *t)
 	t->str[t->nstr++] = (struct stretch){ t->npre, 0 };
 }
 
-/* Pass 1: keeps the inferred frames of each stretch. */
+/* Pass 1: keeps the inferred frames of each stretch (it receives only
+ * those and the gaps). */
 static void collect_inferred(void *ctx, const struct mt_ev *ev)
 {
 	struct timeline *t = ((struct replay *)ctx)->tl;
@@ -184,45 +187,60 @@ static void apply(struct mt_cs *cs, const struct mt_op *op)
 	}
 }
 
+/* Positions the replay at the start of segs[seg]. */
+static void enter_seg(struct mt_decode *d, struct timeline *t)
+{
+	const struct mt_seg *s = t->segs[t->seg];
+
+	t->log = &d->cpus[s->cpu].ops;
+	t->end = s->end;
+	mt_oplog_seek(&t->op, s->begin);
+}
+
 /*
- * Replays the thread's next op (or, after the last, ends its frames);
- * returns 0 when there was nothing left. Both passes step through here.
+ * Replays the thread's ops (and, after the last, ends its frames) until
+ * an event is queued, inferred frames are due or memory ran out. Both
+ * passes replay through here; pass 1 queues nothing and runs to the end.
+ * One call for many ops: the loop is the replay's hottest.
  */
-static int step(struct mt_decode *d, struct timeline *t)
+static void replay(struct mt_decode *d, struct timeline *t)
 {
 	struct mt_op op;
 
-	if (t->done)
-		return 0;
-	while (t->seg < t->nsegs && t->op.pos == t->segs[t->seg]->end) {
-		if (t->segs[t->seg]->last_tsc > t->last)
-			t->last = t->segs[t->seg]->last_tsc;
-		if (++t->seg < t->nsegs)
-			mt_oplog_seek(&t->op, t->segs[t->seg]->begin);
+	while (t->qhead == t->qlen && !t->ninf && !t->oom) {
+		if (t->op.pos == t->end) {
+			if (t->done)
+				return;
+			if (t->segs[t->seg]->last_tsc > t->last)
+				t->last = t->segs[t->seg]->last_tsc;
+			if (++t->seg < t->nsegs) {
+				enter_seg(d, t);
+			} else {
+				mt_cs_finish(&t->cs, t->last);
+				t->done = 1;
+			}
+			continue;
+		}
+		mt_oplog_get(t->log, &t->op, &op);
+		apply(&t->cs, &op);
+		if (op.tsc > t->last)
+			t->last = op.tsc;
 	}
-	if (t->seg == t->nsegs) {
-		mt_cs_finish(&t->cs, t->last);
-		t->done = 1;
-		return 1;
-	}
-	mt_oplog_get(&d->cpus[t->segs[t->seg]->cpu].ops, &t->op, &op);
-	apply(&t->cs, &op);
-	if (op.tsc > t->last)
-		t->last = op.tsc;
-	return 1;
 }
 
-/* Starts a replay pass with EMIT receiving the events. */
-static void start_pass(struct timeline *t, struct replay *r,
-		       void (*emit)(void *ctx, const struct mt_ev *ev))
+/* Starts a replay pass with EMIT receiving the events, or only the
+ * inferred BEGINs and the gaps when INFERRED_ONLY (pass 1). */
+static void start_pass(struct mt_decode *d, struct timeline *t, struct replay *r,
+		       void (*emit)(void *ctx, const struct mt_ev *ev), int inferred_only)
 {
 	const struct mt_cs_ops ops = { resolve, emit, r };
 
 	mt_cs_init(&t->cs, &ops);
+	t->cs.inferred_only = inferred_only;
 	t->seg = 0;
-	mt_oplog_seek(&t->op, t->nsegs ? t->segs[0]->begin : 0);
 	t->last = 0;
 	t->done = 0;
+	enter_seg(d, t);
 }
 
 /* Pass 1 over the whole thread. */
@@ -230,17 +248,15 @@ static void find_inferred(struct mt_decode *d, struct timeline *t, struct replay
 {
 	qsort(t->segs, t->nsegs, sizeof(*t->segs), cmp_seg);
 	new_stretch(t);
-	start_pass(t, r, collect_inferred);
-	while (step(d, t))
-		;
+	start_pass(d, t, r, collect_inferred, 1);
+	replay(d, t);
 	mt_cs_fini(&t->cs);
 }
 
 /* The thread's next event in pass 2, or NULL when it has no more. */
 static const struct mt_ev *peek(struct mt_decode *d, struct timeline *t)
 {
-	while (t->qhead == t->qlen && !t->ninf && !t->oom && step(d, t))
-		;
+	replay(d, t);
 	if (t->ninf && t->qhead == t->inf_at) {
 		const struct inferred *f = &t->pre[t->inf + t->ninf - 1];
 
@@ -369,7 +385,7 @@ int mt_decode_threads(struct mt_decode *d, const struct mt_decode_sink *sink)
 		rs[i].tl = &tls[i];
 		rs[i].proc = mt_decode_proc(d, tls[i].task.pid);
 		find_inferred(d, &tls[i], &rs[i]);
-		start_pass(&tls[i], &rs[i], queue_event);
+		start_pass(d, &tls[i], &rs[i], queue_event, 0);
 		rc = tls[i].oom ? -1 : 0;
 	}
 	d->stats.threads = n;

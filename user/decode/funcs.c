@@ -129,15 +129,11 @@ void mt_funcs_resolve(struct mt_funcs *fs, const struct mt_proc *p, uint64_t ip,
 	fn->id = intern(fs, &f);
 }
 
-void mt_funcs_resolve_cached(struct mt_funcs *fs, struct mt_funcs_cache *cache,
-			     const struct mt_proc *p, uint64_t ip, struct mt_cs_fn *fn)
+void mt_funcs_resolve_miss(struct mt_funcs *fs, struct mt_funcs_cache *cache,
+			   const struct mt_proc *p, uint64_t ip, struct mt_cs_fn *fn)
 {
-	size_t slot = (ip ^ ip >> 10) % MT_FUNCS_CACHE;
+	size_t slot = mt_funcs_cache_slot(ip);
 
-	if (cache->e[slot].ip == ip && cache->e[slot].fn.end) {
-		*fn = cache->e[slot].fn;
-		return;
-	}
 	mt_funcs_resolve(fs, p, ip, fn);
 	cache->e[slot].ip = ip;
 	cache->e[slot].fn = *fn;

@@ -53,10 +53,30 @@ struct mt_funcs_cache {
 	} e[MT_FUNCS_CACHE];
 };
 
+/* Where IP's lookup is cached. */
+static inline size_t mt_funcs_cache_slot(uint64_t ip)
+{
+	return (ip ^ ip >> 10) % MT_FUNCS_CACHE;
+}
+
+/* mt_funcs_resolve() for a cache miss, remembered in CACHE. */
+void mt_funcs_resolve_miss(struct mt_funcs *fs, struct mt_funcs_cache *cache,
+			   const struct mt_proc *p, uint64_t ip, struct mt_cs_fn *fn);
+
 /* mt_funcs_resolve() through CACHE (zero-initialized before first use;
- * one per process P). */
-void mt_funcs_resolve_cached(struct mt_funcs *fs, struct mt_funcs_cache *cache,
-			     const struct mt_proc *p, uint64_t ip, struct mt_cs_fn *fn);
+ * one per process P). Inline: the replay resolves at almost every op, and
+ * nearly always hits. */
+static inline void mt_funcs_resolve_cached(struct mt_funcs *fs, struct mt_funcs_cache *cache,
+					   const struct mt_proc *p, uint64_t ip,
+					   struct mt_cs_fn *fn)
+{
+	size_t slot = mt_funcs_cache_slot(ip);
+
+	if (cache->e[slot].ip == ip && cache->e[slot].fn.end)
+		*fn = cache->e[slot].fn;
+	else
+		mt_funcs_resolve_miss(fs, cache, p, ip, fn);
+}
 
 /* The function with id ID; copies under the lock (the table may grow). */
 struct mt_func mt_funcs_get(struct mt_funcs *fs, uint32_t id);

@@ -54,6 +54,7 @@ static enum pt_insn_class classify(unsigned int id)
 	case X86_INS_INT1:
 	case X86_INS_INT3:
 	case X86_INS_INTO:
+	case X86_INS_VMCALL:
 		return ptic_far_call;
 	case X86_INS_RETF:
 	case X86_INS_IRET:
@@ -61,6 +62,8 @@ static enum pt_insn_class classify(unsigned int id)
 	case X86_INS_IRETQ:
 	case X86_INS_SYSRET:
 	case X86_INS_SYSEXIT:
+	case X86_INS_VMLAUNCH:
+	case X86_INS_VMRESUME:
 		return ptic_far_return;
 	case X86_INS_LJMP:
 		return ptic_far_jump;

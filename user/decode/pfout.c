@@ -69,15 +69,28 @@ static int on_thread(void *ctx, uint32_t pid, uint32_t tid)
 	return 0;
 }
 
-static int thread_handle(const struct mt_pfout *o, uint32_t pid, uint32_t tid)
+static int is_thread(const struct mt_pfout *o, size_t i, uint32_t pid, uint32_t tid)
 {
-	for (size_t i = 0; i < o->nthreads; i++)
-		if (o->threads[i].tid == tid && o->threads[i].pid == pid)
-			return o->threads[i].handle;
-	return -1;
+	return o->threads[i].tid == tid && o->threads[i].pid == pid;
 }
 
-static int32_t frame_id(struct mt_pfout *o, uint32_t id)
+/* Events come in runs per thread: the last one found is tried first. */
+static int thread_handle(struct mt_pfout *o, uint32_t pid, uint32_t tid)
+{
+	size_t i = o->last_thread;
+
+	if (i >= o->nthreads || !is_thread(o, i, pid, tid))
+		for (i = 0; i < o->nthreads && !is_thread(o, i, pid, tid); i++)
+			;
+	if (i == o->nthreads)
+		return -1;
+	o->last_thread = i;
+	return o->threads[i].handle;
+}
+
+/* The writer's frame for function ID, interned on first use (out of line:
+ * frame_id() runs for every BEGIN and nearly always finds it). */
+static __attribute__((noinline)) int32_t intern_frame(struct mt_pfout *o, uint32_t id)
 {
 	struct mt_func f;
 	struct mt_src_loc loc = { NULL, 0 };
@@ -95,8 +108,6 @@ static int32_t frame_id(struct mt_pfout *o, uint32_t id)
 		o->frames = v;
 		o->nframes = n;
 	}
-	if (o->frames[id] >= 0)
-		return o->frames[id];
 	f = mt_decode_func(o->d, id);
 	pf.symbol = f.name || id < MT_FN_FIRST_USER ? mt_func_label(&f, id) : NULL;
 	pf.binary = f.binary;
@@ -110,6 +121,11 @@ static int32_t frame_id(struct mt_pfout *o, uint32_t id)
 	if (fid >= 0)
 		o->frames[id] = fid;
 	return fid;
+}
+
+static int32_t frame_id(struct mt_pfout *o, uint32_t id)
+{
+	return id < o->nframes && o->frames[id] >= 0 ? o->frames[id] : intern_frame(o, id);
 }
 
 static int on_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const struct mt_ev *ev)

@@ -17,6 +17,7 @@ struct mt_pfout {
 		int handle;
 	} *threads;
 	size_t nthreads;
+	size_t last_thread;	/* index of the last event's thread */
 	uint32_t *pids;		/* processes declared */
 	size_t npids;
 	uint64_t last_ns;

@@ -8,7 +8,8 @@
  * while TraceEn is set. The target and everything it starts is pinned to
  * CPU 1, so whichever of them spins there decides. The frozen sideband must
  * agree (the child never marked as target, the late thread marked), and
- * the session must re-arm after the target is gone. A re-arm then must not
+ * the session must re-arm after the target is gone; a target reaped before
+ * its last switch stops being traced too. A re-arm then must not
  * trace another user's process that was given the target's old pid
  * (ns_last_pid picks the number).
  *   kmod_follow                     (the test)
@@ -227,6 +228,40 @@ static pid_t reuse_pid(pid_t want)
 	return pid;
 }
 
+/*
+ * A target reaped before its last switch: its parent ignores SIGCHLD, so
+ * exit_notify() releases it and detaches its thread group pid before it
+ * leaves CPU 1. Trace there must stop all the same (it used to stay on,
+ * tracing whatever ran next).
+ */
+static void reaped_target(void)
+{
+	struct mtrace_config c;
+	pid_t t;
+	int fd;
+
+	signal(SIGCHLD, SIG_IGN);
+	t = fork();
+	if (!t) {
+		pin(1);
+		for (;;)
+			;
+	}
+	fd = kg_open();
+	c = kg_config(t, 1 << 20, 4096);
+	if (kg_check("kmod-follow-reaped-arm", !kg_ioctl(fd, MTRACE_IOC_SET_CONFIG, &c) &&
+		     !kg_ioctl(fd, MTRACE_IOC_ARM, NULL), "%s", strerror(errno))) {
+		traced(fd, "kmod-follow-reaped-target", 1);
+		kill(t, SIGKILL);
+		traced(fd, "kmod-follow-reaped-exit", 0);
+		kg_check("kmod-follow-reaped-disarm", !kg_freeze(fd, MTRACE_PATH_MANUAL, 0) &&
+			 !kg_ioctl(fd, MTRACE_IOC_DISARM, NULL), "%s", strerror(errno));
+	}
+	kill(t, SIGKILL);
+	close(fd);
+	signal(SIGCHLD, SIG_DFL);
+}
+
 int main(int argc, char **argv)
 {
 	struct mtrace_config c;
@@ -306,5 +341,6 @@ int main(int argc, char **argv)
 	kg_check("kmod-follow-disarm", !kg_freeze(fd, MTRACE_PATH_MANUAL, 0) &&
 		 !kg_ioctl(fd, MTRACE_IOC_DISARM, NULL), "%s", strerror(errno));
 	close(fd);
+	reaped_target();
 	return kg_failures != 0;
 }
