@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "bundle/bundle.h"
+#include "decode/kernel_image.h"
 #include "ptg_kwalk.h"
 
 #define PTG_BUILD_ID_MAX 64
@@ -62,7 +63,7 @@ static size_t mem_build_id(const uint8_t *bytes, size_t len, uint8_t *out)
 /* Kernel text copies are image segments too, in the upper half. */
 static bool user_seg(const struct ptg_seg *s)
 {
-	return s->start < PTG_KERNEL_SPACE;
+	return !mt_kimage_is_kernel_ip(s->start);
 }
 
 static size_t user_segments(const struct ptg_image *img)

@@ -13,10 +13,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* Kernel text copies (ptg_kwalk.h) sit in the upper half of the address
- * space, user code in the lower. */
-#define PTG_KERNEL_SPACE (1ull << 63)
-
 struct ptg_seg {
 	uint64_t start, end;	/* [start, end) */
 	uint64_t offset;	/* file offset of start */

@@ -135,23 +135,27 @@ int ptg_kwalk_load(const char *bundle, struct ptg_image *img, uint64_t **funcs, 
 	return err;
 }
 
-int ptg_kwalk_symbol(const char *bundle, const char *name, uint64_t *addr)
+int ptg_kwalk_symbols(const char *bundle, const char *const *names, uint64_t *addrs, size_t n)
 {
 	struct mt_bundle_reader *r;
 	struct mt_ksyms ks;
-	const struct mt_ksym *s;
 	int err = open_kernel(bundle, &r, &ks);
 
 	if (err)
 		return err;
-	s = mt_ksyms_find(&ks, name);
-	if (s)
-		*addr = s->addr;
-	else
-		fprintf(stderr, "ptgen: %s: no kernel symbol %s\n", bundle, name);
+	for (size_t i = 0; !err && i < n; i++) {
+		const struct mt_ksym *s = mt_ksyms_find(&ks, names[i]);
+
+		if (s) {
+			addrs[i] = s->addr;
+		} else {
+			fprintf(stderr, "ptgen: %s: no kernel symbol %s\n", bundle, names[i]);
+			err = -ENOENT;
+		}
+	}
 	mt_ksyms_free(&ks);
 	mt_bundle_close(r);
-	return s ? 0 : -ENOENT;
+	return err;
 }
 
 int ptg_kwalk_copy_kernel(struct mt_bundle_writer *w, const char *bundle)

@@ -25,8 +25,9 @@
  */
 int ptg_kwalk_load(const char *bundle, struct ptg_image *img, uint64_t **funcs, size_t *n);
 
-/* The address of kernel symbol @name in @bundle's kallsyms; -ENOENT. */
-int ptg_kwalk_symbol(const char *bundle, const char *name, uint64_t *addr);
+/* The addresses of the @n kernel symbols @names in @bundle's kallsyms,
+ * read and parsed once; -ENOENT (with a message) for one it lacks. */
+int ptg_kwalk_symbols(const char *bundle, const char *const *names, uint64_t *addrs, size_t n);
 
 /* Copies @bundle's kernel text, modules table and kallsyms into @w. */
 int ptg_kwalk_copy_kernel(struct mt_bundle_writer *w, const char *bundle);

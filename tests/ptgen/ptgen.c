@@ -227,11 +227,11 @@ static int kwalk(struct ptg_run *run, struct opts *o, struct ptg_insn_cache **ic
 	if (!err && !(*ic = ptg_insn_cache_new(&run->image)))
 		err = -ENOMEM;
 	if (!err && o->start)
-		err = ptg_kwalk_symbol(o->walk, o->start, &w->start);
+		err = ptg_kwalk_symbols(o->walk, &o->start, &w->start, 1);
 	if (!err)
 		err = ptg_walk(run->thr, *ic, funcs, nfuncs, w);
 	if (!err && o->trigger)
-		err = ptg_kwalk_symbol(o->walk, o->trigger, &o->gen.trigger_ip);
+		err = ptg_kwalk_symbols(o->walk, &o->trigger, &o->gen.trigger_ip, 1);
 	free(funcs);
 	return err;
 }
@@ -244,17 +244,18 @@ static int add_kernel(struct ptg_run *run, struct opts *o, struct ptg_insn_cache
 		.seed = o->gen.seed ^ 0x9e3779b97f4a7c15ull, .irq_every = o->irq_every,
 		.kinsns_min = 200, .kinsns_max = 3000,
 	};
+	static const char *const names[] = {
+		"entry_SYSCALL_64", "asm_sysvec_apic_timer_interrupt", "native_irq_return_iret",
+	};
 	struct ptg_ukwalk_stats st;
-	uint64_t iret;
-	int err = ptg_kwalk_symbol(o->with_kernel, "entry_SYSCALL_64", &u.syscall_entry);
+	uint64_t addr[3];
+	int err = ptg_kwalk_symbols(o->with_kernel, names, addr, 3);
 
-	if (!err)
-		err = ptg_kwalk_symbol(o->with_kernel, "asm_sysvec_apic_timer_interrupt",
-				       &u.irq_entry);
-	if (!err)
-		err = ptg_kwalk_symbol(o->with_kernel, "native_irq_return_iret", &iret);
-	if (!err)
-		err = ptg_ukwalk_find_exit(ic, iret, &u.exit_ip);
+	if (!err) {
+		u.syscall_entry = addr[0];
+		u.irq_entry = addr[1];
+		err = ptg_ukwalk_find_exit(ic, addr[2], &u.exit_ip);
+	}
 	if (!err)
 		err = ptg_ukwalk_splice(run->thr, ic, kfuncs, nkfuncs, &u, &st);
 	if (!err && o->stats)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Call-stack rebuild for one thread; the rules are in callstack.h. */
 #include "decode/callstack.h"
+#include "decode/kernel_image.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -191,12 +192,6 @@ static void resume(struct mt_cs *cs, uint64_t ts, uint64_t ip)
 	push(cs, ts, &fn, 0, MT_EV_ASYNC, ip);
 }
 
-/* Kernel code lives in the upper half of the address space (x86-64). */
-static int kernel_code(uint64_t ip)
-{
-	return (int)(ip >> 63);
-}
-
 /*
  * A far return leaves the kernel code entered since the latest far call
  * (returning to user space, all the kernel frames): they close, the top
@@ -209,19 +204,19 @@ static void far_return(struct mt_cs *cs, uint64_t ts, uint64_t ip)
 	size_t k = cs->depth;
 	struct mt_cs_fn fn;
 
-	if (kernel_code(ip)) {
+	if (mt_kimage_is_kernel_ip(ip)) {
 		while (k && !(cs->stack[k - 1].flags & MT_CS_FAR))
 			k--;
 	} else {
-		while (k && kernel_code(cs->stack[k - 1].fn.start))
+		while (k && mt_kimage_is_kernel_ip(cs->stack[k - 1].fn.start))
 			k--;
 	}
-	if (kernel_code(ip) ? !k : k == cs->depth) {
+	if (mt_kimage_is_kernel_ip(ip) ? !k : k == cs->depth) {
 		do_return(cs, ts, ip);
 		return;
 	}
 	pop_at(cs, ts, MT_EV_RET, ip);
-	unwind_to(cs, ts, kernel_code(ip) ? k - 1 : k);
+	unwind_to(cs, ts, mt_kimage_is_kernel_ip(ip) ? k - 1 : k);
 	if (cs->depth) {
 		resume(cs, ts, ip);
 		return;

@@ -3,13 +3,11 @@
 #include "decode/pfout.h"
 
 #include "decode/blkdec.h"
+#include "decode/kernel_image.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Kernel addresses are in the upper half of the address space. */
-#define KERNEL_START 0xffff800000000000ull
 
 static const char *comm_of(struct mt_bundle_reader *r, uint32_t pid, uint32_t tid)
 {
@@ -116,7 +114,7 @@ static __attribute__((noinline)) int32_t intern_frame(struct mt_pfout *o, uint32
 		pf.file = loc.file;
 		pf.line = (uint32_t)loc.line;
 	}
-	pf.flags = f.addr >= KERNEL_START ? PF_FRAME_KERNEL : 0;
+	pf.flags = mt_kimage_is_kernel_ip(f.addr) ? PF_FRAME_KERNEL : 0;
 	fid = pf_writer_intern(o->w, &pf);
 	if (fid >= 0)
 		o->frames[id] = fid;

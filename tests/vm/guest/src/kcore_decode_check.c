@@ -23,6 +23,7 @@
 
 #include "bundle/bundle.h"
 #include "decode/decode.h"
+#include "decode/kernel_image.h"
 #include "kcore/kallsyms.h"
 #include "kmod_guest.h"
 
@@ -48,12 +49,6 @@ static const char *name(const char *what)
 
 	snprintf(b, sizeof(buf[0]), "%s-%s", prefix, what);
 	return b;
-}
-
-/* Kernel code lives in the upper half of the address space. */
-static bool kernel_addr(uint64_t ip)
-{
-	return ip >> 63;
 }
 
 /* The decoded frames' privilege levels, and the crossings between them. */
@@ -106,7 +101,7 @@ static void nest_event(struct nesting *n, uint64_t ns, const struct mt_ev *ev)
 	}
 	if (ev->kind != MT_EV_BEGIN)
 		return;
-	k = ev->arg < MT_FN_FIRST_USER && ev->arg != MT_FN_UNKNOWN ? below : kernel_addr(ev->addr);
+	k = ev->arg < MT_FN_FIRST_USER && ev->arg != MT_FN_UNKNOWN ? below : mt_kimage_is_kernel_ip(ev->addr);
 	if (!k && n->kernel_open && !n->user_above_kernel++)
 		n->first_bad_ns = ns;
 	n->entries += k && !n->kernel_open && n->depth && !(ev->flags & MT_EV_TAIL);
@@ -153,8 +148,8 @@ static int read_truth(const char *path, struct steps *t, struct truth_crossings 
 		ret = !strcmp(kind, "ret") || !strcmp(kind, "far-ret");
 		if (call || ret)
 			add_step(t, call ? 'c' : 'r', to, 0);
-		x->entries += call && !kernel_addr(from) && kernel_addr(to);
-		x->exits += ret && kernel_addr(from) && !kernel_addr(to);
+		x->entries += call && !mt_kimage_is_kernel_ip(from) && mt_kimage_is_kernel_ip(to);
+		x->exits += ret && mt_kimage_is_kernel_ip(from) && !mt_kimage_is_kernel_ip(to);
 	}
 	fclose(f);
 	return 0;
@@ -201,7 +196,7 @@ static void check_names(struct mt_decode *d, struct mt_bundle_reader *r, const s
 
 		if (got->v[i].kind != 'c')
 			continue;
-		if (!kernel_addr(got->v[i].to)) {
+		if (!mt_kimage_is_kernel_ip(got->v[i].to)) {
 			f = mt_decode_func(d, got->v[i].fn);
 			ucalls++;
 			if (!f.binary || f.binary[0] == '[' || !strstr(f.binary, user_file)) {
