@@ -37,7 +37,7 @@ BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(BPF_SRCS:bpf/%.bpf.c=$(O)/bpf/%.bpf.o)
 BPF_SKELS := $(BPF_SRCS:bpf/%.bpf.c=$(O)/bpf/%.skel.h)
 
-.PHONY: all user bpf kmod check check-unit check-vm check-kmod check-fuzz bench deps \
+.PHONY: all user bpf kmod check check-unit check-host check-vm check-kmod check-fuzz bench deps \
 	install uninstall clean help demo
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -50,6 +50,7 @@ help:
 	@echo 'make deps         install every Debian package the build, tests and VM rig need'
 	@echo 'make check        run every test suite (unit, host, kernel-compile, VM)'
 	@echo 'make check-unit   unit tests only (ASan/UBSan)'
+	@echo 'make check-host   host tests only (CLI, BPF triggers on this kernel, install)'
 	@echo 'make check-vm     the QEMU VM suite only'
 	@echo 'make check-kmod   compile the module against Debian 6.1 and 6.12 headers (W=1)'
 	@echo 'make check-fuzz   run each libFuzzer target briefly (FUZZ_SECONDS=N, default 30)'

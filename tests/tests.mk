@@ -50,6 +50,9 @@ check: $(TEST_PREREQS)
 check-unit: $(TEST_PROGRAMS)
 	$(Q)$(CHECK_ENV) tests/check.sh unit
 
+check-host: $(TEST_PREREQS)
+	$(Q)$(CHECK_ENV) tests/check.sh host
+
 check-vm: $(TEST_PREREQS)
 	$(Q)$(CHECK_ENV) tests/check.sh vm
 

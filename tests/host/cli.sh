@@ -13,12 +13,32 @@ expect_re version 0 "^mtrace-user $(cat "$top/VERSION")\$" "$bin" --version
 expect_re help 0 '^usage: mtrace-user' "$bin" --help
 expect_re no-args 2 '^usage: mtrace-user' "$bin"
 expect_re unknown-command 2 "unknown command 'frobnicate'" "$bin" frobnicate
-expect_re bundle-info 0 'format 1\.0, 15 sections' "$bin" bundle-info "$top/tests/fuzz/corpus/fuzz_bundle/sample-zstd.mtrace"
+ptgen=${O:-$top/build}/rel/tests/ptgen/ptgen
+prog=${O:-$top/build}/san/tests/ptgen/programs/recursion
+
+# This file's own snapshot: a generated one, frozen inside fib().
+fixture=$(mktemp -d)
+snap=$fixture/fib.mtrace
+"$ptgen" -o "$snap" --trigger fib:20 -- "$prog" >/dev/null 2>&1 ||
+	echo "FAIL cli/fixture: could not generate $snap"
+
+# bundle-info's count is the number of sections it lists.
+if info=$("$bin" bundle-info "$snap" 2>&1); then
+	listed=$(grep -cE '^ +[0-9]+  [a-z-]+ ' <<<"$info")
+	if grep -qE "format 1\.0, $listed sections\$" <<<"$info" &&
+		grep -qE '^ +[0-9]+  trigger ' <<<"$info"; then
+		echo "PASS cli/bundle-info"
+	else
+		echo "FAIL cli/bundle-info: header disagrees with the $listed sections listed: $info"
+	fi
+else
+	echo "FAIL cli/bundle-info: exit status $?: $info"
+fi
 expect_re bundle-info-missing 1 'nonexistent' "$bin" bundle-info /nonexistent/x.mtrace
 
 # decode without -o writes trace.pftrace in the working directory.
 work=$(mktemp -d)
-if (cd "$work" && "$bin" decode -q "$top/tests/fuzz/corpus/fuzz_bundle/sample-zstd.mtrace") >/dev/null 2>&1 &&
+if (cd "$work" && "$bin" decode -q "$snap") >/dev/null 2>&1 &&
 	[ -s "$work/trace.pftrace" ]; then
 	echo "PASS cli/decode-default-output"
 else
@@ -27,13 +47,10 @@ fi
 rm -rf "$work"
 
 # Calls still running at the snapshot's end: ended (truncated) by default,
-# left open with --keep-open. A generated snapshot frozen inside fib().
-ptgen=${O:-$top/build}/rel/tests/ptgen/ptgen
-prog=${O:-$top/build}/san/tests/ptgen/programs/recursion
+# left open with --keep-open (the fixture is frozen inside fib()).
 work=$(mktemp -d)
-if "$ptgen" -o "$work/r.mtrace" --trigger fib:20 -- "$prog" >/dev/null 2>&1 &&
-	"$bin" decode -q -f json -o "$work/closed.json" "$work/r.mtrace" >/dev/null 2>&1 &&
-	"$bin" decode -q --keep-open -f json -o "$work/open.json" "$work/r.mtrace" >/dev/null 2>&1; then
+if "$bin" decode -q -f json -o "$work/closed.json" "$snap" >/dev/null 2>&1 &&
+	"$bin" decode -q --keep-open -f json -o "$work/open.json" "$snap" >/dev/null 2>&1; then
 	counts() { python3 -c 'import json,sys
 ev = json.load(open(sys.argv[1]))
 ev = ev["traceEvents"] if isinstance(ev, dict) else ev
@@ -46,7 +63,7 @@ print(sum(e.get("ph") == "B" for e in ev), sum(e.get("ph") == "E" for e in ev))'
 		echo "FAIL cli/decode-keep-open: begins/ends $cb/$ce by default, $ob/$oe with --keep-open"
 	fi
 else
-	echo "FAIL cli/decode-keep-open: could not generate or decode a snapshot frozen inside fib()"
+	echo "FAIL cli/decode-keep-open: could not decode $snap"
 fi
 
 # The progress bar: drawn on a terminal (script(1) gives the decode one),
@@ -68,4 +85,4 @@ if "$ptgen" --walk "$prog" --insns 2000000 -o "$work/w.mtrace" >/dev/null 2>&1; 
 else
 	echo "FAIL cli/decode-progress-tty: could not generate a walk"
 fi
-rm -rf "$work"
+rm -rf "$work" "$fixture"

@@ -6,7 +6,11 @@
  * MT_* macros below; tests/lib/mt_test_main.c runs every registered case.
  * Each case prints one line, "PASS <suite>/<case>" or
  * "FAIL <suite>/<case>: <file>:<line>: <what>", which tests/check.sh counts.
- * A failed check ends its case (the remaining checks would only cascade).
+ * A failed check ends its case (the remaining checks would only cascade);
+ * the case's cleanup is skipped, so a run with a failed case also skips
+ * the leak check at exit. Integers that differ are printed in decimal and
+ * hex. `test_NAME --list` prints the cases, `test_NAME CASE...` runs some;
+ * an unknown name is an error.
  */
 #ifndef MT_TEST_H
 #define MT_TEST_H
@@ -26,6 +30,8 @@ struct mt_case {
 void mt_register(struct mt_case *c);
 void mt_fail(const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4), noreturn));
+void mt_fail_eq(const char *file, int line, const char *a_text, const char *b_text,
+		uint64_t a, uint64_t b) __attribute__((noreturn));
 /* Marks the running case skipped (with a reason) and ends it. */
 void mt_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
@@ -55,9 +61,7 @@ void mt_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn
 	do {                                                            \
 		uint64_t mt_a_ = (uint64_t)(a), mt_b_ = (uint64_t)(b);  \
 		if (mt_a_ != mt_b_)                                     \
-			mt_fail(__FILE__, __LINE__,                     \
-				"%s == %s (0x%" PRIx64 " != 0x%" PRIx64 ")", \
-				#a, #b, mt_a_, mt_b_);                  \
+			mt_fail_eq(__FILE__, __LINE__, #a, #b, mt_a_, mt_b_); \
 	} while (0)
 
 #define MT_ASSERT_STREQ(a, b)                                           \

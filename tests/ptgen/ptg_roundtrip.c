@@ -734,11 +734,45 @@ static void run_program(const struct program *p)
 	ptg_run_fini(&run);
 }
 
+/* A case name is a program's name or "walk"; -1 to run, else the exit status. */
+static int parse_args(int argc, char **argv)
+{
+	const size_t nprog = sizeof(programs) / sizeof(programs[0]);
+	bool known = argc < 2 || !strcmp(argv[1], "walk");
+
+	if (argc > 1 && !strcmp(argv[1], "--help")) {
+		printf("usage: ptg_roundtrip [--list] [CASE]\n"
+		       "Runs the round trip of one program (or \"walk\"), all when none is named.\n");
+		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "--list")) {
+		for (size_t i = 0; i < nprog; i++)
+			printf("%s\n", programs[i].name);
+		printf("walk\n");
+		return 0;
+	}
+	for (size_t i = 0; !known && i < nprog; i++)
+		known = !strcmp(argv[1], programs[i].name);
+	if (argc > 2) {
+		fprintf(stderr, "ptg_roundtrip: at most one case name (try --help)\n");
+		return 2;
+	}
+	if (!known) {
+		fprintf(stderr, "ptg_roundtrip: no case named '%s' (--list shows them)\n", argv[1]);
+		return 2;
+	}
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	ssize_t n;
+	int rc = parse_args(argc, argv);
 
+	if (rc >= 0)
+		return rc;
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n < 0) {
 		printf("FAIL ptgen/setup: cannot find my own path: %s\n", strerror(errno));
 		return 1;
