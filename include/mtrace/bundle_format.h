@@ -317,6 +317,28 @@ struct mt_bundle_end_desc {
 	uint64_t section_count;         /* sections before END */
 };
 
+/*
+ * Version 1.0's sizes: the least a reader accepts. Appending a field grows a
+ * struct (and its layout check below) but never these; a reader zero-fills
+ * the fields a shorter, older descriptor or entry lacks, and takes only the
+ * fields it knows from a longer, newer one.
+ */
+#define MT_BUNDLE_V1_TABLE_DESC 16
+#define MT_BUNDLE_V1_BLOB_DESC 8
+#define MT_BUNDLE_V1_CPU_DESC 96
+#define MT_BUNDLE_V1_PT_CONFIG_DESC 104
+#define MT_BUNDLE_V1_PT_DESC 40
+#define MT_BUNDLE_V1_TRIGGER_DESC 56
+#define MT_BUNDLE_V1_SWITCH_ENTRY 32
+#define MT_BUNDLE_V1_MAP_ENTRY 64
+#define MT_BUNDLE_V1_THREAD_ENTRY 32
+#define MT_BUNDLE_V1_CLOCK_DESC 40
+#define MT_BUNDLE_V1_CLOCK_ENTRY 32
+#define MT_BUNDLE_V1_FILE_DESC 80
+#define MT_BUNDLE_V1_KTEXT_DESC 16
+#define MT_BUNDLE_V1_MODULE_ENTRY 24
+#define MT_BUNDLE_V1_END_DESC 16
+
 /* Layout checks: these sizes are part of the format. */
 _Static_assert(sizeof(struct mt_bundle_file_header) == 40, "file header layout");
 _Static_assert(sizeof(struct mt_bundle_shdr) == 48, "section header layout");

@@ -5,6 +5,7 @@
  */
 #include "test_bundle_sample.h"
 
+#include "bundle/bundle_reader_internal.h"
 #include "bundle/bundle_writer_internal.h"
 
 #include <fcntl.h>
@@ -123,6 +124,69 @@ MT_TEST(longer_descriptors_and_entries)
 	MT_ASSERT_EQ(got[1].next_tid, 8);
 	mt_bundle_close(r);
 	unlink(path);
+}
+
+/*
+ * The day a field is appended to a descriptor, the reader's struct outgrows
+ * the 1.0 size. Simulated with the trigger descriptor as if skid_ns had come
+ * after 1.0: an older descriptor (without it) reads with skid_ns zero and
+ * its tail intact, a newer one (with a field after skid_ns) is cut to the
+ * reader's struct, and one shorter than 1.0's is refused.
+ */
+MT_TEST(shorter_and_longer_descriptors)
+{
+	const size_t v1 = offsetof(struct mt_bundle_trigger_desc, skid_ns);
+	struct mt_bundle_trigger_desc d = { .reason = 3, .freeze_path = 1, .cpu = 2, .tid = 7,
+					    .freeze_tsc = 99, .skid_ns = 1234 };
+	struct mt_bundle_reader *r = calloc(1, sizeof(*r));
+	struct rd_section s = { .have_hdr = true, .h.type = MT_BUNDLE_SEC_TRIGGER };
+	uint64_t newer_field = 0x5555;
+	uint8_t buf[sizeof(d) + sizeof(newer_field) + 4];
+	struct mt_bundle_trigger_desc got;
+	const uint8_t *tail;
+	size_t tail_len;
+
+	MT_ASSERT(r);
+	s.desc = buf;
+	/* Older: the fixed part ends before skid_ns, the tail follows at once. */
+	d.size = (uint32_t)v1;
+	memcpy(buf, &d, v1);
+	memcpy(buf + v1, "spec", 4);
+	s.h.desc_size = (uint32_t)v1 + 4;
+	memset(&got, 0xee, sizeof(got));
+	MT_ASSERT_MSG(rd_desc_get(r, &s, &got, sizeof(got), v1, &tail, &tail_len) == 0, "%s",
+		      r->errmsg);
+	MT_ASSERT_EQ(got.size, v1);
+	MT_ASSERT_EQ(got.reason, 3);
+	MT_ASSERT_EQ(got.tid, 7);
+	MT_ASSERT_EQ(got.freeze_tsc, 99);
+	MT_ASSERT_EQ(got.skid_ns, 0);
+	MT_ASSERT_EQ(tail_len, 4);
+	MT_ASSERT_MEMEQ(tail, "spec", 4);
+
+	/* Newer: one more field after skid_ns, then the tail. */
+	d.size = sizeof(d) + sizeof(newer_field);
+	memcpy(buf, &d, sizeof(d));
+	memcpy(buf + sizeof(d), &newer_field, sizeof(newer_field));
+	memcpy(buf + d.size, "spec", 4);
+	s.h.desc_size = d.size + 4;
+	MT_ASSERT_MSG(rd_desc_get(r, &s, &got, sizeof(got), v1, &tail, &tail_len) == 0, "%s",
+		      r->errmsg);
+	MT_ASSERT_EQ(got.skid_ns, 1234);
+	MT_ASSERT_EQ(got.freeze_tsc, 99);
+	MT_ASSERT_EQ(tail_len, 4);
+	MT_ASSERT_MEMEQ(tail, "spec", 4);
+
+	/* Shorter than 1.0's, or longer than the descriptor bytes: corrupt. */
+	d.size = (uint32_t)v1 - 8;
+	memcpy(buf, &d, sizeof(d.size));
+	MT_ASSERT_EQ(rd_desc_get(r, &s, &got, sizeof(got), v1, &tail, &tail_len), -EBADMSG);
+	MT_ASSERT_MSG(strstr(r->errmsg, "descriptor size 40 outside [48, 68]"), "%s", r->errmsg);
+	MT_ASSERT(tail == NULL && got.reason == 0);
+	d.size = s.h.desc_size + 1;
+	memcpy(buf, &d, sizeof(d.size));
+	MT_ASSERT_EQ(rd_desc_get(r, &s, &got, sizeof(got), v1, NULL, NULL), -EBADMSG);
+	free(r);
 }
 
 /*

@@ -181,12 +181,11 @@ static int rd_frame(struct mt_bundle_reader *r, struct rd_section *s, uint64_t *
 
 static int rd_end(struct mt_bundle_reader *r, struct rd_section *s, uint64_t next)
 {
-	struct mt_bundle_end_desc d = { 0 };
+	struct mt_bundle_end_desc d;
+	int err;
 
-	if (s->h.desc_size < sizeof(d))
-		return rd_err(r, s, -EBADMSG, "end descriptor of %u bytes is too short",
-			      s->h.desc_size);
-	memcpy(&d, s->desc, sizeof(d));
+	if ((err = rd_desc_get(r, s, &d, sizeof(d), MT_BUNDLE_V1_END_DESC, NULL, NULL)))
+		return err;
 	if (d.section_count != s->index)
 		return rd_err(r, s, -EBADMSG, "end says %llu sections precede it, found %zu",
 			      (unsigned long long)d.section_count, s->index);

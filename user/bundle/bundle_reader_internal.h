@@ -101,6 +101,16 @@ struct mt_bundle_reader {
 int rd_err(struct mt_bundle_reader *r, const struct rd_section *s, int code,
 	   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/*
+ * Copies a descriptor's fixed part into out (out_size bytes, the struct this
+ * version knows): the descriptor's size field must lie in [v1_size,
+ * desc_size]; a shorter (older) one leaves the rest of out zero, a longer
+ * (newer) one is cut to out_size. Sets *tail to the bytes after the fixed
+ * part when tail is not NULL.
+ */
+int rd_desc_get(struct mt_bundle_reader *r, const struct rd_section *s, void *out,
+		size_t out_size, size_t v1_size, const uint8_t **tail, size_t *tail_len);
+
 /* Decodes a known section after its framing and checksums were verified. */
 int rd_section_load(struct mt_bundle_reader *r, struct rd_section *s);
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Per-type decoding of verified sections: descriptors are copied up to the
- * size this version knows (zero-filling what an older writer did not write),
+ * Per-type decoding of verified sections: descriptors and table entries are
+ * copied up to the size this version knows (zero-filling what an older
+ * writer did not write),
  * tables are unpacked into host records whose strings point into the
  * payload, and singletons and per-CPU uniqueness are enforced.
  */
@@ -11,13 +12,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Copies a descriptor's fixed part into out (v1 size `min`); sets *tail. */
-static int desc_get(struct mt_bundle_reader *r, struct rd_section *s, void *out, size_t min,
-		    const uint8_t **tail, size_t *tail_len)
+/* out_size bytes from src_size at src: a prefix of a longer one, zero-filled past a shorter. */
+static void copy_prefix(void *out, size_t out_size, const void *src, size_t src_size)
+{
+	size_t n = src_size < out_size ? src_size : out_size;
+
+	memcpy(out, src, n);
+	memset((uint8_t *)out + n, 0, out_size - n);
+}
+
+int rd_desc_get(struct mt_bundle_reader *r, const struct rd_section *s, void *out,
+		size_t out_size, size_t v1_size, const uint8_t **tail, size_t *tail_len)
 {
 	uint32_t fixed;
 
-	memset(out, 0, min);
+	memset(out, 0, out_size);
 	if (tail) {
 		*tail = NULL;
 		*tail_len = 0;
@@ -26,11 +35,11 @@ static int desc_get(struct mt_bundle_reader *r, struct rd_section *s, void *out,
 		return rd_err(r, s, -EBADMSG, "descriptor of %u bytes has no size field",
 			      s->h.desc_size);
 	memcpy(&fixed, s->desc, sizeof(fixed));
-	if (fixed < min || fixed > s->h.desc_size)
+	if (fixed < v1_size || fixed > s->h.desc_size)
 		return rd_err(r, s, -EBADMSG,
 			      "descriptor size %u outside [%zu, %u] (descriptor bytes)", fixed,
-			      min, s->h.desc_size);
-	memcpy(out, s->desc, min);
+			      v1_size, s->h.desc_size);
+	copy_prefix(out, out_size, s->desc, fixed);
 	if (tail) {
 		*tail = s->desc + fixed;
 		*tail_len = s->h.desc_size - fixed;
@@ -65,7 +74,7 @@ static int load_pt(struct mt_bundle_reader *r, struct rd_section *s)
 	struct mt_bundle_pt_desc d;
 	int err;
 
-	if ((err = desc_get(r, s, &d, sizeof(d), NULL, NULL)))
+	if ((err = rd_desc_get(r, s, &d, sizeof(d), MT_BUNDLE_V1_PT_DESC, NULL, NULL)))
 		return err;
 	for (size_t i = 0; i < r->npts; i++)
 		if (r->pts[i].d.cpu == d.cpu)
@@ -84,7 +93,8 @@ static int load_trigger(struct mt_bundle_reader *r, struct rd_section *s)
 	int err;
 
 	if ((err = singleton(r, s, &r->trig_sec)) ||
-	    (err = desc_get(r, s, &r->trig.d, sizeof(r->trig.d), &tail, &tail_len)) ||
+	    (err = rd_desc_get(r, s, &r->trig.d, sizeof(r->trig.d), MT_BUNDLE_V1_TRIGGER_DESC,
+			       &tail, &tail_len)) ||
 	    (err = tail_string(r, s, tail, tail_len, &r->trig_spec)))
 		return err;
 	r->trig.spec = r->trig_spec;
@@ -99,7 +109,7 @@ static int load_file(struct mt_bundle_reader *r, struct rd_section *s)
 	size_t tail_len;
 	int err;
 
-	if ((err = desc_get(r, s, &d, sizeof(d), &tail, &tail_len)))
+	if ((err = rd_desc_get(r, s, &d, sizeof(d), MT_BUNDLE_V1_FILE_DESC, &tail, &tail_len)))
 		return err;
 	if (d.build_id_len > sizeof(d.build_id))
 		return rd_err(r, s, -EBADMSG, "build-id length %u exceeds %zu", d.build_id_len,
@@ -131,7 +141,7 @@ static int load_ktext(struct mt_bundle_reader *r, struct rd_section *s)
 	size_t tail_len;
 	int err;
 
-	if ((err = desc_get(r, s, &d, sizeof(d), &tail, &tail_len)))
+	if ((err = rd_desc_get(r, s, &d, sizeof(d), MT_BUNDLE_V1_KTEXT_DESC, &tail, &tail_len)))
 		return err;
 	if (rd_grow(&r->ktexts, r->nktexts, 1, sizeof(*r->ktexts)))
 		return rd_err(r, s, -ENOMEM, "out of memory");
@@ -162,15 +172,16 @@ struct tbl {
 	uint64_t pool_len;
 };
 
+/* desc (desc_size bytes, of which the table's own v1 size is desc_v1) and entries. */
 static int tbl_open(struct mt_bundle_reader *r, struct rd_section *s, void *desc,
-		    size_t desc_min, size_t entry_min, struct tbl *t)
+		    size_t desc_size, size_t desc_v1, size_t entry_min, struct tbl *t)
 {
 	struct mt_bundle_table_desc td;
 	const uint8_t *p;
 	size_t len;
 	int err;
 
-	if ((err = desc_get(r, s, desc, desc_min, NULL, NULL)))
+	if ((err = rd_desc_get(r, s, desc, desc_size, desc_v1, NULL, NULL)))
 		return err;
 	memcpy(&td, desc, sizeof(td));
 	if (td.entry_size < entry_min || td.entry_size > RD_MAX_ENTRY)
@@ -186,10 +197,10 @@ static int tbl_open(struct mt_bundle_reader *r, struct rd_section *s, void *desc
 	return 0;
 }
 
-/* Entry i's first `size` bytes: the fields this version knows (entries may be longer). */
+/* Entry i as this version knows it (size bytes): longer ones cut, shorter ones zero-filled. */
 static void tbl_entry(const struct tbl *t, uint64_t i, void *out, size_t size)
 {
-	memcpy(out, t->entries + i * t->entry_size, size);
+	copy_prefix(out, size, t->entries + i * t->entry_size, t->entry_size);
 }
 
 /* A pool string: in bounds and NUL-terminated; text must hold no inner NUL. */
@@ -225,7 +236,8 @@ static int load_switches(struct mt_bundle_reader *r, struct rd_section *s)
 	struct tbl t;
 	int err;
 
-	if ((err = tbl_open(r, s, &d, sizeof(d), sizeof(*r->sw), &t)) ||
+	if ((err = tbl_open(r, s, &d, sizeof(d), MT_BUNDLE_V1_TABLE_DESC, MT_BUNDLE_V1_SWITCH_ENTRY,
+			     &t)) ||
 	    (err = tbl_grow(&t, &r->sw, r->nsw, sizeof(*r->sw))))
 		return err;
 	for (uint64_t i = 0; i < t.count; i++)
@@ -240,7 +252,8 @@ static int load_clock(struct mt_bundle_reader *r, struct rd_section *s)
 	struct tbl t;
 	int err;
 
-	if ((err = tbl_open(r, s, &d, sizeof(d), sizeof(*r->anchors), &t)) ||
+	if ((err = tbl_open(r, s, &d, sizeof(d), MT_BUNDLE_V1_CLOCK_DESC, MT_BUNDLE_V1_CLOCK_ENTRY,
+			     &t)) ||
 	    (err = tbl_grow(&t, &r->anchors, r->nanchors, sizeof(*r->anchors))))
 		return err;
 	if (r->clock_sec == RD_NONE) {
@@ -259,7 +272,8 @@ static int load_maps(struct mt_bundle_reader *r, struct rd_section *s)
 	struct tbl t;
 	int err;
 
-	if ((err = tbl_open(r, s, &d, sizeof(d), sizeof(struct mt_bundle_map_entry), &t)) ||
+	if ((err = tbl_open(r, s, &d, sizeof(d), MT_BUNDLE_V1_TABLE_DESC, MT_BUNDLE_V1_MAP_ENTRY,
+			     &t)) ||
 	    (err = tbl_grow(&t, &r->maps, r->nmaps, sizeof(*r->maps))))
 		return err;
 	for (uint64_t i = 0; i < t.count; i++) {
@@ -291,7 +305,8 @@ static int load_threads(struct mt_bundle_reader *r, struct rd_section *s)
 	struct tbl t;
 	int err;
 
-	if ((err = tbl_open(r, s, &d, sizeof(d), sizeof(struct mt_bundle_thread_entry), &t)) ||
+	if ((err = tbl_open(r, s, &d, sizeof(d), MT_BUNDLE_V1_TABLE_DESC, MT_BUNDLE_V1_THREAD_ENTRY,
+			     &t)) ||
 	    (err = tbl_grow(&t, &r->threads, r->nthreads, sizeof(*r->threads))))
 		return err;
 	for (uint64_t i = 0; i < t.count; i++) {
@@ -315,7 +330,8 @@ static int load_modules(struct mt_bundle_reader *r, struct rd_section *s)
 	struct tbl t;
 	int err;
 
-	if ((err = tbl_open(r, s, &d, sizeof(d), sizeof(struct mt_bundle_module_entry), &t)) ||
+	if ((err = tbl_open(r, s, &d, sizeof(d), MT_BUNDLE_V1_TABLE_DESC, MT_BUNDLE_V1_MODULE_ENTRY,
+			     &t)) ||
 	    (err = tbl_grow(&t, &r->modules, r->nmodules, sizeof(*r->modules))))
 		return err;
 	for (uint64_t i = 0; i < t.count; i++) {
@@ -349,15 +365,16 @@ int rd_section_load(struct mt_bundle_reader *r, struct rd_section *s)
 	case MT_BUNDLE_SEC_CPU:
 		if ((err = singleton(r, s, &r->cpu_sec)))
 			return err;
-		return desc_get(r, s, &r->cpu, sizeof(r->cpu), NULL, NULL);
+		return rd_desc_get(r, s, &r->cpu, sizeof(r->cpu), MT_BUNDLE_V1_CPU_DESC, NULL, NULL);
 	case MT_BUNDLE_SEC_PT_CONFIG:
 		if ((err = singleton(r, s, &r->cfg_sec)))
 			return err;
-		return desc_get(r, s, &r->cfg, sizeof(r->cfg), NULL, NULL);
+		return rd_desc_get(r, s, &r->cfg, sizeof(r->cfg), MT_BUNDLE_V1_PT_CONFIG_DESC, NULL,
+				   NULL);
 	case MT_BUNDLE_SEC_KALLSYMS:
 		if ((err = singleton(r, s, &r->kallsyms_sec)))
 			return err;
-		return desc_get(r, s, &blob, sizeof(blob), NULL, NULL);
+		return rd_desc_get(r, s, &blob, sizeof(blob), MT_BUNDLE_V1_BLOB_DESC, NULL, NULL);
 	case MT_BUNDLE_SEC_PT_DATA: return load_pt(r, s);
 	case MT_BUNDLE_SEC_TRIGGER: return load_trigger(r, s);
 	case MT_BUNDLE_SEC_FILE: return load_file(r, s);
