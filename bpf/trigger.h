@@ -16,19 +16,28 @@
 /* Threads with a slow: call in progress at once (LRU beyond that). */
 #define MT_TRIG_SLOW_THREADS	16384
 
-/* Kinds of trigger; also the trigger record's reason. */
+/*
+ * Kinds of trigger; also the trigger record's reason and, with the same
+ * numbers, the bundle's MT_BUNDLE_REASON_* (checked in user space).
+ */
 enum mt_trig_kind {
 	MT_TRIG_UPROBE = 1,
 	MT_TRIG_URETPROBE = 2,
 	MT_TRIG_KPROBE = 3,
 	MT_TRIG_SLOW = 4,
+	MT_TRIG_KIND_NR,		/* one past the last kind; sizes tables */
 };
 
-/* How the snapshot is frozen once a trigger fires. */
+/*
+ * How the BPF program has the snapshot frozen once a trigger fires: the
+ * method, not the module's freeze path (MTRACE_PATH_*) the bundle records;
+ * mt_trigger_freeze_path() maps one onto the other.
+ */
 enum mt_trig_freeze {
 	MT_TRIG_FREEZE_KFUNC = 1,	/* mtrace_freeze() inside the probe */
 	MT_TRIG_FREEZE_NOTIFY = 2,	/* ring-buffer record, user space freezes */
 	MT_TRIG_FREEZE_SIGSTOP = 3,	/* SIGSTOP to the thread, then as NOTIFY */
+	MT_TRIG_FREEZE_NR,		/* one past the last method */
 };
 
 /* Operand of an if= condition: argument registers 0..5, or the return value. */
@@ -41,6 +50,7 @@ enum mt_trig_op {
 	MT_TRIG_OP_LE,
 	MT_TRIG_OP_GT,
 	MT_TRIG_OP_GE,
+	MT_TRIG_OP_NR,			/* one past the last operator */
 };
 
 /*

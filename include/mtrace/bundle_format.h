@@ -57,6 +57,7 @@ enum mt_bundle_section_type {
 	MT_BUNDLE_SEC_KTEXT = 10,       /* desc: mt_bundle_ktext_desc + tail: name; payload: code bytes */
 	MT_BUNDLE_SEC_KALLSYMS = 11,    /* desc: mt_bundle_blob_desc; payload: /proc/kallsyms text */
 	MT_BUNDLE_SEC_MODULES = 12,     /* table of mt_bundle_module_entry */
+	MT_BUNDLE_SEC_NR,               /* one past the last numbered type; never written */
 	MT_BUNDLE_SEC_END = 0xffff,     /* desc: mt_bundle_end_desc, no payload; always last */
 };
 
@@ -202,13 +203,17 @@ enum mt_bundle_trigger_reason {
 	MT_BUNDLE_REASON_USER = 5,      /* Ctrl-C or an explicit request */
 	MT_BUNDLE_REASON_TARGET_EXIT = 6,
 	MT_BUNDLE_REASON_GENERATOR = 7, /* the PT generator's trigger symbol */
+	MT_BUNDLE_REASON_NR,            /* one past the last reason; never written */
 };
 
+/* The module's freeze path, stored as it reports it: the numbers of MTRACE_PATH_*. */
 enum mt_bundle_freeze_path {
 	MT_BUNDLE_FREEZE_KFUNC = 1,     /* BPF program called the module's kfunc */
 	MT_BUNDLE_FREEZE_FALLBACK = 2,  /* BPF notified user space, which froze via ioctl */
 	MT_BUNDLE_FREEZE_MANUAL = 3,    /* user request through the ioctl */
 	MT_BUNDLE_FREEZE_EXIT = 4,      /* the target exited */
+	MT_BUNDLE_FREEZE_POWER = 5,     /* suspend or reboot stopped the trace */
+	MT_BUNDLE_FREEZE_NR,            /* one past the last path; never written */
 };
 
 struct mt_bundle_trigger_desc {

@@ -34,7 +34,7 @@ static void check_fields(const struct mt_trigger_spec *s, const char *in)
 	const struct mt_trig_filter *f = &s->filter;
 
 	must(s->text && !strcmp(s->text, in), "text not kept", in);
-	must(s->kind >= MT_TRIG_UPROBE && s->kind <= MT_TRIG_SLOW, "bad kind", in);
+	must(s->kind >= MT_TRIG_UPROBE && s->kind < MT_TRIG_KIND_NR, "bad kind", in);
 	must(f->kind == (uint32_t)s->kind && f->min_ns == s->min_ns, "filter disagrees", in);
 	must((s->kind == MT_TRIG_KPROBE) == !s->path, "path presence", in);
 	must(!s->path || *s->path, "empty path", in);

@@ -192,6 +192,10 @@ int mt_bundle_section_info(const struct mt_bundle_reader *r, size_t idx,
 			   struct mt_bundle_section_info *info);
 /* "pt-data", "maps", ...; "unknown" for types this library does not know. */
 const char *mt_bundle_section_name(uint32_t type);
+/* "uprobe", "slow call", "user request", ...; NULL for reasons this library does not know. */
+const char *mt_bundle_reason_name(uint32_t reason);
+/* "kfunc", "fallback", "manual", "exit", "power"; NULL for unknown paths. */
+const char *mt_bundle_freeze_name(uint32_t path);
 
 int mt_bundle_get_cpu(const struct mt_bundle_reader *r, struct mt_bundle_cpu_desc *cpu);
 int mt_bundle_get_pt_config(const struct mt_bundle_reader *r,

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Names of the bundle's section types, as printed in messages and by bundle-info. */
+/* Names of the bundle's section types, trigger reasons and freeze paths. */
 #include "bundle/bundle.h"
 
 const char *mt_bundle_section_name(uint32_t type)
@@ -20,4 +20,33 @@ const char *mt_bundle_section_name(uint32_t type)
 	case MT_BUNDLE_SEC_END: return "end";
 	default: return "unknown";
 	}
+}
+
+/* Tables sized by the enums' sentinels: a new value without a name is NULL, not out of bounds. */
+static const char *const reason_names[MT_BUNDLE_REASON_NR] = {
+	[MT_BUNDLE_REASON_UPROBE] = "uprobe",
+	[MT_BUNDLE_REASON_URETPROBE] = "uretprobe",
+	[MT_BUNDLE_REASON_KPROBE] = "kprobe",
+	[MT_BUNDLE_REASON_SLOW_CALL] = "slow call",
+	[MT_BUNDLE_REASON_USER] = "user request",
+	[MT_BUNDLE_REASON_TARGET_EXIT] = "target exit",
+	[MT_BUNDLE_REASON_GENERATOR] = "generator",
+};
+
+static const char *const freeze_names[MT_BUNDLE_FREEZE_NR] = {
+	[MT_BUNDLE_FREEZE_KFUNC] = "kfunc",
+	[MT_BUNDLE_FREEZE_FALLBACK] = "fallback",
+	[MT_BUNDLE_FREEZE_MANUAL] = "manual",
+	[MT_BUNDLE_FREEZE_EXIT] = "exit",
+	[MT_BUNDLE_FREEZE_POWER] = "power",
+};
+
+const char *mt_bundle_reason_name(uint32_t reason)
+{
+	return reason < MT_BUNDLE_REASON_NR ? reason_names[reason] : NULL;
+}
+
+const char *mt_bundle_freeze_name(uint32_t path)
+{
+	return path < MT_BUNDLE_FREEZE_NR ? freeze_names[path] : NULL;
 }

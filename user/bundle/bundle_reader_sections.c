@@ -356,7 +356,7 @@ int rd_section_load(struct mt_bundle_reader *r, struct rd_section *s)
 	struct mt_bundle_blob_desc blob;
 	int err;
 
-	if (s->h.type < MT_BUNDLE_SEC_CPU || s->h.type > MT_BUNDLE_SEC_MODULES)
+	if (s->h.type < MT_BUNDLE_SEC_CPU || s->h.type >= MT_BUNDLE_SEC_NR)
 		return 0;       /* a newer writer's section: skipped, as the format promises */
 	s->known = true;
 	if (s->h.compression != MT_BUNDLE_COMP_NONE && s->h.compression != MT_BUNDLE_COMP_ZSTD)

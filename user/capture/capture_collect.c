@@ -229,29 +229,30 @@ static int collect_cpus(const struct mt_collect_in *in, const struct mtrace_stat
 	return 0;
 }
 
-static uint32_t bundle_path(uint32_t p)
-{
-	switch (p) {
-	case MTRACE_PATH_KFUNC: return MT_BUNDLE_FREEZE_KFUNC;
-	case MTRACE_PATH_FALLBACK: return MT_BUNDLE_FREEZE_FALLBACK;
-	case MTRACE_PATH_EXIT: return MT_BUNDLE_FREEZE_EXIT;
-	default: return MT_BUNDLE_FREEZE_MANUAL; /* MANUAL, and POWER (no bundle code) */
-	}
-}
+/* The bundle stores the module's freeze path as it is. */
+_Static_assert(MTRACE_PATH_KFUNC == MT_BUNDLE_FREEZE_KFUNC &&
+	       MTRACE_PATH_FALLBACK == MT_BUNDLE_FREEZE_FALLBACK &&
+	       MTRACE_PATH_MANUAL == MT_BUNDLE_FREEZE_MANUAL &&
+	       MTRACE_PATH_EXIT == MT_BUNDLE_FREEZE_EXIT &&
+	       MTRACE_PATH_POWER == MT_BUNDLE_FREEZE_POWER &&
+	       MTRACE_PATH_POWER + 1 == MT_BUNDLE_FREEZE_NR,
+	       "bundle freeze paths are the module's MTRACE_PATH_* numbers");
 
 _Static_assert((int)MT_TRIG_UPROBE == (int)MT_BUNDLE_REASON_UPROBE &&
 	       (int)MT_TRIG_URETPROBE == (int)MT_BUNDLE_REASON_URETPROBE &&
 	       (int)MT_TRIG_KPROBE == (int)MT_BUNDLE_REASON_KPROBE &&
 	       (int)MT_TRIG_SLOW == (int)MT_BUNDLE_REASON_SLOW_CALL,
 	       "trigger kinds double as bundle trigger reasons");
+_Static_assert((int)MT_TRIG_KIND_NR == (int)MT_BUNDLE_REASON_USER,
+	       "a new trigger kind needs its own bundle reason, mapped explicitly here");
 
-static int write_trigger(const struct mt_collect_in *in, const struct mtrace_status *st,
-			 const struct mt_collect_out *out, struct mt_bundle_writer *w)
+void mt_collect_trigger(const struct mt_collect_in *in, const struct mtrace_status *st,
+			const struct mt_collect_out *out, struct mt_bundle_trigger *trig)
 {
 	const struct mtrace_trigger *tr = &st->trigger;
 	struct mt_bundle_trigger t = { 0 };
 
-	t.d.freeze_path = bundle_path(tr->path);
+	t.d.freeze_path = tr->path;
 	switch (tr->path) {
 	case MTRACE_PATH_KFUNC:
 	case MTRACE_PATH_FALLBACK:
@@ -278,6 +279,15 @@ static int write_trigger(const struct mt_collect_in *in, const struct mtrace_sta
 	t.d.freeze_tsc = st->freeze_tsc;
 	t.d.skid_ns = (uint64_t)(out->skid_ns_trigger_cpu >= 0 ? out->skid_ns_trigger_cpu
 							       : out->skid_ns_max);
+	*trig = t;
+}
+
+static int write_trigger(const struct mt_collect_in *in, const struct mtrace_status *st,
+			 const struct mt_collect_out *out, struct mt_bundle_writer *w)
+{
+	struct mt_bundle_trigger t;
+
+	mt_collect_trigger(in, st, out, &t);
 	return mt_bundle_write_trigger(w, &t);
 }
 

@@ -56,4 +56,8 @@ struct mt_collect_out {
 int mt_capture_collect(const struct mt_collect_in *in, const char *path,
 		       struct mt_collect_out *out, char *err, size_t errlen);
 
+/* The bundle's trigger record for the module's status after a freeze (no I/O). */
+void mt_collect_trigger(const struct mt_collect_in *in, const struct mtrace_status *st,
+			const struct mt_collect_out *out, struct mt_bundle_trigger *trig);
+
 #endif

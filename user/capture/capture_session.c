@@ -188,7 +188,7 @@ static int freeze_and_wait(struct session *s, uint32_t path, uint64_t cookie)
 static int freeze_for_trigger(struct session *s)
 {
 	const struct mt_trig_event *ev = &s->ev;
-	int kfunc = ev->freeze == MT_TRIG_FREEZE_KFUNC && ev->freeze_err == 0;
+	int kfunc = mt_trigger_freeze_path(ev->freeze) == MTRACE_PATH_KFUNC && ev->freeze_err == 0;
 	int e = freeze_and_wait(s, kfunc ? 0 : MTRACE_PATH_FALLBACK, ev->spec);
 
 	if (ev->freeze == MT_TRIG_FREEZE_SIGSTOP)

@@ -160,34 +160,6 @@ static int on_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const st
 	return rc < 0 ? rc : 0;
 }
 
-static const char *reason_name(uint32_t reason)
-{
-	static const char *const names[] = {
-		[MT_BUNDLE_REASON_UPROBE] = "uprobe",
-		[MT_BUNDLE_REASON_URETPROBE] = "uretprobe",
-		[MT_BUNDLE_REASON_KPROBE] = "kprobe",
-		[MT_BUNDLE_REASON_SLOW_CALL] = "slow call",
-		[MT_BUNDLE_REASON_USER] = "user request",
-		[MT_BUNDLE_REASON_TARGET_EXIT] = "target exit",
-		[MT_BUNDLE_REASON_GENERATOR] = "generator",
-	};
-
-	return reason < sizeof(names) / sizeof(names[0]) && names[reason] ? names[reason]
-									   : "trigger";
-}
-
-static const char *freeze_name(uint32_t path)
-{
-	static const char *const names[] = {
-		[MT_BUNDLE_FREEZE_KFUNC] = "kfunc",
-		[MT_BUNDLE_FREEZE_FALLBACK] = "fallback",
-		[MT_BUNDLE_FREEZE_MANUAL] = "manual",
-		[MT_BUNDLE_FREEZE_EXIT] = "exit",
-	};
-
-	return path < sizeof(names) / sizeof(names[0]) && names[path] ? names[path] : "unknown";
-}
-
 int mt_pfout_init(struct mt_pfout *o, struct mt_decode *d, struct mt_bundle_reader *r,
 		  struct pf_writer *w, struct mt_decode_sink *sink)
 {
@@ -207,8 +179,10 @@ int mt_pfout_init(struct mt_pfout *o, struct mt_decode *d, struct mt_bundle_read
 	pt.pid = (int32_t)t.d.pid;
 	pt.tid = t.d.tid;
 	pt.ip = t.d.ip;
-	pt.reason = t.spec && t.spec[0] ? t.spec : reason_name(t.d.reason);
-	pt.freeze_path = freeze_name(t.d.freeze_path);
+	pt.reason = t.spec && t.spec[0] ? t.spec : mt_bundle_reason_name(t.d.reason);
+	if (!pt.reason)
+		pt.reason = "trigger";
+	pt.freeze_path = mt_bundle_freeze_name(t.d.freeze_path); /* NULL: the writer's "unknown" */
 	pt.symbol = t.d.ip ? mt_decode_symbol_at(d, t.d.pid, t.d.ip) : NULL;
 	pt.skid_ns = t.d.skid_ns ? (int64_t)t.d.skid_ns : -1;
 	if (declare_process(o, t.d.pid))

@@ -126,7 +126,7 @@ struct pf_trigger {
 	uint64_t ip;
 	const char *reason;	/* e.g. "uprobe:/bin/app:fn" */
 	const char *symbol;	/* symbol at ip, NULL if unknown */
-	const char *freeze_path; /* "kfunc", "fallback", "manual", "exit" */
+	const char *freeze_path; /* "kfunc", "fallback", "manual", "exit", "power" */
 	int64_t skid_ns;	/* trigger to freeze; < 0: unknown */
 };
 

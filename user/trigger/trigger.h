@@ -47,9 +47,15 @@ int mt_trigger_spec_parse(const char *text, struct mt_trigger_spec *spec,
 			  char *err, size_t errlen);
 void mt_trigger_spec_free(struct mt_trigger_spec *spec);
 
-/* Name of a kind ("uprobe", ...) and of a freeze path ("kfunc", ...). */
+/* Name of a kind ("uprobe", ...) and of a freeze method ("kfunc", "notify", "sigstop"). */
 const char *mt_trigger_kind_name(enum mt_trig_kind kind);
-const char *mt_trigger_freeze_name(enum mt_trig_freeze path);
+const char *mt_trigger_freeze_name(enum mt_trig_freeze method);
+/*
+ * The module's freeze path (MTRACE_PATH_*, as the bundle stores it) a
+ * method ends in: KFUNC for the kfunc, FALLBACK (the freeze ioctl) for
+ * notify and sigstop; 0 for a value that is no method.
+ */
+uint32_t mt_trigger_freeze_path(enum mt_trig_freeze method);
 
 /*
  * Where a uprobe goes in PATH: the file offset of SYMBOL(+OFF) or of the

@@ -81,6 +81,8 @@ static int attach_spec(struct mt_trigger_set *set, const struct mt_trigger_spec 
 			return -1;
 		return attach_one(set, spec, idx, off, pid, s->progs.trig_slow_entry, false,
 				  err, errlen);
+	case MT_TRIG_KIND_NR:
+		break;
 	}
 	return -1;	/* kinds are checked by mt_trigger_set_open */
 }
@@ -89,7 +91,7 @@ static int attach_spec(struct mt_trigger_set *set, const struct mt_trigger_spec 
 static struct trigger_bpf *open_skel(const struct mt_trigger_spec *specs, size_t n, pid_t pid,
 				     enum mt_trig_freeze freeze, char *err, size_t errlen)
 {
-	bool used[MT_TRIG_SLOW + 1] = { false };
+	bool used[MT_TRIG_KIND_NR] = { false };
 	struct trigger_bpf *s = trigger_bpf__open();
 
 	if (!s) {
@@ -194,7 +196,7 @@ struct mt_trigger_set *mt_trigger_set_open(const struct mt_trigger_spec *specs, 
 	}
 	/* Every spec is checked before anything needs privileges. */
 	for (size_t i = 0; i < n; i++) {
-		if (specs[i].kind < MT_TRIG_UPROBE || specs[i].kind > MT_TRIG_SLOW) {
+		if (specs[i].kind < MT_TRIG_UPROBE || specs[i].kind >= MT_TRIG_KIND_NR) {
 			snprintf(err, errlen, "trigger %zu has no valid kind (not parsed?)", i);
 			return NULL;
 		}

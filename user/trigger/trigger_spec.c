@@ -5,6 +5,7 @@
  * part of the spec is wrong.
  */
 #include "trigger/trigger.h"
+#include "uapi/linux/mtrace.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -185,6 +186,7 @@ static const struct {
 	{ "==", MT_TRIG_OP_EQ }, { "!=", MT_TRIG_OP_NE }, { "<=", MT_TRIG_OP_LE },
 	{ ">=", MT_TRIG_OP_GE }, { "<", MT_TRIG_OP_LT }, { ">", MT_TRIG_OP_GT },
 };
+_Static_assert(sizeof(ops) / sizeof(ops[0]) == MT_TRIG_OP_NR - 1, "one spelling per operator");
 
 /* OPERAND[:TYPE]OP VALUE in [S, END) into C. */
 static int parse_cond(const struct parser *p, const char *s, const char *end,
@@ -314,7 +316,7 @@ static int parse_filters(const struct parser *p, const char *s, struct mt_trigge
 	}
 }
 
-static const char *const kind_names[] = {
+static const char *const kind_names[MT_TRIG_KIND_NR] = {
 	[MT_TRIG_UPROBE] = "uprobe",
 	[MT_TRIG_URETPROBE] = "uretprobe",
 	[MT_TRIG_KPROBE] = "kprobe",
@@ -323,19 +325,32 @@ static const char *const kind_names[] = {
 
 const char *mt_trigger_kind_name(enum mt_trig_kind kind)
 {
-	if ((unsigned)kind < sizeof(kind_names) / sizeof(kind_names[0]) && kind_names[kind])
+	if ((unsigned)kind < MT_TRIG_KIND_NR && kind_names[kind])
 		return kind_names[kind];
 	return "unknown";
 }
 
-const char *mt_trigger_freeze_name(enum mt_trig_freeze path)
+const char *mt_trigger_freeze_name(enum mt_trig_freeze method)
 {
-	switch (path) {
+	switch (method) {
 	case MT_TRIG_FREEZE_KFUNC: return "kfunc";
 	case MT_TRIG_FREEZE_NOTIFY: return "notify";
 	case MT_TRIG_FREEZE_SIGSTOP: return "sigstop";
+	case MT_TRIG_FREEZE_NR: break;
 	}
 	return "unknown";
+}
+
+uint32_t mt_trigger_freeze_path(enum mt_trig_freeze method)
+{
+	switch (method) {
+	case MT_TRIG_FREEZE_KFUNC: return MTRACE_PATH_KFUNC;
+	/* The stopped thread is continued only after user space froze the rings. */
+	case MT_TRIG_FREEZE_NOTIFY:
+	case MT_TRIG_FREEZE_SIGSTOP: return MTRACE_PATH_FALLBACK;
+	case MT_TRIG_FREEZE_NR: break;
+	}
+	return 0;
 }
 
 /* KIND:... up to the first comma, then the filters. */

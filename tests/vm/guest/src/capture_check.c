@@ -100,14 +100,15 @@ static uint64_t symbol_address(struct mt_bundle_reader *r, const struct want *w)
 
 static void check_trigger(struct mt_bundle_reader *r, const struct want *w)
 {
-	static const char *const names[] = { "?", "kfunc", "fallback", "manual", "exit" };
 	struct mt_bundle_trigger t;
+	const char *path;
 
 	if (mt_bundle_get_trigger(r, &t))
 		fail("no trigger record");
-	if (t.d.freeze_path > 4 || strcmp(names[t.d.freeze_path], w->path))
-		fail("freeze path %u (%s), expected %s", t.d.freeze_path,
-		     t.d.freeze_path <= 4 ? names[t.d.freeze_path] : "?", w->path);
+	path = mt_bundle_freeze_name(t.d.freeze_path);
+	if (!path || strcmp(path, w->path))
+		fail("freeze path %u (%s), expected %s", t.d.freeze_path, path ? path : "?",
+		     w->path);
 	if (w->spec && (!t.spec || strcmp(t.spec, w->spec)))
 		fail("trigger spec '%s', expected '%s'", t.spec ? t.spec : "", w->spec);
 	if (w->pid && strcmp(w->path, "manual") && t.d.pid != w->pid)
@@ -116,7 +117,7 @@ static void check_trigger(struct mt_bundle_reader *r, const struct want *w)
 		fail("trigger ip 0x%llx is not the entry of %s (0x%llx)", (unsigned long long)t.d.ip,
 		     w->symbol, (unsigned long long)symbol_address(r, w));
 	printf("trigger: path %s reason %u cpu %u pid %u tid %u ip 0x%llx skid %llu ns\n",
-	       names[t.d.freeze_path], t.d.reason, t.d.cpu, t.d.pid, t.d.tid,
+	       path, t.d.reason, t.d.cpu, t.d.pid, t.d.tid,
 	       (unsigned long long)t.d.ip, (unsigned long long)t.d.skid_ns);
 }
 
