@@ -125,16 +125,6 @@ static bool canonical48(u64 addr)
 	return top == 0 || top == 0x1ffff;
 }
 
-static bool all_zero(const void *p, size_t n)
-{
-	const u8 *b = p;
-
-	while (n--)
-		if (*b++)
-			return false;
-	return true;
-}
-
 /* Field value 'enc' allowed by a CPUID bitmap of valid encodings. */
 static bool encoding_ok(u32 bitmap, u8 enc)
 {
@@ -193,7 +183,7 @@ static int encode_filters(const struct mtrace_config *cfg,
 		const struct mtrace_addr_filter *f = &cfg->filters[i];
 
 		if (i >= cfg->nr_filters) {
-			if (!all_zero(f, sizeof(*f)))
+			if (!mtrace_zeroed(f, sizeof(*f)))
 				return -EINVAL;
 			continue;
 		}
@@ -245,7 +235,7 @@ int mtrace_config_encode(const struct mtrace_config *cfg,
 
 	memset(out, 0, sizeof(*out));
 	if (cfg->flags & ~MTRACE_CFG_FLAGS_ALL ||
-	    !all_zero(cfg->reserved, sizeof(cfg->reserved)))
+	    !mtrace_zeroed(cfg->reserved, sizeof(cfg->reserved)))
 		return -EINVAL;
 	if (!(cfg->flags & (MTRACE_CFG_USER | MTRACE_CFG_KERNEL)))
 		return -EINVAL;

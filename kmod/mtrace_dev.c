@@ -24,11 +24,6 @@ static int state(void)
 	return atomic_read_acquire(&mtrace_sess.state);
 }
 
-static bool zeroed(const void *p, size_t n)
-{
-	return !memchr_inv(p, 0, n);
-}
-
 /* Frees the rings; every CPU is stopped (state READY or IDLE). */
 static void free_rings(void)
 {
@@ -194,7 +189,7 @@ static int ioc_get_cpu(void __user *arg)
 	if (copy_from_user(&info, arg, sizeof(info)))
 		return -EFAULT;
 	if (info.cpu >= nr_cpu_ids ||
-	    !zeroed(&info.flags, sizeof(info) - sizeof(info.cpu)))
+	    !mtrace_zeroed(&info.flags, sizeof(info) - sizeof(info.cpu)))
 		return -EINVAL;
 	if (state() == MTRACE_STATE_IDLE)
 		return -EBADFD;
@@ -230,7 +225,7 @@ static int ioc_read_sideband(void __user *arg)
 	if (copy_from_user(&req, arg, sizeof(req)))
 		return -EFAULT;
 	if (req.cpu >= nr_cpu_ids || req.first_seq ||
-	    !zeroed(req.reserved, sizeof(req.reserved)))
+	    !mtrace_zeroed(req.reserved, sizeof(req.reserved)))
 		return -EINVAL;
 	if (state() != MTRACE_STATE_FROZEN)
 		return -EBADFD;

@@ -26,6 +26,23 @@ typedef __u64 u64;
 
 #define BIT(n)		(1UL << (n))
 #define BIT_ULL(n)	(1ULL << (n))
+
+/* The kernel's memchr_inv(): the first byte of p[0, n) that is not c. */
+static inline void *memchr_inv(const void *p, int c, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (; n; n--, b++)
+		if (*b != (unsigned char)c)
+			return (void *)b;
+	return NULL;
+}
 #endif
+
+/* Whether the n bytes at p are all zero (reserved fields of the ABI). */
+static inline bool mtrace_zeroed(const void *p, size_t n)
+{
+	return !memchr_inv(p, 0, n);
+}
 
 #endif /* MTRACE_TYPES_H */

@@ -4,6 +4,7 @@
 
 #include "decode/blkdec.h"
 #include "decode/kernel_image.h"
+#include "util/mt_array.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,17 +26,14 @@ static const char *comm_of(struct mt_bundle_reader *r, uint32_t pid, uint32_t ti
 static int declare_process(struct mt_pfout *o, uint32_t pid)
 {
 	const char *name = comm_of(o->r, pid, pid);
-	uint32_t *v;
 	char buf[32];
 	int rc;
 
 	for (size_t i = 0; i < o->npids; i++)
 		if (o->pids[i] == pid)
 			return 0;
-	v = realloc(o->pids, (o->npids + 1) * sizeof(*v));
-	if (!v)
+	if (MT_ARRAY_RESERVE(o->pids, o->pids_cap, o->npids, 1))
 		return -1;
-	o->pids = v;
 	o->pids[o->npids++] = pid;
 	if (!name) {
 		snprintf(buf, sizeof(buf), "pid %u", pid);
@@ -50,17 +48,14 @@ static int on_thread(void *ctx, uint32_t pid, uint32_t tid)
 	struct mt_pfout *o = ctx;
 	const char *name = comm_of(o->r, pid, tid);
 	int h, rc = declare_process(o, pid);
-	void *v;
 
 	if (rc)
 		return rc;
 	h = pf_writer_add_thread(o->w, (int32_t)pid, tid, name ? name : "");
 	if (h < 0)
 		return h;
-	v = realloc(o->threads, (o->nthreads + 1) * sizeof(*o->threads));
-	if (!v)
+	if (MT_ARRAY_RESERVE(o->threads, o->threads_cap, o->nthreads, 1))
 		return -1;
-	o->threads = v;
 	o->threads[o->nthreads].pid = pid;
 	o->threads[o->nthreads].tid = tid;
 	o->threads[o->nthreads++].handle = h;
@@ -96,15 +91,13 @@ static __attribute__((noinline)) int32_t intern_frame(struct mt_pfout *o, uint32
 	int32_t fid;
 
 	if (id >= o->nframes) {
-		size_t n = id + 256;
-		int32_t *v = realloc(o->frames, n * sizeof(*v));
+		size_t cap = o->nframes;
 
-		if (!v)
+		if (MT_ARRAY_RESERVE(o->frames, cap, o->nframes, id + 1 - o->nframes))
 			return -PF_ENOMEM;
-		for (size_t i = o->nframes; i < n; i++)
-			v[i] = -1;
-		o->frames = v;
-		o->nframes = n;
+		for (size_t i = o->nframes; i < cap; i++)
+			o->frames[i] = -1;
+		o->nframes = cap;
 	}
 	f = mt_decode_func(o->d, id);
 	pf.symbol = f.name || id < MT_FN_FIRST_USER ? mt_func_label(&f, id) : NULL;

@@ -11,15 +11,15 @@ struct mt_pfout {
 	struct mt_bundle_reader *r;
 	struct pf_writer *w;
 	int32_t *frames;	/* pf id per function id, -1 until interned */
-	size_t nframes;
+	size_t nframes;		/* all of the capacity, filled with -1 */
 	struct {
 		uint32_t pid, tid;
 		int handle;
 	} *threads;
-	size_t nthreads;
+	size_t nthreads, threads_cap;
 	size_t last_thread;	/* index of the last event's thread */
 	uint32_t *pids;		/* processes declared */
-	size_t npids;
+	size_t npids, pids_cap;
 	uint64_t last_ns;
 	uint64_t trigger_ns;	/* 0 without a trigger */
 	char err[256];

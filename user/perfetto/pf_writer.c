@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "pf_text.h"
+#include "util/mt_array.h"
 
 /* Message of the last failed open or close: the writer is gone by then. */
 static __thread char last_error[256];
@@ -174,25 +175,10 @@ static void free_argv(char **argv, int argc)
 	free(argv);
 }
 
-/* @v (capacity *@cap) with room for element @n; NULL when out of memory,
- * @v is then untouched. */
-static void *grow(void *v, size_t *cap, size_t n, size_t size)
-{
-	size_t c = *cap ? *cap * 2 : 16;
-	void *p;
-
-	if (n < *cap)
-		return v;
-	p = realloc(v, c * size);
-	if (p)
-		*cap = c;
-	return p;
-}
-
 int pf_writer_add_process(struct pf_writer *w, int32_t pid, const char *name,
 			  const char *const *argv, int argc)
 {
-	struct pf_process p = { .pid = pid }, *procs;
+	struct pf_process p = { .pid = pid };
 	int rc;
 
 	if (!w || argc < 0 || (argc && !argv))
@@ -210,10 +196,8 @@ int pf_writer_add_process(struct pf_writer *w, int32_t pid, const char *name,
 		if (!p.argv[p.argc])
 			goto oom;
 	}
-	procs = grow(w->procs, &w->procs_cap, w->nprocs, sizeof(p));
-	if (!procs)
+	if (MT_ARRAY_RESERVE(w->procs, w->procs_cap, w->nprocs, 1))
 		goto oom;
-	w->procs = procs;
 	p.uuid = w->next_uuid++;
 	w->procs[w->nprocs++] = p;
 	rc = w->ops->process(w, &w->procs[w->nprocs - 1]);
@@ -226,7 +210,7 @@ oom:
 
 int pf_writer_add_thread(struct pf_writer *w, int32_t pid, int64_t tid, const char *name)
 {
-	struct pf_thread t = { .pid = pid, .tid = tid }, *threads;
+	struct pf_thread t = { .pid = pid, .tid = tid };
 	int rc;
 
 	if (!w)
@@ -242,12 +226,10 @@ int pf_writer_add_thread(struct pf_writer *w, int32_t pid, int64_t tid, const ch
 	if (w->nthreads >= INT32_MAX)
 		return fail(w, PF_EINVAL, "too many threads");
 	t.name = pf_utf8_dup(name ? name : "");
-	threads = t.name ? grow(w->threads, &w->threads_cap, w->nthreads, sizeof(t)) : NULL;
-	if (!threads) {
+	if (!t.name || MT_ARRAY_RESERVE(w->threads, w->threads_cap, w->nthreads, 1)) {
 		free(t.name);
 		return fail(w, PF_ENOMEM, "out of memory declaring thread %" PRId64, tid);
 	}
-	w->threads = threads;
 	t.uuid = w->next_uuid++;
 	w->threads[w->nthreads++] = t;
 	rc = w->ops->thread(w, &w->threads[w->nthreads - 1]);
