@@ -361,11 +361,11 @@ static int parse_spec(const struct parser *p, struct mt_trigger_spec *spec)
 
 	if (!colon)
 		return fail_at(p, text, "expected KIND:... (uprobe, uretprobe, kprobe or slow)");
-	for (k = 1; k < sizeof(kind_names) / sizeof(kind_names[0]); k++)
-		if ((size_t)(colon - text) == strlen(kind_names[k]) &&
+	for (k = MT_TRIG_UPROBE; k < MT_TRIG_KIND_NR; k++)
+		if (kind_names[k] && (size_t)(colon - text) == strlen(kind_names[k]) &&
 		    !strncmp(text, kind_names[k], colon - text))
 			break;
-	if (k == sizeof(kind_names) / sizeof(kind_names[0]))
+	if (k == MT_TRIG_KIND_NR)
 		return fail_at(p, text, "unknown trigger kind '%.*s' (uprobe, uretprobe, kprobe or slow)",
 			       (int)(colon - text), text);
 	spec->kind = k;
