@@ -2,9 +2,9 @@
 /*
  * Per-type decoding of verified sections: descriptors and table entries are
  * copied up to the size this version knows (zero-filling what an older
- * writer did not write),
- * tables are unpacked into host records whose strings point into the
- * payload, and singletons and per-CPU uniqueness are enforced.
+ * writer did not write), tables are unpacked into host records whose
+ * strings point into the payload, and singletons and per-CPU uniqueness are
+ * enforced.
  */
 #include "bundle/bundle_reader_internal.h"
 
