@@ -190,11 +190,13 @@ static char *text_dump(struct mt_decode *d)
 MT_TEST(two_threads_two_cpus_text_dump)
 {
 	/* Block times are libipt's, which reads up to one timing packet
-	 * ahead; ns = 1000000 + tsc / 2 by the anchors. */
+	 * ahead, spread by instructions between two timing packets (B's
+	 * between 500 and 750) but not over trace off; ns = 1000000 + tsc / 2
+	 * by the anchors. */
 	static const char want_fmt[] =
 		"1000500 101 B A inferred\n"
-		"1000500 101 B B\n"
-		"1000500 101 E B\n"
+		"1000583 101 B B\n"
+		"1000666 101 E B\n"
 		"1000750 101 B C\n"
 		"1000750 101 E C\n"
 		"1000750 101 B E tail\n"
