@@ -30,6 +30,8 @@ static const char prog_s[] =
 	"\t.p2align 4\nE:\tret\n\t.type E, @function\n\t.size E, .-E\n";
 
 static uint64_t fn[5];	/* A..E */
+/* The trigger the bundles record: at A + trig_off, TSC trig_tsc. */
+static uint64_t trig_off = 12, trig_tsc = 3500;
 #define F(c) fn[(c) - 'A']
 
 /* CPU 0: thread 101 runs A → B, A → C → E (tail), switched out in E; then
@@ -92,9 +94,9 @@ static void write_bundle(const char *path, const char *exe, const struct streams
 					       { .tsc = 10000, .boottime_ns = 1005000 } };
 	struct mt_bundle_clock_desc cd = { .tsc_hz = 2000000000 };
 	struct mt_bundle_trigger trig = { .d = { .reason = MT_BUNDLE_REASON_UPROBE, .cpu = 1,
-						 .pid = 100, .tid = 101, .tsc = 3500 } };
+						 .pid = 100, .tid = 101, .tsc = trig_tsc } };
 
-	trig.d.ip = F('A') + 12;	/* the call through %rbx */
+	trig.d.ip = F('A') + trig_off;	/* by default the call through %rbx */
 	struct mt_bundle_map map = { .start = 0, .pid = 100,
 				     .prot = MT_BUNDLE_PROT_READ | MT_BUNDLE_PROT_EXEC,
 				     .path = exe };
@@ -238,6 +240,34 @@ MT_TEST(two_threads_two_cpus_text_dump)
  * the PT reads back unchanged. The streams are padded (PAD packets) to be
  * stored compressed, so releasing frees them and reading decompresses again.
  */
+/* A probe at A+14, where thread 101's trace stops (FUP, TIP.PGD at TSC
+ * 4000), whose trigger records a later TSC (4050: the probe's handler ran
+ * after the stop): the trigger is placed at the stop, after the thread's
+ * last events, while the recorded time stays what the bundle says. */
+MT_TEST(trigger_placed_where_the_probe_stopped_the_trace)
+{
+	struct mt_bundle_reader *r;
+	struct mt_bundle_trigger t;
+	struct mt_decode *d;
+	char *text, want[128];
+	uint64_t ns;
+
+	trig_off = 14;
+	trig_tsc = 4050;
+	open_bundle(&r, &d);
+	trig_off = 12;
+	trig_tsc = 3500;
+	text = text_dump(d);
+	snprintf(want, sizeof(want), "1002000 101 E A truncated\n1002000 trigger 101 0x%" PRIx64 " A\n",
+		 F('A') + 14);
+	MT_ASSERT_MSG(strstr(text, want), "no \"%s\" in:\n%s", want, text);
+	MT_ASSERT_EQ(mt_decode_trigger(d, &ns, &t), 0);
+	MT_ASSERT_EQ(ns, 1002025);
+	free(text);
+	mt_decode_free(d);
+	mt_bundle_close(r);
+}
+
 MT_TEST(decoders_share_a_reader_that_releases_pt)
 {
 	static uint8_t padded[2][8192];

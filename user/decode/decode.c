@@ -197,6 +197,25 @@ fail:
 	return -1;
 }
 
+/*
+ * The trigger goes where the trace shows the probe hit: the triggering
+ * thread's last trace stop at the trigger's address before the trigger's
+ * own time, which comes later (the probe's exception, its handler, the BPF
+ * program; with generated PT, also the generator's clock). Without one,
+ * at its own time.
+ */
+static void place_trigger(struct mt_decode *d)
+{
+	d->trigger_at = d->trigger.d.tsc;
+	for (size_t i = 0; d->have_trigger && i < d->ncpus; i++) {
+		const struct mt_cpu_log *c = &d->cpus[i];
+
+		if (c->probe_tsc && c->segs[c->probe_seg].task.tid == d->trigger.d.tid &&
+		    (d->trigger_at == d->trigger.d.tsc || c->probe_tsc > d->trigger_at))
+			d->trigger_at = c->probe_tsc;
+	}
+}
+
 int mt_decode_run(struct mt_decode *d, const struct mt_decode_sink *sink)
 {
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
@@ -214,9 +233,9 @@ int mt_decode_run(struct mt_decode *d, const struct mt_decode_sink *sink)
 		d->stats.errors += s->errors;
 		d->stats.overflows += s->overflows;
 	}
+	place_trigger(d);
 	return mt_decode_threads(d, sink);
 }
-
 void mt_decode_free(struct mt_decode *d)
 {
 	if (!d)

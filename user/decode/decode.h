@@ -64,7 +64,9 @@ struct mt_decode_sink {
 	/* Events in global timestamp order (ties: thread order). A non-zero
 	 * return stops the run and is returned by mt_decode_run(). */
 	int (*event)(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const struct mt_ev *ev);
-	/* The trigger, at its place in the event order; may be NULL. */
+	/* The trigger, at its place in the event order: where the trace shows
+	 * the probe hit when it does (the triggering thread's trace stop at
+	 * the trigger's address), else at its own time; may be NULL. */
 	int (*trigger)(void *ctx, uint64_t ns, const struct mt_bundle_trigger *t);
 	void *ctx;
 };
@@ -83,7 +85,8 @@ int mt_decode_run(struct mt_decode *d, const struct mt_decode_sink *sink);
 void mt_decode_free(struct mt_decode *d);
 
 const struct mt_decode_stats *mt_decode_get_stats(const struct mt_decode *d);
-/* The bundle's trigger and its time; -1 when the bundle has none. */
+/* The bundle's trigger and the time it recorded (the freeze follows it);
+ * -1 when the bundle has none. */
 int mt_decode_trigger(const struct mt_decode *d, uint64_t *ns, struct mt_bundle_trigger *t);
 /* What the sink needs to name function ids of BEGIN events. */
 struct mt_func mt_decode_func(struct mt_decode *d, uint32_t id);

@@ -245,8 +245,13 @@ static void h_transfer(void *ctx, enum mt_xfer x, uint64_t ret)
 static void h_disable(void *ctx, uint64_t tsc, uint64_t at)
 {
 	struct worker *w = ctx;
+	const struct mt_bundle_trigger *t = &w->d->trigger;
 
 	add(w, tsc, MT_OP_DISABLE, at, 0);
+	if (w->d->have_trigger && at && at == t->d.ip && tsc <= t->d.tsc && w->have_seg) {
+		w->log->probe_tsc = tsc;
+		w->log->probe_seg = w->log->nsegs - 1;
+	}
 	close_seg(w, tsc);
 }
 

@@ -31,6 +31,10 @@ struct mt_cpu_log {
 	struct mt_seg *segs;
 	size_t nsegs, segcap;
 	struct mt_blk_stats stats;
+	/* The latest trace stop at the trigger's address before its time
+	 * (the probe hit), in segment probe_seg; 0: none. */
+	uint64_t probe_tsc;
+	size_t probe_seg;
 	int oom;
 };
 
@@ -52,6 +56,7 @@ struct mt_decode {
 	size_t ncpus;
 	int have_trigger;
 	struct mt_bundle_trigger trigger;
+	uint64_t trigger_at;	/* TSC the trigger is placed at (decode.c) */
 	struct mt_decode_stats stats;
 };
 

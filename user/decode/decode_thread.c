@@ -312,7 +312,7 @@ static int add_seg(struct timeline *t, const struct mt_seg *s)
 static int emit(struct mt_decode *d, struct timeline *tls, size_t n,
 		const struct mt_decode_sink *sink)
 {
-	uint64_t trig_ns = d->have_trigger ? mt_clock_ns(&d->clock, d->trigger.d.tsc) : 0;
+	uint64_t trig_ns = d->have_trigger ? mt_clock_ns(&d->clock, d->trigger_at) : 0;
 	int trig_pending = d->have_trigger && sink->trigger;
 	/* Successive events often share a timestamp: convert each once. */
 	uint64_t ns = 0, ns_tsc = 0;

@@ -188,32 +188,43 @@ static const char *freeze_name(uint32_t path)
 	return path < sizeof(names) / sizeof(names[0]) && names[path] ? names[path] : "unknown";
 }
 
+/* The trigger at its place among the events (the probe hit). */
+static int on_trigger(void *ctx, uint64_t ns, const struct mt_bundle_trigger *t)
+{
+	struct mt_pfout *o = ctx;
+	struct pf_trigger pt = { 0 };
+	int rc;
+
+	pt.ts_ns = ns;
+	pt.pid = (int32_t)t->d.pid;
+	pt.tid = t->d.tid;
+	pt.ip = t->d.ip;
+	pt.reason = t->spec && t->spec[0] ? t->spec : reason_name(t->d.reason);
+	pt.freeze_path = freeze_name(t->d.freeze_path);
+	pt.symbol = t->d.ip ? mt_decode_symbol_at(o->d, t->d.pid, t->d.ip) : NULL;
+	pt.skid_ns = t->d.skid_ns ? (int64_t)t->d.skid_ns : -1;
+	rc = pf_writer_set_trigger(o->w, &pt);
+	if (rc < 0)
+		snprintf(o->err, sizeof(o->err), "perfetto writer: %s", pf_writer_error(o->w));
+	return rc < 0 ? rc : 0;
+}
+
 int mt_pfout_init(struct mt_pfout *o, struct mt_decode *d, struct mt_bundle_reader *r,
 		  struct pf_writer *w, struct mt_decode_sink *sink)
 {
 	struct mt_bundle_trigger t;
-	struct pf_trigger pt = { 0 };
 	uint64_t ns;
 
 	memset(o, 0, sizeof(*o));
 	o->d = d;
 	o->r = r;
 	o->w = w;
-	*sink = (struct mt_decode_sink){ on_thread, on_event, NULL, o };
+	*sink = (struct mt_decode_sink){ on_thread, on_event, on_trigger, o };
 	if (mt_decode_trigger(d, &ns, &t))
 		return 0;
-	pt.ts_ns = ns;
 	o->trigger_ns = ns;
-	pt.pid = (int32_t)t.d.pid;
-	pt.tid = t.d.tid;
-	pt.ip = t.d.ip;
-	pt.reason = t.spec && t.spec[0] ? t.spec : reason_name(t.d.reason);
-	pt.freeze_path = freeze_name(t.d.freeze_path);
-	pt.symbol = t.d.ip ? mt_decode_symbol_at(d, t.d.pid, t.d.ip) : NULL;
-	pt.skid_ns = t.d.skid_ns ? (int64_t)t.d.skid_ns : -1;
-	if (declare_process(o, t.d.pid))
-		return -1;
-	return pf_writer_set_trigger(w, &pt);
+	/* Its track belongs to the process, declared before any event. */
+	return declare_process(o, t.d.pid) ? -1 : 0;
 }
 
 uint64_t mt_pfout_end_ns(const struct mt_pfout *o)

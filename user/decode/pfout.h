@@ -21,7 +21,7 @@ struct mt_pfout {
 	uint32_t *pids;		/* processes declared */
 	size_t npids;
 	uint64_t last_ns;
-	uint64_t trigger_ns;	/* 0 without a trigger */
+	uint64_t trigger_ns;	/* the time it recorded; 0 without a trigger */
 	char err[256];
 };
 
