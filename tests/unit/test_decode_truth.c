@@ -347,8 +347,8 @@ MT_TEST(times_interpolated_between_mtc)
 		      te.n);
 }
 
-/* With CYC libipt's times pass unspread; the calls and returns still match
- * (the time error printed is libipt 2.0.5's, see docs/decoder.md). */
+/* With CYC the calls and returns still match; the time error it prints is
+ * far above the MTC case's, an open defect (docs/decoder.md). */
 MT_TEST(times_with_cyc_keep_calls_and_returns)
 {
 	struct time_err te = { 0 };

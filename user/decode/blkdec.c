@@ -332,7 +332,7 @@ int mt_blk_decode(const struct pt_config *cfg, struct pt_image *image,
 	memset(stats, 0, sizeof(*stats));
 	b->iscache = iscache;
 	b->h = h;
-	mt_interp_init(&b->q, h, h->cyc);
+	mt_interp_init(&b->q, h);
 	b->stats = stats;
 	b->insn = mt_insn_dec_new();
 	b->dec = pt_blk_alloc_decoder(cfg);

@@ -31,9 +31,6 @@ struct mt_blk_handler {
 	void (*disable)(void *ctx, uint64_t tsc, uint64_t at);
 	void (*gap)(void *ctx, uint64_t tsc, uint32_t reason);
 	void *ctx;
-	/* The trace has CYC packets (RTIT_CTL.CycEn): how times between
-	 * timing packets are spread (interp.h). */
-	int cyc;
 };
 
 struct mt_blk_stats {

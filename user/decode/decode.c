@@ -166,7 +166,6 @@ int mt_decode_open(struct mt_decode **out, struct mt_bundle_reader *r,
 		goto fail;
 	}
 	rc = mt_decode_pt_config(&cpu, &ptc, &d->cfg, err, errlen);
-	d->cyc = !!(ptc.rtit_ctl & MT_RTIT_CTL_CYCEN);
 	if (rc < 0)
 		goto fail;
 	if (rc == MT_ERRATA_GUESSED) {

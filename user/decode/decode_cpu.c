@@ -263,14 +263,13 @@ static void h_gap(void *ctx, uint64_t tsc, uint32_t reason)
 static void decode_one(struct worker *w, struct mt_cpu_log *log)
 {
 	static const struct mt_blk_handler ops = { h_enable, h_block, h_transfer, h_disable,
-						   h_gap, NULL, 0 };
+						   h_gap, NULL };
 	struct mt_blk_handler h = ops;
 	struct pt_config cfg = w->d->cfg;
 	size_t i = (size_t)(log - w->d->cpus), len = 0;
 	const uint8_t *data = NULL;
 
 	h.ctx = w;
-	h.cyc = w->d->cyc;
 	w->log = log;
 	w->have_seg = 0;
 	w->have_last = 0;

@@ -42,7 +42,6 @@ struct mt_decode {
 	struct mt_bundle_reader *r;
 	struct mt_decode_opts opts;
 	struct pt_config cfg;		/* without begin/end */
-	int cyc;			/* the trace has CYC packets */
 	struct mt_bincache bins;
 	struct mt_funcs funcs;
 	struct pt_image_section_cache *iscache;

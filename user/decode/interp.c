@@ -6,9 +6,9 @@
 
 #include <stdlib.h>
 
-void mt_interp_init(struct mt_interp *q, const struct mt_blk_handler *h, int cyc)
+void mt_interp_init(struct mt_interp *q, const struct mt_blk_handler *h)
 {
-	*q = (struct mt_interp){ .h = h, .cyc = cyc };
+	*q = (struct mt_interp){ .h = h };
 }
 
 void mt_interp_fini(struct mt_interp *q)
@@ -57,7 +57,7 @@ static void spread(struct mt_interp *q, uint64_t from, uint64_t to)
 
 void mt_interp_flush(struct mt_interp *q, uint64_t end)
 {
-	spread(q, q->base, q->cyc ? q->base : end);
+	spread(q, q->base, end);
 	if (end > q->base)
 		q->base = end;
 }

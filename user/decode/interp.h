@@ -17,10 +17,8 @@
  * an enable before the next timing packet. Unspread items keep the time
  * they were reported with.
  *
- * With CYC packets libipt's times are passed on as they are: they advance
- * at every branch packet already, and were measured against the PT
- * generator's truth to be off by far more than the spread would correct
- * (docs/decoder.md).
+ * With CYC packets the values change at nearly every branch packet, and
+ * the spread is over the blocks of one packet.
  */
 #ifndef MTRACE_DECODE_INTERP_H
 #define MTRACE_DECODE_INTERP_H
@@ -42,13 +40,12 @@ struct mt_interp {
 	const struct mt_blk_handler *h;	/* where the items go, enable excepted */
 	struct mt_interp_item *v;
 	size_t n, cap;
-	int cyc;		/* CYC timing: times pass unspread */
 	uint64_t base;		/* the queued items' time */
 	uint64_t insns;		/* instructions queued */
 	size_t offs;		/* disables and gaps queued */
 };
 
-void mt_interp_init(struct mt_interp *q, const struct mt_blk_handler *h, int cyc);
+void mt_interp_init(struct mt_interp *q, const struct mt_blk_handler *h);
 void mt_interp_fini(struct mt_interp *q);
 
 /* Control flow at time TSC (the decoder's current time). When TSC differs

@@ -160,6 +160,8 @@ static int begin(struct pf_writer *w, struct pf_thread *t, uint64_t ts, int32_t 
 	put_str(w, f->name);
 	if (f->flags & PF_FRAME_KERNEL)
 		put(w, ",\"cat\":\"kernel\"");
+	else if (f->flags & PF_FRAME_UNTRACED)
+		put(w, ",\"cat\":\"untraced\"");
 	if (func == w->marker_func) {
 		/* The depth-cap marker: its END carries the count. */
 		put(w, "}");

@@ -53,6 +53,7 @@ enum {
 	TE_DEBUG_ANNOTATIONS = 4,
 	TE_TYPE = 9,
 	TE_NAME_IID = 10,
+	TE_CATEGORIES = 22,
 	TE_SOURCE_LOCATION_IID = 34,
 	TYPE_SLICE_BEGIN = 1,
 	TYPE_SLICE_END = 2,
@@ -383,6 +384,8 @@ static int begin(struct pf_writer *w, struct pf_thread *t, uint64_t ts, int32_t 
 	rc = put_name(w, s, func, !marker);
 	if (rc)
 		return rc;
+	if (w->funcs.v[func].flags & PF_FRAME_UNTRACED)
+		pb_str(&state(w)->te, TE_CATEGORIES, "untraced");
 	if (inferred)
 		annot_uint(w, s, ANN_INFERRED_START, DA_BOOL, 1);
 	return write_event(w, s, ts);

@@ -99,6 +99,10 @@ struct pf_options {
 
 /* Frame flags, fixed per function (part of the interned identity). */
 #define PF_FRAME_KERNEL		(1u << 0)	/* kernel code: name gets " [kernel]" */
+/* Not code: time the trace does not cover (in a syscall, descheduled,
+ * trace off). Its slices get the category "untraced", so that idle time
+ * is not read as a slow call. */
+#define PF_FRAME_UNTRACED	(1u << 1)
 
 /*
  * What is known about one function. Everything is copied by
