@@ -328,11 +328,15 @@ MT_TEST(perfetto_writer_accepts_the_stream)
 	MT_ASSERT_MSG(pf_writer_open(&w, fx_path("t.json"), &o) == 0, "%s", pf_last_error());
 	MT_ASSERT_EQ(mt_pfout_init(&po, d, r, w, &sink), 0);
 	MT_ASSERT_MSG(mt_decode_run(d, &sink) == 0, "%s", po.err);
+	MT_ASSERT_MSG(mt_pfout_finish(&po) == 0, "%s", po.err);
 	MT_ASSERT_MSG(pf_writer_close(w, mt_pfout_end_ns(&po), &st) == 0, "%s", pf_last_error());
 	mt_pfout_fini(&po);
 	mt_decode_free(d);
 	mt_bundle_close(r);
-	/* Every function appears, and begins balance ends per thread. */
+	/* Every function appears, and begins balance ends per thread. Each
+	 * CPU's trace window is a "[trace data]" slice on a row of its own
+	 * in the "mtrace" pseudo-process: CPU 0 from TSC 1000 to 1700, CPU 1
+	 * from 2000 to 4000 (JSON µs from the first event = (tsc - 1000) / 2000). */
 	fx_sh("python3 -c 'import json,sys,collections\n"
 	      "t = json.load(open(\"t.json\"))\n"
 	      "ev = t[\"traceEvents\"] if isinstance(t, dict) else t\n"
@@ -341,7 +345,12 @@ MT_TEST(perfetto_writer_accepts_the_stream)
 	      "d = collections.Counter()\n"
 	      "for e in ev:\n"
 	      "  d[e.get(\"tid\")] += {\"B\": 1, \"E\": -1}.get(e.get(\"ph\"), 0)\n"
-	      "assert all(v == 0 for v in d.values()), d\n'");
+	      "assert all(v == 0 for v in d.values()), d\n"
+	      "w = sorted((e[\"tid\"], e[\"ph\"], e[\"ts\"]) for e in ev\n"
+	      "  if e.get(\"pid\") == -1 and e[\"ph\"] in \"BE\")\n"
+	      "assert [x[2] for x in w] == [0.0, 0.35, 0.5, 1.5], w\n"
+	      "assert {e[\"args\"][\"name\"] for e in ev if e.get(\"pid\") == -1 and\n"
+	      "  e[\"ph\"] == \"M\"} == {\"mtrace\", \"CPU 0 trace\", \"CPU 1 trace\"}\n'");
 }
 
 static int balanced_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns,

@@ -105,6 +105,8 @@ static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r,
 	rc = mt_pfout_init(&po, d, r, w, &sink);
 	if (!rc)
 		rc = mt_decode_run(d, &sink);
+	if (!rc)
+		rc = mt_pfout_finish(&po);
 	if (rc)
 		fprintf(stderr, "%s: %s\n", q->who, po.err[0] ? po.err : pf_writer_error(w));
 	if (pf_writer_close(w, mt_pfout_end_ns(&po), &st) < 0 && !rc) {

@@ -262,6 +262,22 @@ const struct mt_decode_stats *mt_decode_get_stats(const struct mt_decode *d)
 	return &d->stats;
 }
 
+int mt_decode_cpu_window(const struct mt_decode *d, size_t i, uint32_t *cpu, uint64_t *first_ns,
+			 uint64_t *last_ns)
+{
+	const struct mt_blk_stats *s;
+
+	if (i >= d->ncpus)
+		return -1;
+	s = &d->cpus[i].stats;
+	if (!s->first_tsc || s->last_tsc < s->first_tsc)
+		return -1;
+	*cpu = d->cpus[i].cpu;
+	*first_ns = mt_clock_ns(&d->clock, s->first_tsc);
+	*last_ns = mt_clock_ns(&d->clock, s->last_tsc);
+	return 0;
+}
+
 int mt_decode_trigger(const struct mt_decode *d, uint64_t *ns, struct mt_bundle_trigger *t)
 {
 	if (!d->have_trigger)

@@ -88,6 +88,12 @@ const struct mt_decode_stats *mt_decode_get_stats(const struct mt_decode *d);
 /* The bundle's trigger and the time it recorded (the freeze follows it);
  * -1 when the bundle has none. */
 int mt_decode_trigger(const struct mt_decode *d, uint64_t *ns, struct mt_bundle_trigger *t);
+/* What CPU stream I (0 .. cpus - 1) covers: its CPU and the times of its
+ * first and last timing packets, the window the snapshot really holds for
+ * that CPU. -1 when I is out of range or the stream has no time. Valid
+ * from the sink's first call on (the streams are decoded by then). */
+int mt_decode_cpu_window(const struct mt_decode *d, size_t i, uint32_t *cpu, uint64_t *first_ns,
+			 uint64_t *last_ns);
 /* What the sink needs to name function ids of BEGIN events. */
 struct mt_func mt_decode_func(struct mt_decode *d, uint32_t id);
 /* The name of the function holding IP in process PID (e.g. the

@@ -45,6 +45,72 @@ static int declare_process(struct mt_pfout *o, uint32_t pid)
 	return rc < 0 ? rc : 0;
 }
 
+static int writer_failed(struct mt_pfout *o, int rc)
+{
+	if (rc < 0 && !o->err[0])
+		snprintf(o->err, sizeof(o->err), "perfetto writer: %s", pf_writer_error(o->w));
+	return rc < 0 ? rc : 0;
+}
+
+/* The CPU windows, with a track each; once, at the sink's first call. */
+static int load_windows(struct mt_pfout *o)
+{
+	const struct pf_frame f = { .symbol = "[trace data]" };
+	char name[32];
+	uint32_t cpu;
+	uint64_t a, b;
+
+	if (o->windows_loaded)
+		return 0;
+	o->windows_loaded = 1;
+	o->window_frame = pf_writer_intern(o->w, &f);
+	if (o->window_frame < 0)
+		return writer_failed(o, o->window_frame);
+	for (size_t i = 0; i < mt_decode_get_stats(o->d)->cpus; i++) {
+		struct mt_pfout_window *v;
+
+		if (mt_decode_cpu_window(o->d, i, &cpu, &a, &b))
+			continue;
+		v = realloc(o->windows, (o->nwindows + 1) * sizeof(*v));
+		if (!v)
+			return -1;
+		o->windows = v;
+		snprintf(name, sizeof(name), "CPU %u trace", cpu);
+		v[o->nwindows] = (struct mt_pfout_window){ a, b, pf_writer_add_track(o->w, name), 0 };
+		if (v[o->nwindows].track < 0)
+			return writer_failed(o, v[o->nwindows].track);
+		o->nwindows++;
+	}
+	return 0;
+}
+
+/* Writes the window edges before NS (begins at NS too), in time order. */
+static int windows_upto(struct mt_pfout *o, uint64_t ns)
+{
+	int rc = load_windows(o);
+
+	while (!rc) {
+		struct mt_pfout_window *next = NULL;
+		uint64_t at = 0;
+
+		for (size_t i = 0; i < o->nwindows; i++) {
+			struct mt_pfout_window *w = &o->windows[i];
+			uint64_t t = w->state ? w->last : w->first;
+
+			if (w->state < 2 && (w->state ? t < ns : t <= ns) && (!next || t < at)) {
+				next = w;
+				at = t;
+			}
+		}
+		if (!next)
+			break;
+		rc = next->state++ ? pf_end(o->w, next->track, at)
+				   : pf_begin(o->w, next->track, at, o->window_frame, 0);
+		rc = writer_failed(o, rc);
+	}
+	return rc;
+}
+
 static int on_thread(void *ctx, uint32_t pid, uint32_t tid)
 {
 	struct mt_pfout *o = ctx;
@@ -136,6 +202,8 @@ static int on_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const st
 
 	if (t < 0)
 		return -1;
+	if ((rc = windows_upto(o, ns)))
+		return rc;
 	o->last_ns = ns;
 	switch (ev->kind) {
 	case MT_EV_BEGIN:
@@ -157,9 +225,7 @@ static int on_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const st
 		rc = pf_instant(o->w, t, ns, "marker");
 		break;
 	}
-	if (rc < 0)
-		snprintf(o->err, sizeof(o->err), "perfetto writer: %s", pf_writer_error(o->w));
-	return rc < 0 ? rc : 0;
+	return writer_failed(o, rc);
 }
 
 static const char *reason_name(uint32_t reason)
@@ -195,8 +261,10 @@ static int on_trigger(void *ctx, uint64_t ns, const struct mt_bundle_trigger *t)
 {
 	struct mt_pfout *o = ctx;
 	struct pf_trigger pt = { 0 };
-	int rc;
+	int rc = windows_upto(o, ns);
 
+	if (rc)
+		return rc;
 	pt.ts_ns = ns;
 	pt.pid = (int32_t)t->d.pid;
 	pt.tid = t->d.tid;
@@ -205,10 +273,7 @@ static int on_trigger(void *ctx, uint64_t ns, const struct mt_bundle_trigger *t)
 	pt.freeze_path = freeze_name(t->d.freeze_path);
 	pt.symbol = t->d.ip ? mt_decode_symbol_at(o->d, t->d.pid, t->d.ip) : NULL;
 	pt.skid_ns = t->d.skid_ns ? (int64_t)t->d.skid_ns : -1;
-	rc = pf_writer_set_trigger(o->w, &pt);
-	if (rc < 0)
-		snprintf(o->err, sizeof(o->err), "perfetto writer: %s", pf_writer_error(o->w));
-	return rc < 0 ? rc : 0;
+	return writer_failed(o, pf_writer_set_trigger(o->w, &pt));
 }
 
 int mt_pfout_init(struct mt_pfout *o, struct mt_decode *d, struct mt_bundle_reader *r,
@@ -234,8 +299,14 @@ uint64_t mt_pfout_end_ns(const struct mt_pfout *o)
 	return o->trigger_ns > o->last_ns ? o->trigger_ns : o->last_ns;
 }
 
+int mt_pfout_finish(struct mt_pfout *o)
+{
+	return windows_upto(o, UINT64_MAX);
+}
+
 void mt_pfout_fini(struct mt_pfout *o)
 {
+	free(o->windows);
 	free(o->frames);
 	free(o->threads);
 	free(o->pids);

@@ -145,6 +145,9 @@ static int process(struct pf_writer *w, const struct pf_process *p)
 
 static int thread(struct pf_writer *w, struct pf_thread *t)
 {
+	/* The first track of its own names their pseudo-process. */
+	if (t->plain && !w->plain_tracks++)
+		metadata(w, t->pid, t->pid, "process_name", "mtrace");
 	metadata(w, t->pid, t->tid, "thread_name", t->name);
 	return done(w);
 }

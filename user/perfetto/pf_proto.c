@@ -364,6 +364,11 @@ static int thread(struct pf_writer *w, struct pf_thread *t)
 	b = new_packet(w);
 	m = pb_open(b, PKT_TRACK_DESCRIPTOR);
 	pb_uint(b, TD_UUID, t->uuid);
+	if (t->plain) {
+		pb_str(b, TD_NAME, t->name);
+		pb_close(b, m);
+		return write_packet(w, b);
+	}
 	m2 = pb_open(b, TD_THREAD);
 	pb_uint(b, THD_PID, (uint64_t)(int64_t)t->pid);
 	pb_uint(b, THD_TID, (uint64_t)t->tid);

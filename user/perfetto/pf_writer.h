@@ -162,6 +162,13 @@ int pf_writer_add_process(struct pf_writer *w, int32_t pid, const char *name,
 /* Declares a thread of a declared process; returns its handle (>= 0). */
 int pf_writer_add_thread(struct pf_writer *w, int32_t pid, int64_t tid, const char *name);
 
+/* Declares a track of its own, outside every process (e.g. the time a
+ * CPU's trace covers); returns a handle for the event calls like a
+ * thread's. In JSON its events go to the pseudo-process PF_JSON_TRACK_PID,
+ * named "mtrace", one row per track. */
+int pf_writer_add_track(struct pf_writer *w, const char *name);
+#define PF_JSON_TRACK_PID (-1)
+
 /* Interns a function; returns its id (>= 0). Interning the same content
  * again returns the same id. Cheap ids are the point: call this once per
  * function and keep the id, the event calls never touch strings. */
