@@ -328,7 +328,7 @@ MT_TEST(perfetto_writer_accepts_the_stream)
 	MT_ASSERT_MSG(pf_writer_open(&w, fx_path("t.json"), &o) == 0, "%s", pf_last_error());
 	MT_ASSERT_EQ(mt_pfout_init(&po, d, r, w, &sink), 0);
 	MT_ASSERT_MSG(mt_decode_run(d, &sink) == 0, "%s", po.err);
-	MT_ASSERT_MSG(mt_pfout_finish(&po) == 0, "%s", po.err);
+	MT_ASSERT_MSG(mt_pfout_finish(&po, UINT64_MAX) == 0, "%s", po.err);
 	MT_ASSERT_MSG(pf_writer_close(w, mt_pfout_end_ns(&po), &st) == 0, "%s", pf_last_error());
 	mt_pfout_fini(&po);
 	mt_decode_free(d);

@@ -72,26 +72,6 @@ static void show_context(const struct steps *t, size_t a, const struct steps *g,
 	}
 }
 
-/* The generator tool and its programs, found next to this test binary
- * (O/san/tests/unit/THIS → O/rel/tests/ptgen/ptgen, O/san/tests/ptgen/). */
-static void tool_paths(char *ptgen, char *progs, size_t len)
-{
-	char self[1024];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *p;
-
-	MT_ASSERT(n > 0);
-	self[n] = 0;
-	for (int i = 0; i < 3 && (p = strrchr(self, '/')); i++)
-		*p = 0;	/* strip THIS, unit, tests: O/san */
-	snprintf(progs, len, "%s/tests/ptgen/programs", self);
-	p = strrchr(self, '/');
-	MT_ASSERT(p);
-	*p = 0;
-	snprintf(ptgen, len, "%s/rel/tests/ptgen/ptgen", self);
-	if (access(ptgen, X_OK) || access(progs, R_OK))
-		mt_skip("needs %s and %s (make O=... %s)", ptgen, progs, ptgen);
-}
 
 /*
  * With overflows the packets of some instructions are lost; the decoded
@@ -169,7 +149,7 @@ static void check_run(const char *prog, const char *extra, int walk, int wrapped
 	size_t i;
 	FILE *f;
 
-	tool_paths(ptgen, progs, sizeof(progs));
+	fx_ptgen_paths(ptgen, progs, sizeof(progs));
 	fx_sh("'%s' %s -o %s.mtrace -t %s.truth %s '%s/%s' >/dev/null", ptgen, extra, prog, prog,
 	      walk ? "--walk" : "--", progs, prog);
 	snprintf(line, sizeof(line), "%s.truth", prog);

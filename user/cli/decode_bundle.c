@@ -60,6 +60,26 @@ static void print_warning(void *ctx, const char *msg)
 	fprintf(stderr, "%s: warning: %s\n", q->who, msg);
 }
 
+/* Runs the decoder into SINK through the narrowing Q asks for; *END is
+ * where open frames end, given the output's own choice. */
+static int run_narrowed(struct mt_decode *d, const struct decode_request *q,
+			const struct mt_decode_sink *sink, uint64_t *end)
+{
+	struct mt_narrow n;
+	struct mt_decode_sink ns;
+	int rc;
+
+	if (!mt_narrow_active(&q->narrow))
+		return mt_decode_run(d, sink);
+	mt_narrow_init(&n, d, &q->narrow, sink);
+	ns = mt_narrow_sink(&n);
+	rc = mt_narrow_run(&n, &ns);
+	if (end)
+		*end = mt_narrow_end_ns(&n, *end);
+	mt_narrow_fini(&n);
+	return rc;
+}
+
 static int run_text(struct mt_decode *d, const struct decode_request *q)
 {
 	struct mt_textout t = { d, stdout };
@@ -74,7 +94,7 @@ static int run_text(struct mt_decode *d, const struct decode_request *q)
 		}
 	}
 	sink = mt_textout_sink(&t);
-	rc = mt_decode_run(d, &sink);
+	rc = run_narrowed(d, q, &sink, NULL);
 	if (t.out != stdout && fclose(t.out))
 		rc = -1;
 	if (rc)
@@ -93,6 +113,7 @@ static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r,
 	struct mt_pfout po;
 	struct pf_stats st;
 	struct pf_writer *w;
+	uint64_t end = UINT64_MAX;
 	int rc;
 
 	pf_options_init(&o);
@@ -104,12 +125,13 @@ static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r,
 	}
 	rc = mt_pfout_init(&po, d, r, w, &sink);
 	if (!rc)
-		rc = mt_decode_run(d, &sink);
+		rc = run_narrowed(d, q, &sink, &end);
+	end = end < mt_pfout_end_ns(&po) ? end : mt_pfout_end_ns(&po);
 	if (!rc)
-		rc = mt_pfout_finish(&po);
+		rc = mt_pfout_finish(&po, end);
 	if (rc)
 		fprintf(stderr, "%s: %s\n", q->who, po.err[0] ? po.err : pf_writer_error(w));
-	if (pf_writer_close(w, mt_pfout_end_ns(&po), &st) < 0 && !rc) {
+	if (pf_writer_close(w, end, &st) < 0 && !rc) {
 		fprintf(stderr, "%s: %s\n", q->who, pf_last_error());
 		rc = -1;
 	}
@@ -133,6 +155,10 @@ int decode_bundle(struct mt_bundle_reader *r, const char *name, const struct dec
 		.warn_ctx = (void *)q,
 		.progress = show_bar ? draw_progress : NULL,
 		.progress_ctx = &bar,
+		.cpus = q->ncpus ? q->cpus : NULL,
+		.ncpus = q->ncpus,
+		.tids = q->ntids ? q->tids : NULL,
+		.ntids = q->ntids,
 	};
 	const struct mt_decode_stats *s;
 	struct mt_decode *d;

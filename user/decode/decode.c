@@ -278,6 +278,14 @@ int mt_decode_cpu_window(const struct mt_decode *d, size_t i, uint32_t *cpu, uin
 	return 0;
 }
 
+int mt_decode_trigger_at(const struct mt_decode *d, uint64_t *ns)
+{
+	if (!d->have_trigger)
+		return -1;
+	*ns = mt_clock_ns(&d->clock, d->trigger_at);
+	return 0;
+}
+
 int mt_decode_trigger(const struct mt_decode *d, uint64_t *ns, struct mt_bundle_trigger *t)
 {
 	if (!d->have_trigger)

@@ -45,6 +45,13 @@ struct mt_decode_opts {
 	 * once, last with DONE == TOTAL; may be NULL. */
 	void (*progress)(void *ctx, uint64_t done, uint64_t total);
 	void *progress_ctx;
+	/* Narrowing that saves work: only these CPUs' streams are decoded,
+	 * only these threads' timelines rebuilt (NULL: all). The other
+	 * narrowings apply to the events (narrow/narrow.h). */
+	const uint32_t *cpus;
+	size_t ncpus;
+	const uint32_t *tids;
+	size_t ntids;
 };
 
 struct mt_decode_stats {
@@ -88,6 +95,9 @@ const struct mt_decode_stats *mt_decode_get_stats(const struct mt_decode *d);
 /* The bundle's trigger and the time it recorded (the freeze follows it);
  * -1 when the bundle has none. */
 int mt_decode_trigger(const struct mt_decode *d, uint64_t *ns, struct mt_bundle_trigger *t);
+/* Where the trigger is placed among the events (see the sink's trigger),
+ * from the sink's first call on; -1 without a trigger. */
+int mt_decode_trigger_at(const struct mt_decode *d, uint64_t *ns);
 /* What CPU stream I (0 .. cpus - 1) covers: its CPU and the times of its
  * first and last timing packets, the window the snapshot really holds for
  * that CPU. -1 when I is out of range or the stream has no time. Valid

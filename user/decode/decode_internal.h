@@ -60,6 +60,14 @@ struct mt_decode {
 };
 
 const struct mt_proc *mt_decode_proc(const struct mt_decode *d, uint32_t pid);
+/* Whether V is in the list LIST of N (an empty list holds everything). */
+static inline int mt_decode_selected(const uint32_t *list, size_t n, uint32_t v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (list[i] == v)
+			return 1;
+	return !list || !n;
+}
 /* Decodes every CPU stream into its log, in JOBS worker threads. */
 int mt_decode_cpus(struct mt_decode *d, unsigned int jobs);
 /* Rebuilds every thread's call stack and feeds the sink in time order. */

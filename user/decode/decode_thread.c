@@ -370,7 +370,8 @@ int mt_decode_threads(struct mt_decode *d, const struct mt_decode_sink *sink)
 			const struct mt_seg *seg = &d->cpus[c].segs[s];
 			struct timeline *t;
 
-			if (seg->begin == seg->end)
+			if (seg->begin == seg->end ||
+			    !mt_decode_selected(d->opts.tids, d->opts.ntids, seg->task.tid))
 				continue;
 			t = find_tl(&tls, &n, seg->task);
 			rc = !t || add_seg(t, seg) ? -1 : 0;

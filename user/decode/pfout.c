@@ -84,8 +84,9 @@ static int load_windows(struct mt_pfout *o)
 	return 0;
 }
 
-/* Writes the window edges before NS (begins at NS too), in time order. */
-static int windows_upto(struct mt_pfout *o, uint64_t ns)
+/* Writes the window edges before NS (begins at NS too), in time order;
+ * ends later than CAP at CAP. */
+static int windows_upto(struct mt_pfout *o, uint64_t ns, uint64_t cap)
 {
 	int rc = load_windows(o);
 
@@ -104,6 +105,7 @@ static int windows_upto(struct mt_pfout *o, uint64_t ns)
 		}
 		if (!next)
 			break;
+		at = at < cap ? at : cap;
 		rc = next->state++ ? pf_end(o->w, next->track, at)
 				   : pf_begin(o->w, next->track, at, o->window_frame, 0);
 		rc = writer_failed(o, rc);
@@ -202,7 +204,7 @@ static int on_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const st
 
 	if (t < 0)
 		return -1;
-	if ((rc = windows_upto(o, ns)))
+	if ((rc = windows_upto(o, ns, UINT64_MAX)))
 		return rc;
 	o->last_ns = ns;
 	switch (ev->kind) {
@@ -261,7 +263,7 @@ static int on_trigger(void *ctx, uint64_t ns, const struct mt_bundle_trigger *t)
 {
 	struct mt_pfout *o = ctx;
 	struct pf_trigger pt = { 0 };
-	int rc = windows_upto(o, ns);
+	int rc = windows_upto(o, ns, UINT64_MAX);
 
 	if (rc)
 		return rc;
@@ -299,9 +301,9 @@ uint64_t mt_pfout_end_ns(const struct mt_pfout *o)
 	return o->trigger_ns > o->last_ns ? o->trigger_ns : o->last_ns;
 }
 
-int mt_pfout_finish(struct mt_pfout *o)
+int mt_pfout_finish(struct mt_pfout *o, uint64_t end_ns)
 {
-	return windows_upto(o, UINT64_MAX);
+	return windows_upto(o, UINT64_MAX, end_ns < o->last_ns ? o->last_ns : end_ns);
 }
 
 void mt_pfout_fini(struct mt_pfout *o)
