@@ -87,4 +87,18 @@ if "$ptgen" --walk "$prog" --insns 20000 -o "$work/n.mtrace" >/dev/null 2>&1 &&
 else
 	echo "FAIL cli/decode-narrowed: $(wc -l "$work"/*.txt 2>&1 | tr '\n' ' ')"
 fi
+# report: the same walk as text within 80 columns, and as JSON.
+expect report-width-bad 2 "--width wants 60..1000" "$bin" report --width 20 "$work/n.mtrace"
+expect report-missing 1 "nonexistent" "$bin" report /nonexistent/x.mtrace
+if "$bin" report "$work/n.mtrace" >"$work/report.txt" 2>&1 &&
+	grep -q "^Slowest calls, per function" "$work/report.txt" &&
+	! awk 'length > 80 { bad = 1 } END { exit !bad }' "$work/report.txt" &&
+	! grep -q $'\033' "$work/report.txt" &&
+	"$bin" report --json "$work/n.mtrace" "$work/n.mtrace" >"$work/report.json" &&
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert len(d["snapshots"]) == 2' \
+		"$work/report.json"; then
+	echo "PASS cli/report"
+else
+	echo "FAIL cli/report: $(head -c 400 "$work/report.txt")"
+fi
 rm -rf "$work"

@@ -243,7 +243,8 @@ MT_TEST(two_threads_two_cpus_text_dump)
 /* A probe at A+14, where thread 101's trace stops (FUP, TIP.PGD at TSC
  * 4000), whose trigger records a later TSC (4050: the probe's handler ran
  * after the stop): the trigger is placed at the stop, after the thread's
- * last events, while the recorded time stays what the bundle says. */
+ * events there but before the data's end closes its frames, while the
+ * recorded time stays what the bundle says. */
 MT_TEST(trigger_placed_where_the_probe_stopped_the_trace)
 {
 	struct mt_bundle_reader *r;
@@ -258,7 +259,9 @@ MT_TEST(trigger_placed_where_the_probe_stopped_the_trace)
 	trig_off = 12;
 	trig_tsc = 3500;
 	text = text_dump(d);
-	snprintf(want, sizeof(want), "1002000 101 E A truncated\n1002000 trigger 101 0x%" PRIx64 " A\n",
+	snprintf(want, sizeof(want),
+		 "1002000 101 B [untraced]\n1002000 trigger 101 0x%" PRIx64 " A\n"
+		 "1002000 101 E [untraced] truncated\n",
 		 F('A') + 14);
 	MT_ASSERT_MSG(strstr(text, want), "no \"%s\" in:\n%s", want, text);
 	MT_ASSERT_EQ(mt_decode_trigger(d, &ns, &t), 0);

@@ -278,6 +278,11 @@ int mt_decode_cpu_window(const struct mt_decode *d, size_t i, uint32_t *cpu, uin
 	return 0;
 }
 
+uint64_t mt_decode_ns(const struct mt_decode *d, uint64_t tsc)
+{
+	return mt_clock_ns(&d->clock, tsc);
+}
+
 int mt_decode_trigger_at(const struct mt_decode *d, uint64_t *ns)
 {
 	if (!d->have_trigger)

@@ -95,6 +95,8 @@ const struct mt_decode_stats *mt_decode_get_stats(const struct mt_decode *d);
 /* The bundle's trigger and the time it recorded (the freeze follows it);
  * -1 when the bundle has none. */
 int mt_decode_trigger(const struct mt_decode *d, uint64_t *ns, struct mt_bundle_trigger *t);
+/* A TSC value of the bundle (e.g. a context switch's) in the events' ns. */
+uint64_t mt_decode_ns(const struct mt_decode *d, uint64_t tsc);
 /* Where the trigger is placed among the events (see the sink's trigger),
  * from the sink's first call on; -1 without a trigger. */
 int mt_decode_trigger_at(const struct mt_decode *d, uint64_t *ns);

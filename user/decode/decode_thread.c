@@ -343,7 +343,11 @@ static int emit(struct mt_decode *d, struct timeline *tls, size_t n,
 			ns_tsc = best_ev->ts;
 			have_ns = 1;
 		}
-		if (trig_pending && (!best || ns > trig_ns)) {
+		/* After the events at its time, but before the frames the
+		 * data's end closes there: they were open at the trigger. */
+		if (trig_pending && (!best || ns > trig_ns ||
+				     (ns == trig_ns && best_ev->kind == MT_EV_END &&
+				      (best_ev->flags & MT_EV_TRUNCATED)))) {
 			trig_pending = 0;
 			if ((rc = sink->trigger(sink->ctx, trig_ns, &d->trigger)))
 				return rc;
