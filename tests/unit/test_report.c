@@ -291,7 +291,7 @@ MT_TEST(generated_bundle_counts_match_the_truth)
 	fclose(f);
 	MT_ASSERT(want > 10);
 	rep = mt_report_new();
-	s = mt_report_sink(rep, mt_report_decoder_name, d);
+	s = mt_report_sink(rep, mt_decode_label, d);
 	MT_ASSERT_EQ(mt_decode_run(d, &s), 0);
 	MT_ASSERT_EQ(mt_report_finish(rep, d, r), 0);
 	MT_ASSERT_EQ(fn(rep, "fib")->ndurs + fn(rep, "fib")->partial, want);

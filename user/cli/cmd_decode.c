@@ -18,7 +18,10 @@ static void usage(FILE *out)
 		"  -o, --output FILE     where to write (default: trace.pftrace, or trace.json for\n"
 		"                        --format=json; text: stdout);\n"
 		"                        a .gz name gives gzip-compressed output\n"
-		"  -f, --format FORMAT   perfetto (default), json (Chrome JSON) or text\n"
+		"  -f, --format FORMAT   perfetto (default), json (Chrome JSON), text, or svg (a\n"
+		"                        self-contained interactive flame graph, trace.svg)\n"
+		"      --svg KIND        graph (stacks merged by inclusive time, default) or\n"
+		"                        chart (each thread's calls in time order)\n"
 		"      --debug-path PATH separate debug files: directories searched by build-id\n"
 		"                        and .gnu_debuglink (default :.debug:/usr/lib/debug)\n"
 		"  -j, --jobs N          decode N CPU streams at once (default: online CPUs)\n"
@@ -131,6 +134,7 @@ static int parse(int argc, char **argv, struct decode_args *a)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "embedded-only", no_argument, NULL, 'E' },
 		{ "keep-open", no_argument, NULL, 'K' },
+		{ "svg", required_argument, NULL, 'S' },
 		{ "around-trigger", required_argument, NULL, 'A' },
 		{ "time", required_argument, NULL, 'T' },
 		{ "tid", required_argument, NULL, 'I' },
@@ -164,11 +168,21 @@ static int parse(int argc, char **argv, struct decode_args *a)
 				a->q.format = DECODE_JSON;
 			} else if (!strcmp(optarg, "text")) {
 				a->q.format = DECODE_TEXT;
+			} else if (!strcmp(optarg, "svg")) {
+				a->q.format = DECODE_SVG;
 			} else {
-				fprintf(stderr, "mtrace-user decode: unknown format '%s' (perfetto, json, text)\n",
+				fprintf(stderr, "mtrace-user decode: unknown format '%s' (perfetto, json, text, svg)\n",
 					optarg);
 				return 2;
 			}
+			break;
+		case 'S':
+			if (strcmp(optarg, "graph") && strcmp(optarg, "chart")) {
+				fprintf(stderr, "mtrace-user decode: --svg wants graph or chart, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			a->q.svg_chart = optarg[0] == 'c';
 			break;
 		case 'd':
 			a->q.debug_path = optarg;

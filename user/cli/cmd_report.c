@@ -123,7 +123,7 @@ static int collect(const char *path, const struct report_args *a, struct mt_repo
 		rc = -1;
 	} else {
 		rep->label = path;
-		sink = mt_report_sink(rep, mt_report_decoder_name, d);
+		sink = mt_report_sink(rep, mt_decode_label, d);
 		rc = mt_decode_run(d, &sink);
 		if (!rc)
 			rc = mt_report_finish(rep, d, r);

@@ -5,6 +5,7 @@
 #include "decode/decode.h"
 #include "decode/pfout.h"
 #include "decode/textout.h"
+#include "svg/svg.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -102,6 +103,35 @@ static int run_text(struct mt_decode *d, const struct decode_request *q)
 	return rc ? 1 : 0;
 }
 
+static int run_svg(struct mt_decode *d, const char *name, const struct decode_request *q)
+{
+	const char *output = q->output ? q->output : DECODE_DEFAULT_SVG;
+	struct mt_svg *g = mt_svg_new(q->svg_chart ? MT_SVG_CHART : MT_SVG_GRAPH);
+	struct mt_decode_sink sink;
+	FILE *out;
+	char title[256];
+	int rc;
+
+	if (!g)
+		return 1;
+	sink = mt_svg_sink(g, mt_decode_label, d);
+	rc = run_narrowed(d, q, &sink, NULL);
+	out = rc ? NULL : fopen(output, "w");
+	if (!rc && !out)
+		fprintf(stderr, "%s: %s: %s\n", q->who, output, strerror(errno));
+	snprintf(title, sizeof(title), "%s: %s", name, q->svg_chart ? "flame chart" : "flame graph");
+	if (out && (mt_svg_write(g, out, title) | fclose(out))) {
+		fprintf(stderr, "%s: writing %s failed\n", q->who, output);
+		rc = -1;
+	} else if (!out) {
+		rc = -1;
+	} else if (!q->quiet) {
+		fprintf(stderr, "%s: wrote %s\n", q->who, output);
+	}
+	mt_svg_free(g);
+	return rc ? 1 : 0;
+}
+
 static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r,
 			const struct decode_request *q)
 {
@@ -169,7 +199,9 @@ int decode_bundle(struct mt_bundle_reader *r, const char *name, const struct dec
 		fprintf(stderr, "%s: %s: %s\n", q->who, name, err);
 		return 1;
 	}
-	rc = q->format == DECODE_TEXT ? run_text(d, q) : run_perfetto(d, r, q);
+	rc = q->format == DECODE_TEXT  ? run_text(d, q)
+	     : q->format == DECODE_SVG ? run_svg(d, name, q)
+				       : run_perfetto(d, r, q);
 	s = mt_decode_get_stats(d);
 	if (!q->quiet)
 		fprintf(stderr, "%s: %" PRIu64 " bytes of PT from %" PRIu64 " CPUs, %" PRIu64

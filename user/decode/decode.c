@@ -278,6 +278,13 @@ int mt_decode_cpu_window(const struct mt_decode *d, size_t i, uint32_t *cpu, uin
 	return 0;
 }
 
+const char *mt_decode_label(void *d, uint32_t id)
+{
+	struct mt_func f = mt_decode_func(d, id);
+
+	return mt_func_label(&f, id);
+}
+
 uint64_t mt_decode_ns(const struct mt_decode *d, uint64_t tsc)
 {
 	return mt_clock_ns(&d->clock, tsc);

@@ -106,6 +106,9 @@ int mt_decode_trigger_at(const struct mt_decode *d, uint64_t *ns);
  * from the sink's first call on (the streams are decoded by then). */
 int mt_decode_cpu_window(const struct mt_decode *d, size_t i, uint32_t *cpu, uint64_t *first_ns,
 			 uint64_t *last_ns);
+/* A function id's name for people, "[syscall]", "[untraced]" and
+ * "[unknown]" included; D is the decoder (a callback's context). */
+const char *mt_decode_label(void *d, uint32_t id);
 /* What the sink needs to name function ids of BEGIN events. */
 struct mt_func mt_decode_func(struct mt_decode *d, uint32_t id);
 /* The name of the function holding IP in process PID (e.g. the

@@ -8,7 +8,7 @@
  * any narrowing (narrow/narrow.h) applies to it too.
  *
  *   struct mt_report *rep = mt_report_new();
- *   struct mt_decode_sink s = mt_report_sink(rep, name, ctx);
+ *   struct mt_decode_sink s = mt_report_sink(rep, mt_decode_label, d);
  *   mt_decode_run(d, &s);  mt_report_finish(rep, d, r);
  *   mt_report_text(stdout, &rep, 1, &style);  or mt_report_json(...)
  *
@@ -106,11 +106,10 @@ struct mt_report {
 struct mt_report *mt_report_new(void);
 void mt_report_free(struct mt_report *rep);
 /* A sink filling REP; NAME gives a function id's name ([syscall] and
- * [untraced] for MT_FN_SYSCALL and MT_FN_UNTRACED). */
+ * [untraced] for MT_FN_SYSCALL and MT_FN_UNTRACED): mt_decode_label()
+ * with the decoder. */
 struct mt_decode_sink mt_report_sink(struct mt_report *rep,
 				     const char *(*name)(void *ctx, uint32_t id), void *ctx);
-/* A NAME callback for a decoder (ctx: the mt_decode). */
-const char *mt_report_decoder_name(void *ctx, uint32_t id);
 /* Ends the run: open frames end at the last event, durations are sorted,
  * and with D and R (may be NULL) the decode's statistics, thread names
  * and descheduled times (the bundle's context switches) are added.

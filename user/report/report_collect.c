@@ -40,13 +40,6 @@ void mt_report_free(struct mt_report *rep)
 	free(rep);
 }
 
-const char *mt_report_decoder_name(void *ctx, uint32_t id)
-{
-	struct mt_func f = mt_decode_func(ctx, id);
-
-	return mt_func_label(&f, id);
-}
-
 /* Grows *V (of *CAP elements of SIZE) to hold N; 0 or -1. */
 static int grow(void **v, size_t *cap, size_t n, size_t size)
 {
