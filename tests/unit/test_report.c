@@ -243,13 +243,13 @@ MT_TEST(durations_read_at_a_glance)
 {
 	char b[16];
 
-	mt_report_fmt_ns(b, sizeof(b), 999);
+	mt_fmt_ns(b, sizeof(b), 999);
 	MT_ASSERT_STREQ(b, "999ns");
-	mt_report_fmt_ns(b, sizeof(b), 1234);
+	mt_fmt_ns(b, sizeof(b), 1234);
 	MT_ASSERT_STREQ(b, "1.23us");
-	mt_report_fmt_ns(b, sizeof(b), 999600);
+	mt_fmt_ns(b, sizeof(b), 999600);
 	MT_ASSERT_STREQ(b, "1ms");
-	mt_report_fmt_ns(b, sizeof(b), 1877000000);
+	mt_fmt_ns(b, sizeof(b), 1877000000);
 	MT_ASSERT_STREQ(b, "1.88s");
 }
 

@@ -2,6 +2,8 @@
 /* Narrowing the decoded events; see narrow.h. */
 #include "narrow/narrow.h"
 
+#include "util/util.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,14 +135,8 @@ static struct mt_narrow_entry *push(struct mt_narrow *n, size_t thread, uint64_t
 			n->qbase += n->qhead;
 			n->qhead = 0;
 			n->qlen = live;
-		} else {
-			size_t cap = n->qcap ? n->qcap * 2 : 1024;
-			struct mt_narrow_entry *v = realloc(n->q, cap * sizeof(*v));
-
-			if (!v)
-				return NULL;
-			n->q = v;
-			n->qcap = cap;
+		} else if (mt_grow((void **)&n->q, &n->qcap, n->qlen + 1, sizeof(*n->q))) {
+			return NULL;
 		}
 	}
 	n->q[n->qlen] = (struct mt_narrow_entry){ *ev, ns, (uint32_t)thread, depth, (uint8_t)state };
@@ -204,15 +200,8 @@ static int open_frame(struct mt_narrow *n, size_t ti, uint64_t ns, const struct 
 	struct mt_narrow_entry *e;
 	int is = sym(n, ev->arg);
 
-	if (t->depth == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 64;
-		void *v = realloc(t->stack, cap * sizeof(*t->stack));
-
-		if (!v)
-			return -1;
-		t->stack = v;
-		t->cap = cap;
-	}
+	if (mt_grow((void **)&t->stack, &t->cap, t->depth + 1, sizeof(*t->stack)))
+		return -1;
 	f = &t->stack[t->depth];
 	*f = (struct mt_narrow_frame){ ns, UINT64_MAX, ev->arg,
 				       (uint8_t)(is || (t->depth && t->stack[t->depth - 1].under)), 0,

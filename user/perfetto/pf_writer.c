@@ -224,10 +224,30 @@ oom:
 	return fail(w, PF_ENOMEM, "out of memory declaring process %" PRId32, pid);
 }
 
+/* Adds T (a thread or a track of its own) named NAME; returns its handle. */
+static int add_track(struct pf_writer *w, struct pf_thread *t, const char *name)
+{
+	struct pf_thread *threads;
+	int rc;
+
+	if (w->nthreads >= INT32_MAX)
+		return fail(w, PF_EINVAL, "too many threads");
+	t->name = pf_utf8_dup(name ? name : "");
+	threads = t->name ? grow(w->threads, &w->threads_cap, w->nthreads, sizeof(*t)) : NULL;
+	if (!threads) {
+		free(t->name);
+		return fail(w, PF_ENOMEM, "out of memory declaring thread %" PRId64, t->tid);
+	}
+	w->threads = threads;
+	t->uuid = w->next_uuid++;
+	w->threads[w->nthreads++] = *t;
+	rc = w->ops->thread(w, &w->threads[w->nthreads - 1]);
+	return rc ? format_failed(w, rc) : (int)(w->nthreads - 1);
+}
+
 int pf_writer_add_thread(struct pf_writer *w, int32_t pid, int64_t tid, const char *name)
 {
-	struct pf_thread t = { .pid = pid, .tid = tid }, *threads;
-	int rc;
+	struct pf_thread t = { .pid = pid, .tid = tid };
 
 	if (!w)
 		return -PF_EINVAL;
@@ -239,44 +259,19 @@ int pf_writer_add_thread(struct pf_writer *w, int32_t pid, int64_t tid, const ch
 	for (size_t i = 0; i < w->nthreads; i++)
 		if (w->threads[i].tid == tid && w->threads[i].pid == pid)
 			return fail(w, PF_EEXIST, "thread %" PRId64 " declared twice", tid);
-	if (w->nthreads >= INT32_MAX)
-		return fail(w, PF_EINVAL, "too many threads");
-	t.name = pf_utf8_dup(name ? name : "");
-	threads = t.name ? grow(w->threads, &w->threads_cap, w->nthreads, sizeof(t)) : NULL;
-	if (!threads) {
-		free(t.name);
-		return fail(w, PF_ENOMEM, "out of memory declaring thread %" PRId64, tid);
-	}
-	w->threads = threads;
-	t.uuid = w->next_uuid++;
-	w->threads[w->nthreads++] = t;
-	rc = w->ops->thread(w, &w->threads[w->nthreads - 1]);
-	return rc ? format_failed(w, rc) : (int)(w->nthreads - 1);
+	return add_track(w, &t, name);
 }
 
 int pf_writer_add_track(struct pf_writer *w, const char *name)
 {
-	struct pf_thread t = { .pid = PF_JSON_TRACK_PID, .plain = true }, *threads;
-	int rc;
+	struct pf_thread t = { .pid = PF_JSON_TRACK_PID, .plain = true };
 
 	if (!w)
 		return -PF_EINVAL;
 	if (w->dead)
 		return -PF_EIO;
-	if (w->nthreads >= INT32_MAX)
-		return fail(w, PF_EINVAL, "too many tracks");
 	t.tid = (int64_t)w->nthreads + 1;	/* its JSON row */
-	t.name = pf_utf8_dup(name ? name : "");
-	threads = t.name ? grow(w->threads, &w->threads_cap, w->nthreads, sizeof(t)) : NULL;
-	if (!threads) {
-		free(t.name);
-		return fail(w, PF_ENOMEM, "out of memory declaring track %s", name ? name : "");
-	}
-	w->threads = threads;
-	t.uuid = w->next_uuid++;
-	w->threads[w->nthreads++] = t;
-	rc = w->ops->thread(w, &w->threads[w->nthreads - 1]);
-	return rc ? format_failed(w, rc) : (int)(w->nthreads - 1);
+	return add_track(w, &t, name);
 }
 
 int32_t pf_writer_intern(struct pf_writer *w, const struct pf_frame *f)

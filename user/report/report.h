@@ -27,13 +27,14 @@
 
 #include "bundle/bundle.h"
 #include "decode/decode.h"
+#include "util/util.h"
 
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 struct mt_rep_fn {
-	char *name;
+	const char *name;	/* in mt_report.names */
 	uint64_t *durs;		/* complete calls' durations, ns (sorted at finish) */
 	size_t ndurs, capdurs;
 	uint64_t partial;	/* calls cut by an edge or a gap */
@@ -72,10 +73,9 @@ struct mt_rep_gap {
 };
 
 struct mt_report {
-	struct mt_rep_fn *fns;
+	struct mt_rep_fn *fns;	/* by index in names */
 	size_t nfns, capfns;
-	size_t *byid;		/* decoder function id -> fns index + 1 */
-	size_t nbyid;
+	struct mt_names names;
 	struct mt_rep_thread *threads;
 	size_t nthreads;
 	struct mt_rep_gap *gaps;
@@ -97,8 +97,6 @@ struct mt_report {
 	/* decode health */
 	struct mt_decode_stats stats;
 	uint64_t nomap_gaps;
-	const char *(*name)(void *ctx, uint32_t id);
-	void *name_ctx;
 	const char *label;	/* the bundle's name */
 	int oom;
 };
@@ -146,8 +144,5 @@ int mt_report_compare(struct mt_report *const *reps, size_t n, struct mt_rep_com
 void mt_report_text(FILE *out, struct mt_report *const *reps, size_t n,
 		    const struct mt_report_style *style);
 void mt_report_json(FILE *out, struct mt_report *const *reps, size_t n);
-
-/* "12.3us": three significant digits and a unit. */
-void mt_report_fmt_ns(char *buf, size_t len, uint64_t ns);
 
 #endif

@@ -21,7 +21,6 @@ void mt_report_free(struct mt_report *rep)
 	if (!rep)
 		return;
 	for (size_t i = 0; i < rep->nfns; i++) {
-		free(rep->fns[i].name);
 		free(rep->fns[i].durs);
 		free(rep->fns[i].max_stack);
 	}
@@ -32,7 +31,7 @@ void mt_report_free(struct mt_report *rep)
 		free(rep->threads[i].stack);
 	}
 	free(rep->fns);
-	free(rep->byid);
+	mt_names_free(&rep->names);
 	free(rep->threads);
 	free(rep->gaps);
 	free(rep->trigger_stack);
@@ -40,48 +39,17 @@ void mt_report_free(struct mt_report *rep)
 	free(rep);
 }
 
-/* Grows *V (of *CAP elements of SIZE) to hold N; 0 or -1. */
-static int grow(void **v, size_t *cap, size_t n, size_t size)
-{
-	size_t c = *cap ? *cap : 16;
-	void *p;
-
-	if (n <= *cap)
-		return 0;
-	while (c < n)
-		c *= 2;
-	p = realloc(*v, c * size);
-	if (!p)
-		return -1;
-	memset((char *)p + *cap * size, 0, (c - *cap) * size);
-	*v = p;
-	*cap = c;
-	return 0;
-}
-
 /* The report's function for decoder id ID, by name (ids of one name
  * from several binaries are one function here). SIZE_MAX: no memory. */
 static size_t fn_index(struct mt_report *rep, uint32_t id)
 {
-	const char *name;
-	size_t i;
+	uint32_t i = mt_names_of(&rep->names, id);
 
-	if (id < rep->nbyid && rep->byid[id])
-		return rep->byid[id] - 1;
-	if (grow((void **)&rep->byid, &rep->nbyid, (size_t)id + 1, sizeof(*rep->byid)))
+	if (i == UINT32_MAX || mt_grow((void **)&rep->fns, &rep->capfns, (size_t)i + 1,
+				    sizeof(*rep->fns)))
 		return SIZE_MAX;
-	name = rep->name(rep->name_ctx, id);
-	for (i = 0; i < rep->nfns && strcmp(rep->fns[i].name, name); i++)
-		;
-	if (i == rep->nfns) {
-		if (grow((void **)&rep->fns, &rep->capfns, i + 1, sizeof(*rep->fns)))
-			return SIZE_MAX;
-		rep->fns[i].name = strdup(name);
-		if (!rep->fns[i].name)
-			return SIZE_MAX;
-		rep->nfns++;
-	}
-	rep->byid[id] = i + 1;
+	for (; rep->nfns <= i; rep->nfns++)
+		rep->fns[rep->nfns].name = rep->names.v[rep->nfns];
 	return i;
 }
 
@@ -107,9 +75,9 @@ static int thread_fns(struct mt_rep_thread *t, size_t fn)
 
 	if (fn < t->nfn)
 		return 0;
-	if (grow((void **)&t->self, &n, fn + 1, sizeof(*t->self)) ||
-	    grow((void **)&t->incl, &n2, fn + 1, sizeof(*t->incl)) ||
-	    grow((void **)&t->active, &n3, fn + 1, sizeof(*t->active)))
+	if (mt_grow((void **)&t->self, &n, fn + 1, sizeof(*t->self)) ||
+	    mt_grow((void **)&t->incl, &n2, fn + 1, sizeof(*t->incl)) ||
+	    mt_grow((void **)&t->active, &n3, fn + 1, sizeof(*t->active)))
 		return -1;
 	t->nfn = n;	/* all three grew alike */
 	return 0;
@@ -117,7 +85,7 @@ static int thread_fns(struct mt_rep_thread *t, size_t fn)
 
 static int add_dur(struct mt_rep_fn *f, uint64_t d)
 {
-	if (grow((void **)&f->durs, &f->capdurs, f->ndurs + 1, sizeof(*f->durs)))
+	if (mt_grow((void **)&f->durs, &f->capdurs, f->ndurs + 1, sizeof(*f->durs)))
 		return -1;
 	f->durs[f->ndurs++] = d;
 	return 0;
@@ -186,7 +154,7 @@ static int push(struct mt_report *rep, struct mt_rep_thread *t, uint64_t ns, con
 			return -1;
 		t->active[f.fn]++;
 	}
-	if (grow((void **)&t->stack, &t->cap, t->depth + 1, sizeof(*t->stack)))
+	if (mt_grow((void **)&t->stack, &t->cap, t->depth + 1, sizeof(*t->stack)))
 		return -1;
 	t->stack[t->depth++] = f;
 	return 0;
@@ -273,8 +241,8 @@ static int on_trigger(void *ctx, uint64_t ns, const struct mt_bundle_trigger *tr
 struct mt_decode_sink mt_report_sink(struct mt_report *rep,
 				     const char *(*name)(void *ctx, uint32_t id), void *ctx)
 {
-	rep->name = name;
-	rep->name_ctx = ctx;
+	rep->names.name = name;
+	rep->names.ctx = ctx;
 	return (struct mt_decode_sink){ NULL, on_event, on_trigger, rep };
 }
 

@@ -7,22 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void mt_report_fmt_ns(char *buf, size_t len, uint64_t ns)
-{
-	static const char *const unit[] = { "ns", "us", "ms", "s" };
-	double v = (double)ns;
-	int u = 0;
-
-	while (u < 3 && v >= 999.5) {
-		v /= 1000;
-		u++;
-	}
-	if (!u)
-		snprintf(buf, len, "%" PRIu64 "ns", ns);
-	else
-		snprintf(buf, len, "%.3g%s", v, unit[u]);
-}
-
 struct out {
 	FILE *f;
 	const struct mt_report_style *s;
@@ -92,13 +76,13 @@ static void trigger(const struct out *o, const struct mt_report *rep)
 		fprintf(o->f, "\nNo trigger in this snapshot.\n");
 		return;
 	}
-	mt_report_fmt_ns(t, sizeof(t), rep->last > rep->trigger_ns ? rep->last - rep->trigger_ns : 0);
+	mt_fmt_ns(t, sizeof(t), rep->last > rep->trigger_ns ? rep->last - rep->trigger_ns : 0);
 	fprintf(o->f, "\n%sTrigger%s %s\n  on %s (tid %u) at %" PRIu64 " ns", on(o, "\033[1;33m"),
 		off(o), rep->trigger_what, thread_name(rep, rep->trigger_tid), rep->trigger_tid,
 		rep->trigger_ns);
 	fprintf(o->f, ", %s before the data ends\n", t);
 	if (rep->trigger_latency >= 0) {
-		mt_report_fmt_ns(t, sizeof(t), (uint64_t)rep->trigger_latency);
+		mt_fmt_ns(t, sizeof(t), (uint64_t)rep->trigger_latency);
 		fprintf(o->f, "  %s had been running for %s\n", rep->trigger_symbol, t);
 	}
 	fprintf(o->f, "  Call stack at the trigger:\n");
@@ -144,10 +128,10 @@ static void slowest(const struct out *o, const struct mt_report *rep, size_t *id
 	for (size_t i = 0; i < k && i < o->s->top; i++) {
 		const struct mt_rep_fn *f = &rep->fns[idx[i]];
 
-		mt_report_fmt_ns(c[0], sizeof(c[0]), mt_report_total(f));
-		mt_report_fmt_ns(c[1], sizeof(c[1]), mt_report_pct(f, 50));
-		mt_report_fmt_ns(c[2], sizeof(c[2]), mt_report_pct(f, 99));
-		mt_report_fmt_ns(c[3], sizeof(c[3]), f->max);
+		mt_fmt_ns(c[0], sizeof(c[0]), mt_report_total(f));
+		mt_fmt_ns(c[1], sizeof(c[1]), mt_report_pct(f, 50));
+		mt_fmt_ns(c[2], sizeof(c[2]), mt_report_pct(f, 99));
+		mt_fmt_ns(c[3], sizeof(c[3]), f->max);
 		fputs("  ", o->f);
 		put_name(o, f->name, o->name_w);
 		fprintf(o->f, " %7zu %9s %9s %9s %9s\n", f->ndurs, c[0], c[1], c[2], c[3]);
@@ -155,7 +139,7 @@ static void slowest(const struct out *o, const struct mt_report *rep, size_t *id
 	if (k) {
 		const struct mt_rep_fn *f = &rep->fns[idx[0]];
 
-		mt_report_fmt_ns(c[4], sizeof(c[4]), f->max);
+		mt_fmt_ns(c[4], sizeof(c[4]), f->max);
 		fprintf(o->f, "  The slowest, %s (%s, %s):\n", f->name, c[4],
 			thread_name(rep, f->max_tid));
 		for (size_t i = 0; i < f->max_depth; i++)
@@ -181,14 +165,14 @@ static void where(const struct out *o, const struct mt_report *rep, const char *
 	for (size_t i = 0; i < top && (i < a || i < b); i++) {
 		fputs("  ", o->f);
 		if (i < a) {
-			mt_report_fmt_ns(t, sizeof(t), self[idx[i]]);
+			mt_fmt_ns(t, sizeof(t), self[idx[i]]);
 			put_name(o, rep->fns[idx[i]].name, w);
 			fprintf(o->f, " %9s %5.1f%%", t, base ? 100.0 * (double)self[idx[i]] / (double)base : 0);
 		} else {
 			fprintf(o->f, "%*s", w + 17, "");
 		}
 		if (i < b) {
-			mt_report_fmt_ns(t, sizeof(t), incl[idx2[i]]);
+			mt_fmt_ns(t, sizeof(t), incl[idx2[i]]);
 			fputs("  ", o->f);
 			put_name(o, rep->fns[idx2[i]].name, w);
 			fprintf(o->f, " %9s %5.1f%%", t, base ? 100.0 * (double)incl[idx2[i]] / (double)base : 0);
@@ -247,7 +231,7 @@ static void health(const struct out *o, const struct mt_report *rep)
 
 	for (size_t i = 0; i < rep->ngaps; i++)
 		lost += rep->gaps[i].lost;
-	mt_report_fmt_ns(t, sizeof(t), lost);
+	mt_fmt_ns(t, sizeof(t), lost);
 	heading(o, "Decode health");
 	fprintf(o->f, "  %s%" PRIu64 " gaps (%s lost), %" PRIu64 " decode errors, %" PRIu64
 		      " overflows,\n  %" PRIu64 " mappings without code, %" PRIu64
@@ -255,7 +239,7 @@ static void health(const struct out *o, const struct mt_report *rep)
 		on(o, bad ? "\033[31m" : "\033[32m"), (uint64_t)rep->ngaps, t, s->errors,
 		s->overflows, s->missing_maps, rep->nomap_gaps, s->backsteps, off(o));
 	for (size_t i = 0; i < rep->ngaps && i < o->s->top; i++) {
-		mt_report_fmt_ns(t, sizeof(t), rep->gaps[i].lost);
+		mt_fmt_ns(t, sizeof(t), rep->gaps[i].lost);
 		fprintf(o->f, "  at %" PRIu64 " ns on %s (%u): %s, %s lost\n", rep->gaps[i].ns,
 			thread_name(rep, rep->gaps[i].tid), rep->gaps[i].tid, rep->gaps[i].reason, t);
 	}
@@ -270,7 +254,7 @@ static void one(const struct out *o, const struct mt_report *rep)
 
 	if (!idx || !idx2 || !self || !incl)
 		goto out;
-	mt_report_fmt_ns(w, sizeof(w), rep->last - rep->first);
+	mt_fmt_ns(w, sizeof(w), rep->last - rep->first);
 	fprintf(o->f, "%s%s%s: a window of %s, %zu threads, %zu functions\n", on(o, "\033[1m"),
 		rep->label ? rep->label : "snapshot", off(o), w, rep->nthreads, rep->nfns);
 	trigger(o, rep);
@@ -309,16 +293,16 @@ static void compare(const struct out *o, struct mt_report *const *reps, size_t n
 			reps[0]->trigger_symbol[0] ? reps[0]->trigger_symbol : "the same function");
 		return;
 	}
-	mt_report_fmt_ns(a, sizeof(a), c.min);
-	mt_report_fmt_ns(b, sizeof(b), c.p50);
-	mt_report_fmt_ns(d, sizeof(d), c.max);
+	mt_fmt_ns(a, sizeof(a), c.min);
+	mt_fmt_ns(b, sizeof(b), c.p50);
+	mt_fmt_ns(d, sizeof(d), c.max);
 	heading(o, "Across snapshots");
 	fprintf(o->f, "  %s at the trigger, over %zu snapshots: min %s, median %s, max %s\n",
 		c.symbol, c.n, a, b, d);
 	fprintf(o->f, "  The slowest, %s, against the median, spent more in:\n",
 		reps[c.slowest]->label ? reps[c.slowest]->label : "?");
 	for (size_t i = 0; i < c.ngrew; i++) {
-		mt_report_fmt_ns(a, sizeof(a), (uint64_t)c.grew[i].delta);
+		mt_fmt_ns(a, sizeof(a), (uint64_t)c.grew[i].delta);
 		fputs("    ", o->f);
 		put_name(o, reps[c.slowest]->fns[c.grew[i].fn].name, o->name_w);
 		fprintf(o->f, " +%s\n", a);

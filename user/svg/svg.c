@@ -18,59 +18,13 @@ void mt_svg_free(struct mt_svg *g)
 {
 	if (!g)
 		return;
-	for (size_t i = 0; i < g->nnames; i++)
-		free(g->names[i]);
 	for (size_t i = 0; i < g->nthreads; i++)
 		free(g->threads[i].stack);
-	free(g->names);
-	free(g->byid);
+	mt_names_free(&g->names);
 	free(g->nodes);
 	free(g->calls);
 	free(g->threads);
 	free(g);
-}
-
-static int grow(void **v, size_t *cap, size_t n, size_t size)
-{
-	size_t c = *cap ? *cap : 64;
-	void *p;
-
-	if (n <= *cap)
-		return 0;
-	while (c < n)
-		c *= 2;
-	p = realloc(*v, c * size);
-	if (!p)
-		return -1;
-	memset((char *)p + *cap * size, 0, (c - *cap) * size);
-	*v = p;
-	*cap = c;
-	return 0;
-}
-
-/* Name index of decoder function ID (one per distinct name). */
-static uint32_t name_of(struct mt_svg *g, uint32_t id)
-{
-	const char *name;
-	size_t i;
-
-	if (id < g->nbyid && g->byid[id])
-		return g->byid[id] - 1;
-	if (grow((void **)&g->byid, &g->nbyid, (size_t)id + 1, sizeof(*g->byid)))
-		return UINT32_MAX;
-	name = g->name(g->name_ctx, id);
-	for (i = 0; i < g->nnames && strcmp(g->names[i], name); i++)
-		;
-	if (i == g->nnames) {
-		if (grow((void **)&g->names, &g->capnames, i + 1, sizeof(*g->names)))
-			return UINT32_MAX;
-		g->names[i] = strdup(name);
-		if (!g->names[i])
-			return UINT32_MAX;
-		g->nnames++;
-	}
-	g->byid[id] = (uint32_t)i + 1;
-	return (uint32_t)i;
 }
 
 /* The graph's child NAME of node PARENT, made when new. */
@@ -81,7 +35,7 @@ static uint32_t child(struct mt_svg *g, uint32_t parent, uint32_t name)
 	for (c = g->nodes[parent].child; c; c = g->nodes[c].next)
 		if (g->nodes[c].name == name)
 			return c;
-	if (grow((void **)&g->nodes, &g->capnodes, g->nnodes + 1, sizeof(*g->nodes)))
+	if (mt_grow((void **)&g->nodes, &g->capnodes, g->nnodes + 1, sizeof(*g->nodes)))
 		return 0;
 	c = (uint32_t)g->nnodes++;
 	g->nodes[c] = (struct mt_svg_node){ .name = name, .parent = parent,
@@ -100,20 +54,17 @@ static struct mt_svg_thread *thread_of(struct mt_svg *g, uint32_t pid, uint32_t 
 	for (size_t i = 0; i < g->nthreads; i++)
 		if (g->threads[i].tid == tid && g->threads[i].pid == pid)
 			return &g->threads[i];
-	if (!g->nnodes && grow((void **)&g->nodes, &g->capnodes, 1, sizeof(*g->nodes)))
+	if (!g->nnodes && mt_grow((void **)&g->nodes, &g->capnodes, 1, sizeof(*g->nodes)))
 		return NULL;
 	g->nnodes = g->nnodes ? g->nnodes : 1;	/* node 0: all threads */
-	if (grow((void **)&g->threads, &g->capthreads, g->nthreads + 1, sizeof(*g->threads)))
+	if (mt_grow((void **)&g->threads, &g->capthreads, g->nthreads + 1, sizeof(*g->threads)))
 		return NULL;
 	/* Threads are named like functions so that the graph's nodes need
 	 * nothing else; "thread N" cannot be a symbol. */
 	snprintf(label, sizeof(label), "thread %u", tid);
-	if (grow((void **)&g->names, &g->capnames, g->nnames + 1, sizeof(*g->names)))
+	name = mt_names_add(&g->names, label);
+	if (name == UINT32_MAX)
 		return NULL;
-	g->names[g->nnames] = strdup(label);
-	if (!g->names[g->nnames])
-		return NULL;
-	name = (uint32_t)g->nnames++;
 	t = &g->threads[g->nthreads];
 	*t = (struct mt_svg_thread){ .pid = pid, .tid = tid, .lane = (uint32_t)g->nthreads };
 	t->root = child(g, 0, name);
@@ -134,11 +85,11 @@ static int on_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const st
 	g->have_time = 1;
 	g->last = ns;
 	if (ev->kind == MT_EV_BEGIN) {
-		uint32_t name = name_of(g, ev->arg);
+		uint32_t name = mt_names_of(&g->names, ev->arg);
 		uint32_t parent = t->depth ? t->stack[t->depth - 1].node : t->root;
 
 		if (name == UINT32_MAX ||
-		    grow((void **)&t->stack, &t->cap, t->depth + 1, sizeof(*t->stack)))
+		    mt_grow((void **)&t->stack, &t->cap, t->depth + 1, sizeof(*t->stack)))
 			goto oom;
 		t->stack[t->depth] = (struct mt_svg_open){ ns, name, 0 };
 		if (g->kind == MT_SVG_GRAPH && !(t->stack[t->depth].node = child(g, parent, name)))
@@ -157,7 +108,7 @@ static int on_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const st
 			g->nodes[f->node].value += ns - f->begin;
 			continue;
 		}
-		if (grow((void **)&g->calls, &g->capcalls, g->ncalls + 1, sizeof(*g->calls)))
+		if (mt_grow((void **)&g->calls, &g->capcalls, g->ncalls + 1, sizeof(*g->calls)))
 			goto oom;
 		g->calls[g->ncalls++] = (struct mt_svg_call){ f->begin, ns, f->name, t->lane,
 							      (uint32_t)t->depth };
@@ -173,7 +124,7 @@ oom:
 struct mt_decode_sink mt_svg_sink(struct mt_svg *g, const char *(*name)(void *ctx, uint32_t id),
 				  void *ctx)
 {
-	g->name = name;
-	g->name_ctx = ctx;
+	g->names.name = name;
+	g->names.ctx = ctx;
 	return (struct mt_decode_sink){ NULL, on_event, NULL, g };
 }

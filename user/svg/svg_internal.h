@@ -4,6 +4,7 @@
 #define MTRACE_SVG_INTERNAL_H
 
 #include "svg/svg.h"
+#include "util/util.h"
 
 /* A flame graph node: one stack prefix. Node 0 holds every thread; its
  * children are the threads, theirs the outermost frames. */
@@ -36,10 +37,7 @@ struct mt_svg_thread {
 
 struct mt_svg {
 	enum mt_svg_kind kind;
-	char **names;
-	size_t nnames, capnames;
-	uint32_t *byid;		/* decoder function id -> names index + 1 */
-	size_t nbyid;
+	struct mt_names names;	/* of functions, and of the threads' rows */
 	struct mt_svg_node *nodes;
 	size_t nnodes, capnodes;
 	struct mt_svg_call *calls;
@@ -48,8 +46,6 @@ struct mt_svg {
 	size_t nthreads, capthreads;
 	uint64_t first, last;
 	int have_time;
-	const char *(*name)(void *ctx, uint32_t id);
-	void *name_ctx;
 	int oom;
 };
 

@@ -141,19 +141,6 @@ static void colour(char *buf, size_t len, const char *name, int row_kind)
 		snprintf(buf, len, "rgb(%u,%u,%u)", 205 + h % 50, 80 + (h >> 8) % 130, (h >> 16) % 55);
 }
 
-static void fmt_ns(char *buf, size_t len, uint64_t ns)
-{
-	static const char *const unit[] = { "ns", "us", "ms", "s" };
-	double v = (double)ns;
-	int u = 0;
-
-	while (u < 3 && v >= 999.5) {
-		v /= 1000;
-		u++;
-	}
-	snprintf(buf, len, u ? "%.3g%s" : "%.0f%s", v, unit[u]);
-}
-
 struct writer {
 	FILE *f;
 	uint64_t x0, x1;	/* the axis */
@@ -175,7 +162,7 @@ static void frame(struct writer *w, uint64_t s, uint64_t e, const char *name, in
 	if (wd < 0.25)
 		return;
 	colour(c, sizeof(c), name, row_kind);
-	fmt_ns(d, sizeof(d), e - s);
+	mt_fmt_ns(d, sizeof(d), e - s);
 	fprintf(w->f, "<g class=\"f\" data-id=\"%zu\" data-s=\"%" PRIu64 "\" data-e=\"%" PRIu64
 		      "\" data-d=\"%" PRIu64 "\" data-n=\"",
 		w->id++, s, e, e - s);
@@ -193,7 +180,7 @@ static int by_name(const void *a, const void *b, void *g)
 	const struct mt_svg *s = g;
 	const struct mt_svg_node *x = &s->nodes[*(const uint32_t *)a], *y = &s->nodes[*(const uint32_t *)b];
 
-	return strcmp(s->names[x->name], s->names[y->name]);
+	return strcmp(s->names.v[x->name], s->names.v[y->name]);
 }
 
 /* Lays the graph out (children side by side, by name, from the parent's
@@ -217,7 +204,7 @@ static int graph(struct writer *w, struct mt_svg *g, int height)
 		uint32_t n = order[head++];
 		uint64_t x = g->nodes[n].x;
 
-		frame(w, x, x + g->nodes[n].value, n ? g->names[g->nodes[n].name] : "all",
+		frame(w, x, x + g->nodes[n].value, n ? g->names.v[g->nodes[n].name] : "all",
 		      height - MARGIN - (depth[n] + 1) * ROW, n == 0 || g->nodes[n].parent == 0);
 		kids = order + tail;
 		nk = 0;
@@ -282,7 +269,7 @@ static void chart(struct writer *w, struct mt_svg *g, const int *lane_y)
 	for (size_t i = 0; i < g->ncalls; i++) {
 		const struct mt_svg_call *c = &g->calls[i];
 
-		frame(w, c->begin, c->end, g->names[c->name],
+		frame(w, c->begin, c->end, g->names.v[c->name],
 		      lane_y[c->lane] + (int)(c->depth + 1) * ROW, 0);
 	}
 }
