@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Small helpers the event consumers share (narrow/, report/, svg/): growing arrays,
- * durations for people, and names of decoder function ids interned once.
+ * Small helpers the event consumers share (narrow/, report/, svg/):
+ * growing arrays, durations for people, and names of decoder function ids
+ * interned once.
  */
 #ifndef MTRACE_UTIL_H
 #define MTRACE_UTIL_H
