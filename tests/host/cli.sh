@@ -95,6 +95,7 @@ if "$bin" report "$work/n.mtrace" >"$work/report.txt" 2>&1 &&
 	! awk 'length > 80 { bad = 1 } END { exit !bad }' "$work/report.txt" &&
 	! grep -q $'\033' "$work/report.txt" &&
 	"$bin" report --json "$work/n.mtrace" "$work/n.mtrace" >"$work/report.json" &&
+	"$bin" report --max-depth 3 "$work/n.mtrace" | grep -q "^Slowest calls" &&
 	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert len(d["snapshots"]) == 2' \
 		"$work/report.json"; then
 	echo "PASS cli/report"

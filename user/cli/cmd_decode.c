@@ -3,6 +3,7 @@
 #include "commands.h"
 
 #include "decode_bundle.h"
+#include "narrow_args.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -28,95 +29,8 @@ static void usage(FILE *out)
 		"      --embedded-only   use only binaries embedded in the bundle\n"
 		"      --keep-open       leave calls still running at the snapshot's end open\n"
 		"                        instead of ending them there marked truncated\n"
-		"  -q, --quiet           no warnings about missing binaries\n"
-		"\n"
-		"Narrowing (combine freely; applied before anything is written):\n"
-		"      --around-trigger D  only the time D before the trigger and D after it\n"
-		"      --time FROM,TO      only that window: nanoseconds on the trace's clock,\n"
-		"                          or T, T-D, T+D around the trigger; an end may be empty\n"
-		"      --tid TID[,TID...]  only these threads (others are not rebuilt)\n"
-		"      --cpu CPU[,CPU...]  only these CPUs' trace (others are not decoded)\n"
-		"      --function SYM      only calls of SYM, what they call, and their callers\n"
-		"      --min-duration D    leave out calls shorter than D (their time stays in\n"
-		"                          their caller)\n"
-		"      --max-depth N       leave out frames nested deeper than N\n"
-		"  Durations: a number with ns, us, ms or s (default ns).\n");
-}
-
-/* A comma-separated list of numbers into V (at most DECODE_MAX_LIST). */
-static int parse_list(const char *opt, const char *s, uint32_t *v, size_t *n)
-{
-	const char *p = s;
-	char *end;
-
-	do {
-		unsigned long x;
-
-		errno = 0;
-		x = strtoul(p, &end, 10);
-		if (errno || end == p || x > UINT32_MAX || (*end && *end != ',') ||
-		    *n == DECODE_MAX_LIST) {
-			fprintf(stderr, "mtrace-user decode: --%s wants numbers separated by commas "
-					"(at most %d), not '%s'\n",
-				opt, DECODE_MAX_LIST, s);
-			return 2;
-		}
-		v[(*n)++] = (uint32_t)x;
-		p = end + 1;
-	} while (*end);
-	return 0;
-}
-
-static int parse_duration(const char *opt, const char *s, uint64_t *ns)
-{
-	if (!mt_narrow_parse_duration(s, ns))
-		return 0;
-	fprintf(stderr, "mtrace-user decode: --%s wants a duration (e.g. 2ms), not '%s'\n", opt, s);
-	return 2;
-}
-
-/* The narrowing options; 0, or the exit status of a bad one. */
-static int parse_narrow(int c, const char *arg, struct decode_request *q)
-{
-	struct mt_narrow_opts *o = &q->narrow;
-	char err[256];
-	uint64_t v;
-	char *end;
-
-	switch (c) {
-	case 'A':
-		if (parse_duration("around-trigger", arg, &v))
-			return 2;
-		if (v > INT64_MAX)
-			v = INT64_MAX;
-		*o = (struct mt_narrow_opts){ 1, 1, -(int64_t)v, (int64_t)v, o->function,
-					      o->min_duration, o->max_depth };
-		return 0;
-	case 'T':
-		if (!mt_narrow_parse_time(arg, o, err, sizeof(err)))
-			return 0;
-		fprintf(stderr, "mtrace-user decode: %s\n", err);
-		return 2;
-	case 'I':
-		return parse_list("tid", arg, q->tids, &q->ntids);
-	case 'C':
-		return parse_list("cpu", arg, q->cpus, &q->ncpus);
-	case 'F':
-		o->function = arg;
-		return 0;
-	case 'M':
-		return parse_duration("min-duration", arg, &o->min_duration);
-	case 'D':
-		errno = 0;
-		v = strtoul(arg, &end, 10);
-		if (errno || *end || v < 1 || v > 4096) {
-			fprintf(stderr, "mtrace-user decode: --max-depth wants 1..4096, not '%s'\n", arg);
-			return 2;
-		}
-		o->max_depth = (unsigned int)v;
-		return 0;
-	}
-	return -1;
+		"  -q, --quiet           no warnings about missing binaries\n\n%s",
+		narrow_help);
 }
 
 struct decode_args {
@@ -135,13 +49,7 @@ static int parse(int argc, char **argv, struct decode_args *a)
 		{ "embedded-only", no_argument, NULL, 'E' },
 		{ "keep-open", no_argument, NULL, 'K' },
 		{ "svg", required_argument, NULL, 'S' },
-		{ "around-trigger", required_argument, NULL, 'A' },
-		{ "time", required_argument, NULL, 'T' },
-		{ "tid", required_argument, NULL, 'I' },
-		{ "cpu", required_argument, NULL, 'C' },
-		{ "function", required_argument, NULL, 'F' },
-		{ "min-duration", required_argument, NULL, 'M' },
-		{ "max-depth", required_argument, NULL, 'D' },
+		NARROW_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -152,7 +60,7 @@ static int parse(int argc, char **argv, struct decode_args *a)
 	memset(a, 0, sizeof(*a));
 	a->q.who = "mtrace-user decode";
 	while ((c = getopt_long(argc, argv, "o:f:j:qh", opts, NULL)) != -1) {
-		if ((rc = parse_narrow(c, optarg, &a->q)) >= 0) {
+		if ((rc = narrow_option(c, optarg, a->q.who, &a->q)) >= 0) {
 			if (rc)
 				return rc;
 			continue;

@@ -3,6 +3,7 @@
  * or (--json) a script (report/report.h). */
 #include "commands.h"
 
+#include "narrow_args.h"
 #include "report/report.h"
 
 #include <errno.h>
@@ -28,13 +29,15 @@ static void usage(FILE *out)
 		"      --color WHEN      auto (default: on a terminal), always or never\n"
 		"      --debug-path PATH separate debug files (as for decode)\n"
 		"      --embedded-only   use only binaries embedded in the bundles\n"
-		"  -j, --jobs N          decode N CPU streams at once\n");
+		"  -j, --jobs N          decode N CPU streams at once\n\n%s",
+		narrow_help);
 }
 
 struct report_args {
 	int json, color, embedded_only;
 	unsigned int width, top, jobs;
 	const char *debug_path;
+	struct decode_request q;	/* the narrowing, as decode takes it */
 };
 
 static int number(const char *opt, const char *s, unsigned int lo, unsigned int hi,
@@ -64,14 +67,18 @@ static int parse(int argc, char **argv, struct report_args *a)
 		{ "embedded-only", no_argument, NULL, 'E' },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
+		NARROW_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *env = getenv("NO_COLOR"), *term = getenv("TERM");
 	int c, rc = 0;
 
-	*a = (struct report_args){ .width = 80, .top = 8 };
+	*a = (struct report_args){ .width = 80, .top = 8, .q.who = "mtrace-user report" };
 	a->color = isatty(STDOUT_FILENO) && !(env && *env) && !(term && !strcmp(term, "dumb"));
 	while (!rc && (c = getopt_long(argc, argv, "j:h", opts, NULL)) != -1) {
+		if ((rc = narrow_option(c, optarg, a->q.who, &a->q)) >= 0)
+			continue;
+		rc = 0;
 		switch (c) {
 		case 'J': a->json = 1; break;
 		case 'w': rc = number("width", optarg, 60, 1000, &a->width); break;
@@ -109,6 +116,7 @@ static int collect(const char *path, const struct report_args *a, struct mt_repo
 	char err[512];
 	int rc;
 
+	narrow_decode_opts(&a->q, &o);
 	if (mt_bundle_open(&r, path, err, sizeof(err)) < 0) {
 		fprintf(stderr, "mtrace-user report: %s\n", err);
 		return 1;
@@ -124,7 +132,7 @@ static int collect(const char *path, const struct report_args *a, struct mt_repo
 	} else {
 		rep->label = path;
 		sink = mt_report_sink(rep, mt_decode_label, d);
-		rc = mt_decode_run(d, &sink);
+		rc = narrow_run(d, &a->q, &sink, NULL);
 		if (!rc)
 			rc = mt_report_finish(rep, d, r);
 	}

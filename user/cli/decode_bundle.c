@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* One open bundle through the decoder into the requested output (decode_bundle.h). */
 #include "decode_bundle.h"
+#include "narrow_args.h"
 
 #include "decode/decode.h"
 #include "decode/pfout.h"
@@ -61,26 +62,6 @@ static void print_warning(void *ctx, const char *msg)
 	fprintf(stderr, "%s: warning: %s\n", q->who, msg);
 }
 
-/* Runs the decoder into SINK through the narrowing Q asks for; *END is
- * where open frames end, given the output's own choice. */
-static int run_narrowed(struct mt_decode *d, const struct decode_request *q,
-			const struct mt_decode_sink *sink, uint64_t *end)
-{
-	struct mt_narrow n;
-	struct mt_decode_sink ns;
-	int rc;
-
-	if (!mt_narrow_active(&q->narrow))
-		return mt_decode_run(d, sink);
-	mt_narrow_init(&n, d, &q->narrow, sink);
-	ns = mt_narrow_sink(&n);
-	rc = mt_narrow_run(&n, &ns);
-	if (end)
-		*end = mt_narrow_end_ns(&n, *end);
-	mt_narrow_fini(&n);
-	return rc;
-}
-
 static int run_text(struct mt_decode *d, const struct decode_request *q)
 {
 	struct mt_textout t = { d, stdout };
@@ -95,7 +76,7 @@ static int run_text(struct mt_decode *d, const struct decode_request *q)
 		}
 	}
 	sink = mt_textout_sink(&t);
-	rc = run_narrowed(d, q, &sink, NULL);
+	rc = narrow_run(d, q, &sink, NULL);
 	if (t.out != stdout && fclose(t.out))
 		rc = -1;
 	if (rc)
@@ -115,7 +96,7 @@ static int run_svg(struct mt_decode *d, const char *name, const struct decode_re
 	if (!g)
 		return 1;
 	sink = mt_svg_sink(g, mt_decode_label, d);
-	rc = run_narrowed(d, q, &sink, NULL);
+	rc = narrow_run(d, q, &sink, NULL);
 	out = rc ? NULL : fopen(output, "w");
 	if (!rc && !out)
 		fprintf(stderr, "%s: %s: %s\n", q->who, output, strerror(errno));
@@ -155,7 +136,7 @@ static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r,
 	}
 	rc = mt_pfout_init(&po, d, r, w, &sink);
 	if (!rc)
-		rc = run_narrowed(d, q, &sink, &end);
+		rc = narrow_run(d, q, &sink, &end);
 	end = end < mt_pfout_end_ns(&po) ? end : mt_pfout_end_ns(&po);
 	if (!rc)
 		rc = mt_pfout_finish(&po, end);
@@ -185,16 +166,13 @@ int decode_bundle(struct mt_bundle_reader *r, const char *name, const struct dec
 		.warn_ctx = (void *)q,
 		.progress = show_bar ? draw_progress : NULL,
 		.progress_ctx = &bar,
-		.cpus = q->ncpus ? q->cpus : NULL,
-		.ncpus = q->ncpus,
-		.tids = q->ntids ? q->tids : NULL,
-		.ntids = q->ntids,
 	};
 	const struct mt_decode_stats *s;
 	struct mt_decode *d;
 	char err[512];
 	int rc;
 
+	narrow_decode_opts(q, &dopts);
 	if (mt_decode_open(&d, r, &dopts, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s: %s: %s\n", q->who, name, err);
 		return 1;
