@@ -234,6 +234,8 @@ static int full_decode(struct mt_bundle_reader *r, unsigned int jobs, const char
 	rc = mt_pfout_init(&pfo, d, r, w, &sink);
 	if (!rc)
 		rc = mt_decode_run(d, &sink);
+	if (!rc)
+		rc = mt_pfout_finish(&pfo, UINT64_MAX);
 	if (rc)
 		fprintf(stderr, "bench_decode: %s\n", pfo.err[0] ? pfo.err : pf_writer_error(w));
 	if (pf_writer_close(w, pfo.last_ns, &st) < 0 && !rc)

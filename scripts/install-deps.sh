@@ -18,6 +18,7 @@ test_pkgs=(
 	qemu-system-x86 busybox-static cpio bc file xz-utils
 	protobuf-compiler python3 python3-protobuf
 	valgrind g++
+	chromium
 )
 
 want=("${build_pkgs[@]}")

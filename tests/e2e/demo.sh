@@ -5,6 +5,7 @@
 # the QEMU guest, on any x86-64 machine, and its trace here as demo.pftrace
 # with a short summary in demo-summary.txt. The module runs its simulated
 # backend there, so the PT bytes come from the PT generator, not from a CPU.
+# The snapshot bundle stays next to the trace as demo.mtrace, to decode again.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 O=${O:-build}
@@ -23,6 +24,7 @@ fi
 t1=$(date +%s.%N)
 ex=$O/vm/run/export/e2e
 cp "$ex/trace.pftrace" "$dest/demo.pftrace"
+cp "$ex/trace.mtrace" "$dest/demo.mtrace"
 cp "$ex/summary.txt" "$dest/demo-summary.txt"
 # The copy on this side must still obey trace_processor's import rules.
 "$O/vm/bin/pftrace_check" "$dest/demo.pftrace" --process e2e_app --thread worker-b \
@@ -45,7 +47,12 @@ passes the import-rule check ($(sed 's/^[^:]*: //' "$O/demo-check.log" | head -1
 
 $(cat "$dest/demo-summary.txt")
 
-Wrote $dest/demo.pftrace and $dest/demo-summary.txt in $(printf '%.0f' "$(echo "$t1 - $t0" | bc)") s.
+Wrote $dest/demo.pftrace, its snapshot bundle $dest/demo.mtrace and
+$dest/demo-summary.txt in $(printf '%.0f' "$(echo "$t1 - $t0" | bc)") s.
+The bundle is portable (it holds e2e_app and its libraries): decode it
+again here, e.g. as a text timeline, to practise on it:
+  $O/mtrace-user decode -o demo.pftrace demo.mtrace
+  $O/mtrace-user decode --format=text -o demo.txt demo.mtrace
 Open demo.pftrace at https://ui.perfetto.dev (Open trace file): worker-a and
 worker-b are threads of e2e_app, the trigger is an instant on the
 "mtrace trigger" track.

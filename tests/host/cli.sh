@@ -85,4 +85,38 @@ if "$ptgen" --walk "$prog" --insns 2000000 -o "$work/w.mtrace" >/dev/null 2>&1; 
 else
 	echo "FAIL cli/decode-progress-tty: could not generate a walk"
 fi
+
+# Narrowing options: bad values are usage errors, named in one line.
+sample=$snap
+expect decode-time-bad 2 "--time wants FROM,TO" "$bin" decode --time 5s "$sample"
+expect decode-time-mixed 2 "both ends relative to the trigger" "$bin" decode --time T-1ms,5s "$sample"
+expect decode-min-duration-bad 2 "--min-duration wants a duration" "$bin" decode --min-duration 3parsecs "$sample"
+expect decode-max-depth-bad 2 "--max-depth wants 1..4096" "$bin" decode --max-depth 0 "$sample"
+expect decode-tid-bad 2 "--tid wants numbers" "$bin" decode --tid 12,x "$sample"
+expect decode-around-bad 2 "--around-trigger wants a duration" "$bin" decode --around-trigger soon "$sample"
+# A narrowed decode of a walk writes a trace, and fewer events than the whole.
+if "$ptgen" --walk "$prog" --insns 20000 -o "$work/n.mtrace" >/dev/null 2>&1 &&
+	"$bin" decode -q -f text -o "$work/all.txt" "$work/n.mtrace" &&
+	"$bin" decode -q -f text --max-depth 4 --min-duration 20ns -o "$work/some.txt" "$work/n.mtrace" &&
+	[ "$(wc -l <"$work/some.txt")" -gt 0 ] &&
+	[ "$(wc -l <"$work/some.txt")" -lt "$(wc -l <"$work/all.txt")" ]; then
+	echo "PASS cli/decode-narrowed"
+else
+	echo "FAIL cli/decode-narrowed: $(wc -l "$work"/*.txt 2>&1 | tr '\n' ' ')"
+fi
+# report: the same walk as text within 80 columns, and as JSON.
+expect report-width-bad 2 "--width wants 60..1000" "$bin" report --width 20 "$work/n.mtrace"
+expect report-missing 1 "nonexistent" "$bin" report /nonexistent/x.mtrace
+if "$bin" report "$work/n.mtrace" >"$work/report.txt" 2>&1 &&
+	grep -q "^Slowest calls, per function" "$work/report.txt" &&
+	! awk 'length > 80 { bad = 1 } END { exit !bad }' "$work/report.txt" &&
+	! grep -q $'\033' "$work/report.txt" &&
+	"$bin" report --json "$work/n.mtrace" "$work/n.mtrace" >"$work/report.json" &&
+	"$bin" report --max-depth 3 "$work/n.mtrace" | grep -q "^Slowest calls" &&
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert len(d["snapshots"]) == 2' \
+		"$work/report.json"; then
+	echo "PASS cli/report"
+else
+	echo "FAIL cli/report: $(head -c 400 "$work/report.txt")"
+fi
 rm -rf "$work" "$fixture"

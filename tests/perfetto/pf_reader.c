@@ -451,6 +451,9 @@ static void parse_event(struct pfr_trace *t, struct seqstate *s, const struct pf
 			e->src_line = s->locs[g.v].line;
 		} else if (g.num == 4 && g.wt == 2) {
 			parse_annotation(t, s, e, &g);
+		} else if (g.num == 22 && g.wt == 2) {
+			if (!e->category)
+				e->category = keep_str(t, &g);
 		} else {
 			err(t, "track event: unexpected field %u", g.num);
 		}

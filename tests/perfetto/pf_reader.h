@@ -38,6 +38,7 @@ struct pfr_event {
 	uint64_t track;
 	int type;		/* 1 begin, 2 end, 3 instant */
 	const char *name;	/* NULL when the event has none */
+	const char *category;	/* the first of its categories, NULL if none */
 	const char *src_file, *src_function;
 	uint32_t src_line;
 	int depth;		/* open slices on the track before this event */

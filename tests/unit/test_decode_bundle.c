@@ -30,6 +30,8 @@ static const char prog_s[] =
 	"\t.p2align 4\nE:\tret\n\t.type E, @function\n\t.size E, .-E\n";
 
 static uint64_t fn[5];	/* A..E */
+/* The trigger the bundles record: at A + trig_off, TSC trig_tsc. */
+static uint64_t trig_off = 12, trig_tsc = 3500;
 #define F(c) fn[(c) - 'A']
 
 /* CPU 0: thread 101 runs A → B, A → C → E (tail), switched out in E; then
@@ -92,9 +94,9 @@ static void write_bundle(const char *path, const char *exe, const struct streams
 					       { .tsc = 10000, .boottime_ns = 1005000 } };
 	struct mt_bundle_clock_desc cd = { .tsc_hz = 2000000000 };
 	struct mt_bundle_trigger trig = { .d = { .reason = MT_BUNDLE_REASON_UPROBE, .cpu = 1,
-						 .pid = 100, .tid = 101, .tsc = 3500 } };
+						 .pid = 100, .tid = 101, .tsc = trig_tsc } };
 
-	trig.d.ip = F('A') + 12;	/* the call through %rbx */
+	trig.d.ip = F('A') + trig_off;	/* by default the call through %rbx */
 	struct mt_bundle_map map = { .start = 0, .pid = 100,
 				     .prot = MT_BUNDLE_PROT_READ | MT_BUNDLE_PROT_EXEC,
 				     .path = exe };
@@ -190,11 +192,13 @@ static char *text_dump(struct mt_decode *d)
 MT_TEST(two_threads_two_cpus_text_dump)
 {
 	/* Block times are libipt's, which reads up to one timing packet
-	 * ahead; ns = 1000000 + tsc / 2 by the anchors. */
+	 * ahead, spread by instructions between two timing packets (B's
+	 * between 500 and 750) but not over trace off; ns = 1000000 + tsc / 2
+	 * by the anchors. */
 	static const char want_fmt[] =
 		"1000500 101 B A inferred\n"
-		"1000500 101 B B\n"
-		"1000500 101 E B\n"
+		"1000583 101 B B\n"
+		"1000666 101 E B\n"
 		"1000750 101 B C\n"
 		"1000750 101 E C\n"
 		"1000750 101 B E tail\n"
@@ -236,6 +240,37 @@ MT_TEST(two_threads_two_cpus_text_dump)
  * the PT reads back unchanged. The streams are padded (PAD packets) to be
  * stored compressed, so releasing frees them and reading decompresses again.
  */
+/* A probe at A+14, where thread 101's trace stops (FUP, TIP.PGD at TSC
+ * 4000), whose trigger records a later TSC (4050: the probe's handler ran
+ * after the stop): the trigger is placed at the stop, after the thread's
+ * events there but before the data's end closes its frames, while the
+ * recorded time stays what the bundle says. */
+MT_TEST(trigger_placed_where_the_probe_stopped_the_trace)
+{
+	struct mt_bundle_reader *r;
+	struct mt_bundle_trigger t;
+	struct mt_decode *d;
+	char *text, want[128];
+	uint64_t ns;
+
+	trig_off = 14;
+	trig_tsc = 4050;
+	open_bundle(&r, &d);
+	trig_off = 12;
+	trig_tsc = 3500;
+	text = text_dump(d);
+	snprintf(want, sizeof(want),
+		 "1002000 101 B [untraced]\n1002000 trigger 101 0x%" PRIx64 " A\n"
+		 "1002000 101 E [untraced] truncated\n",
+		 F('A') + 14);
+	MT_ASSERT_MSG(strstr(text, want), "no \"%s\" in:\n%s", want, text);
+	MT_ASSERT_EQ(mt_decode_trigger(d, &ns, &t), 0);
+	MT_ASSERT_EQ(ns, 1002025);
+	free(text);
+	mt_decode_free(d);
+	mt_bundle_close(r);
+}
+
 MT_TEST(decoders_share_a_reader_that_releases_pt)
 {
 	static uint8_t padded[2][8192];
@@ -296,11 +331,15 @@ MT_TEST(perfetto_writer_accepts_the_stream)
 	MT_ASSERT_MSG(pf_writer_open(&w, fx_path("t.json"), &o) == 0, "%s", pf_last_error());
 	MT_ASSERT_EQ(mt_pfout_init(&po, d, r, w, &sink), 0);
 	MT_ASSERT_MSG(mt_decode_run(d, &sink) == 0, "%s", po.err);
+	MT_ASSERT_MSG(mt_pfout_finish(&po, UINT64_MAX) == 0, "%s", po.err);
 	MT_ASSERT_MSG(pf_writer_close(w, mt_pfout_end_ns(&po), &st) == 0, "%s", pf_last_error());
 	mt_pfout_fini(&po);
 	mt_decode_free(d);
 	mt_bundle_close(r);
-	/* Every function appears, and begins balance ends per thread. */
+	/* Every function appears, and begins balance ends per thread. Each
+	 * CPU's trace window is a "[trace data]" slice on a row of its own
+	 * in the "mtrace" pseudo-process: CPU 0 from TSC 1000 to 1700, CPU 1
+	 * from 2000 to 4000 (JSON µs from the first event = (tsc - 1000) / 2000). */
 	fx_sh("python3 -c 'import json,sys,collections\n"
 	      "t = json.load(open(\"t.json\"))\n"
 	      "ev = t[\"traceEvents\"] if isinstance(t, dict) else t\n"
@@ -309,7 +348,12 @@ MT_TEST(perfetto_writer_accepts_the_stream)
 	      "d = collections.Counter()\n"
 	      "for e in ev:\n"
 	      "  d[e.get(\"tid\")] += {\"B\": 1, \"E\": -1}.get(e.get(\"ph\"), 0)\n"
-	      "assert all(v == 0 for v in d.values()), d\n'");
+	      "assert all(v == 0 for v in d.values()), d\n"
+	      "w = sorted((e[\"tid\"], e[\"ph\"], e[\"ts\"]) for e in ev\n"
+	      "  if e.get(\"pid\") == -1 and e[\"ph\"] in \"BE\")\n"
+	      "assert [x[2] for x in w] == [0.0, 0.35, 0.5, 1.5], w\n"
+	      "assert {e[\"args\"][\"name\"] for e in ev if e.get(\"pid\") == -1 and\n"
+	      "  e[\"ph\"] == \"M\"} == {\"mtrace\", \"CPU 0 trace\", \"CPU 1 trace\"}\n'");
 }
 
 static int balanced_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns,

@@ -127,4 +127,25 @@ static inline uint64_t fx_objdump_label(const char *binary, const char *label)
 	return found;
 }
 
+/* The generator tool and its programs, found next to this test binary
+ * (O/san/tests/unit/THIS → O/rel/tests/ptgen/ptgen, O/san/tests/ptgen/). */
+static inline void fx_ptgen_paths(char *ptgen, char *progs, size_t len)
+{
+	char self[1024];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *p;
+
+	MT_ASSERT(n > 0);
+	self[n] = 0;
+	for (int i = 0; i < 3 && (p = strrchr(self, '/')); i++)
+		*p = 0;	/* strip THIS, unit, tests: O/san */
+	snprintf(progs, len, "%s/tests/ptgen/programs", self);
+	p = strrchr(self, '/');
+	MT_ASSERT(p);
+	*p = 0;
+	snprintf(ptgen, len, "%s/rel/tests/ptgen/ptgen", self);
+	if (access(ptgen, X_OK) || access(progs, R_OK))
+		mt_skip("needs %s and %s (make O=... %s)", ptgen, progs, ptgen);
+}
+
 #endif

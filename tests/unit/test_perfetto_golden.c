@@ -196,18 +196,19 @@ static void timeline_edges(const char *path, const struct pf_options *base)
 	OK(pf_writer_close(w, 6000, NULL));
 }
 
-/* Two processes, three threads with per-thread interning, a kernel frame
- * and the trigger. */
+/* Two processes, three threads with per-thread interning, a kernel frame,
+ * untraced time and the trigger. */
 static void timeline_processes(const char *path, const struct pf_options *o)
 {
 	struct pf_frame kf = { .symbol = "do_sys_openat2", .binary = "[kernel]",
 			       .addr = 0xffffffff812a0000ull, .flags = PF_FRAME_KERNEL };
+	struct pf_frame uf = { .symbol = "[syscall]", .flags = PF_FRAME_UNTRACED };
 	struct pf_trigger tr = { .ts_ns = 2000150, .pid = 100, .tid = 101, .ip = 0x401234,
 				 .reason = "uprobe:/usr/bin/app:handle", .symbol = "handle",
 				 .freeze_path = "kfunc", .skid_ns = 640 };
 	struct pf_writer *w;
 	int a, b, c;
-	int32_t h, k;
+	int32_t h, k, u;
 
 	open_app(&w, path, o);
 	OK(pf_writer_add_process(w, 200, "db", NULL, 0));
@@ -217,13 +218,16 @@ static void timeline_processes(const char *path, const struct pf_options *o)
 	MT_ASSERT(a >= 0 && b >= 0 && c >= 0);
 	h = frame(w, "handle", 0x401200, "app.c", 50);
 	k = pf_writer_intern(w, &kf);
-	MT_ASSERT(k >= 0);
+	u = pf_writer_intern(w, &uf);
+	MT_ASSERT(k >= 0 && u >= 0);
 	OK(pf_writer_set_trigger(w, &tr));
 	OK(pf_begin(w, a, 2000000, h, 0));
 	OK(pf_begin(w, b, 2000100, h, 0));
 	OK(pf_begin(w, b, 2000120, k, 0));
 	OK(pf_begin(w, c, 2000130, h, 0));
 	OK(pf_end(w, b, 2000140));
+	OK(pf_begin(w, c, 2000150, u, 0));
+	OK(pf_end(w, c, 2000190));
 	OK(pf_end(w, c, 2000200));
 	OK(pf_end(w, b, 2000210));
 	OK(pf_instant(w, a, 2000220, "sched out"));

@@ -541,6 +541,36 @@ MT_TEST(trigger_on_its_own_track)
 	pfr_free(&t);
 }
 
+/* A track of its own: named, outside every process, nesting like a
+ * thread's, its events in the global order. */
+MT_TEST(track_of_its_own)
+{
+	struct pfr_trace t;
+	struct pf_writer *w;
+	int th = open_one(&w, "track.pftrace", NULL);
+	int32_t f = fn(w, "f"), g = fn(w, "[trace data]");
+	int tr = pf_writer_add_track(w, "CPU 3 trace");
+	const struct pfr_track *tt;
+
+	MT_ASSERT(tr >= 0 && tr != th);
+	MT_ASSERT_EQ(pf_begin(w, tr, 100, g, 0), 0);
+	MT_ASSERT_EQ(pf_begin(w, th, 150, f, 0), 0);
+	MT_ASSERT_EQ(pf_end(w, th, 200), 0);
+	MT_ASSERT_EQ(pf_end(w, tr, 250), 0);
+	MT_ASSERT_EQ(pf_end(w, tr, 260), -PF_ENOFRAME);
+	close_ok(w, 0, NULL);
+
+	pft_read_clean(pft_path("track.pftrace"), &t);
+	MT_ASSERT_EQ(t.nevents, 4);
+	tt = pfr_track(&t, t.events[0].track);
+	MT_ASSERT(tt && tt->kind == PFR_TRACK_PLAIN && !tt->parent);
+	MT_ASSERT_STREQ(tt->name, "CPU 3 trace");
+	MT_ASSERT_STREQ(t.events[0].name, "[trace data]");
+	MT_ASSERT_EQ(t.events[3].track, t.events[0].track);
+	MT_ASSERT_EQ(t.events[3].ts, 250);
+	pfr_free(&t);
+}
+
 MT_TEST(trigger_after_last_event_and_unknown_process)
 {
 	struct pf_trigger tr = { .ts_ns = 900, .pid = 4242, .tid = 4243, .skid_ns = -1 };

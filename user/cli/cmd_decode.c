@@ -3,6 +3,7 @@
 #include "commands.h"
 
 #include "decode_bundle.h"
+#include "narrow_args.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -18,14 +19,18 @@ static void usage(FILE *out)
 		"  -o, --output FILE     where to write (default: trace.pftrace, or trace.json for\n"
 		"                        --format=json; text: stdout);\n"
 		"                        a .gz name gives gzip-compressed output\n"
-		"  -f, --format FORMAT   perfetto (default), json (Chrome JSON) or text\n"
+		"  -f, --format FORMAT   perfetto (default), json (Chrome JSON), text, or svg (a\n"
+		"                        self-contained interactive flame graph, trace.svg)\n"
+		"      --svg KIND        graph (stacks merged by inclusive time, default) or\n"
+		"                        chart (each thread's calls in time order)\n"
 		"      --debug-path PATH separate debug files: directories searched by build-id\n"
 		"                        and .gnu_debuglink (default :.debug:/usr/lib/debug)\n"
 		"  -j, --jobs N          decode N CPU streams at once (default: online CPUs)\n"
 		"      --embedded-only   use only binaries embedded in the bundle\n"
 		"      --keep-open       leave calls still running at the snapshot's end open\n"
 		"                        instead of ending them there marked truncated\n"
-		"  -q, --quiet           no warnings about missing binaries\n");
+		"  -q, --quiet           no warnings about missing binaries\n\n%s",
+		narrow_help);
 }
 
 struct decode_args {
@@ -43,16 +48,23 @@ static int parse(int argc, char **argv, struct decode_args *a)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "embedded-only", no_argument, NULL, 'E' },
 		{ "keep-open", no_argument, NULL, 'K' },
+		{ "svg", required_argument, NULL, 'S' },
+		NARROW_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char *end;
 	long v;
-	int c;
+	int c, rc;
 
 	memset(a, 0, sizeof(*a));
 	a->q.who = "mtrace-user decode";
 	while ((c = getopt_long(argc, argv, "o:f:j:qh", opts, NULL)) != -1) {
+		if ((rc = narrow_option(c, optarg, a->q.who, &a->q)) >= 0) {
+			if (rc)
+				return rc;
+			continue;
+		}
 		switch (c) {
 		case 'o':
 			a->q.output = optarg;
@@ -64,11 +76,21 @@ static int parse(int argc, char **argv, struct decode_args *a)
 				a->q.format = DECODE_JSON;
 			} else if (!strcmp(optarg, "text")) {
 				a->q.format = DECODE_TEXT;
+			} else if (!strcmp(optarg, "svg")) {
+				a->q.format = DECODE_SVG;
 			} else {
-				fprintf(stderr, "mtrace-user decode: unknown format '%s' (perfetto, json, text)\n",
+				fprintf(stderr, "mtrace-user decode: unknown format '%s' (perfetto, json, text, svg)\n",
 					optarg);
 				return 2;
 			}
+			break;
+		case 'S':
+			if (strcmp(optarg, "graph") && strcmp(optarg, "chart")) {
+				fprintf(stderr, "mtrace-user decode: --svg wants graph or chart, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			a->q.svg_chart = optarg[0] == 'c';
 			break;
 		case 'd':
 			a->q.debug_path = optarg;

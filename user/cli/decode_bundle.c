@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /* One open bundle through the decoder into the requested output (decode_bundle.h). */
 #include "decode_bundle.h"
+#include "narrow_args.h"
 
 #include "decode/decode.h"
 #include "decode/pfout.h"
 #include "decode/textout.h"
+#include "svg/svg.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -74,11 +76,40 @@ static int run_text(struct mt_decode *d, const struct decode_request *q)
 		}
 	}
 	sink = mt_textout_sink(&t);
-	rc = mt_decode_run(d, &sink);
+	rc = narrow_run(d, q, &sink, NULL);
 	if (t.out != stdout && fclose(t.out))
 		rc = -1;
 	if (rc)
 		fprintf(stderr, "%s: writing %s failed\n", q->who, q->output ? q->output : "stdout");
+	return rc ? 1 : 0;
+}
+
+static int run_svg(struct mt_decode *d, const char *name, const struct decode_request *q)
+{
+	const char *output = q->output ? q->output : DECODE_DEFAULT_SVG;
+	struct mt_svg *g = mt_svg_new(q->svg_chart ? MT_SVG_CHART : MT_SVG_GRAPH);
+	struct mt_decode_sink sink;
+	FILE *out;
+	char title[256];
+	int rc;
+
+	if (!g)
+		return 1;
+	sink = mt_svg_sink(g, mt_decode_label, d);
+	rc = narrow_run(d, q, &sink, NULL);
+	out = rc ? NULL : fopen(output, "w");
+	if (!rc && !out)
+		fprintf(stderr, "%s: %s: %s\n", q->who, output, strerror(errno));
+	snprintf(title, sizeof(title), "%s: %s", name, q->svg_chart ? "flame chart" : "flame graph");
+	if (out && (mt_svg_write(g, out, title) | fclose(out))) {
+		fprintf(stderr, "%s: writing %s failed\n", q->who, output);
+		rc = -1;
+	} else if (!out) {
+		rc = -1;
+	} else if (!q->quiet) {
+		fprintf(stderr, "%s: wrote %s\n", q->who, output);
+	}
+	mt_svg_free(g);
 	return rc ? 1 : 0;
 }
 
@@ -93,6 +124,7 @@ static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r,
 	struct mt_pfout po;
 	struct pf_stats st;
 	struct pf_writer *w;
+	uint64_t end = UINT64_MAX;
 	int rc;
 
 	pf_options_init(&o);
@@ -104,10 +136,13 @@ static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r,
 	}
 	rc = mt_pfout_init(&po, d, r, w, &sink);
 	if (!rc)
-		rc = mt_decode_run(d, &sink);
+		rc = narrow_run(d, q, &sink, &end);
+	end = end < mt_pfout_end_ns(&po) ? end : mt_pfout_end_ns(&po);
+	if (!rc)
+		rc = mt_pfout_finish(&po, end);
 	if (rc)
 		fprintf(stderr, "%s: %s\n", q->who, po.err[0] ? po.err : pf_writer_error(w));
-	if (pf_writer_close(w, mt_pfout_end_ns(&po), &st) < 0 && !rc) {
+	if (pf_writer_close(w, end, &st) < 0 && !rc) {
 		fprintf(stderr, "%s: %s\n", q->who, pf_last_error());
 		rc = -1;
 	}
@@ -137,11 +172,14 @@ int decode_bundle(struct mt_bundle_reader *r, const char *name, const struct dec
 	char err[512];
 	int rc;
 
+	narrow_decode_opts(q, &dopts);
 	if (mt_decode_open(&d, r, &dopts, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s: %s: %s\n", q->who, name, err);
 		return 1;
 	}
-	rc = q->format == DECODE_TEXT ? run_text(d, q) : run_perfetto(d, r, q);
+	rc = q->format == DECODE_TEXT  ? run_text(d, q)
+	     : q->format == DECODE_SVG ? run_svg(d, name, q)
+				       : run_perfetto(d, r, q);
 	s = mt_decode_get_stats(d);
 	if (!q->quiet)
 		fprintf(stderr, "%s: %" PRIu64 " bytes of PT from %" PRIu64 " CPUs, %" PRIu64

@@ -8,11 +8,15 @@
 #define MTRACE_CLI_DECODE_BUNDLE_H
 
 #include "bundle/bundle.h"
+#include "narrow/narrow.h"
 
 #define DECODE_DEFAULT_PERFETTO "trace.pftrace"
 #define DECODE_DEFAULT_JSON "trace.json"
+#define DECODE_DEFAULT_SVG "trace.svg"
 
-enum decode_format { DECODE_PERFETTO, DECODE_JSON, DECODE_TEXT };
+#define DECODE_MAX_LIST 256	/* --cpu, --tid entries */
+
+enum decode_format { DECODE_PERFETTO, DECODE_JSON, DECODE_TEXT, DECODE_SVG };
 
 struct decode_request {
 	const char *who;		/* prefix of every message, e.g. "mtrace-user decode" */
@@ -22,6 +26,11 @@ struct decode_request {
 	unsigned int jobs;		/* 0: one per online CPU */
 	int quiet;			/* no warnings, no statistics */
 	int embedded_only, keep_open;
+	int svg_chart;			/* --svg=chart: a flame chart, not a graph */
+	/* Narrowing (narrow/narrow.h); CPUs and threads are skipped while decoding. */
+	struct mt_narrow_opts narrow;
+	uint32_t cpus[DECODE_MAX_LIST], tids[DECODE_MAX_LIST];
+	size_t ncpus, ntids;
 };
 
 /* Decodes R (called NAME in messages) as Q asks; returns the exit status. */

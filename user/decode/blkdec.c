@@ -3,6 +3,7 @@
 #include "decode/blkdec.h"
 
 #include "decode/insn.h"
+#include "decode/interp.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@ struct blkdec {
 	struct pt_block_decoder *dec;
 	struct pt_image_section_cache *iscache;
 	const struct mt_blk_handler *h;
+	struct mt_interp q;	/* control flow on its way to h, see interp.h */
 	struct mt_blk_stats *stats;
 	struct mt_insn_dec *insn;
 	uint64_t tsc;
@@ -111,7 +113,7 @@ static void on_block(struct blkdec *b, const struct pt_block *blk)
 
 	b->stats->blocks++;
 	b->stats->insns += blk->ninsn;
-	b->h->block(b->h->ctx, now(b), blk->ip);
+	mt_interp_block(&b->q, now(b), blk->ip, blk->ninsn);
 	if (cls == ptic_error || cls == ptic_call || cls == ptic_far_call ||
 	    cls == ptic_far_return)
 		last_insn(b, blk, &len, &cls);
@@ -139,11 +141,17 @@ static void on_block(struct blkdec *b, const struct pt_block *blk)
 	 * where the kernel's serialising IRET-to-self (sync_core()) lands. */
 	if (len && (x == MT_XFER_CALL || x == MT_XFER_FAR_CALL || x == MT_XFER_FAR_RET))
 		ret = blk->end_ip + len;
-	b->h->transfer(b->h->ctx, x, ret);
+	mt_interp_transfer(&b->q, x, ret);
 }
 
-static void set_image(struct blkdec *b, struct pt_image *img)
+/* Trace (re)starts at TSC: what ran before goes on first (the handler may
+ * start another thread's segment). */
+static void enable(struct blkdec *b, uint64_t tsc, uint64_t ip)
 {
+	struct pt_image *img;
+
+	mt_interp_flush(&b->q, tsc);
+	img = b->h->enable(b->h->ctx, tsc, ip);
 	if (img)
 		pt_blk_set_image(b->dec, img);
 }
@@ -163,25 +171,25 @@ static int drain_events(struct blkdec *b, int st)
 		tsc = ev.has_tsc ? ev.tsc : now(b);
 		switch (ev.type) {
 		case ptev_enabled:
-			set_image(b, b->h->enable(b->h->ctx, tsc, ev.variant.enabled.ip));
+			enable(b, tsc, ev.variant.enabled.ip);
 			break;
 		case ptev_disabled:
-			b->h->disable(b->h->ctx, tsc, 0);
+			mt_interp_disable(&b->q, tsc, 0);
 			break;
 		case ptev_async_disabled:
-			b->h->disable(b->h->ctx, tsc, ev.variant.async_disabled.at);
+			mt_interp_disable(&b->q, tsc, ev.variant.async_disabled.at);
 			break;
 		case ptev_async_branch:
 			/* An interrupt with tracing on. Control had reached
 			 * the interrupted instruction, which settles the call
 			 * or return that led there even if nothing ran there
 			 * yet; then it is like a call that will return to it. */
-			b->h->block(b->h->ctx, tsc, ev.variant.async_branch.from);
-			b->h->transfer(b->h->ctx, MT_XFER_FAR_CALL, ev.variant.async_branch.from);
+			mt_interp_block(&b->q, tsc, ev.variant.async_branch.from, 0);
+			mt_interp_transfer(&b->q, MT_XFER_FAR_CALL, ev.variant.async_branch.from);
 			break;
 		case ptev_overflow:
 			b->stats->overflows++;
-			b->h->gap(b->h->ctx, tsc, MT_GAP_OVERFLOW);
+			mt_interp_gap(&b->q, tsc, MT_GAP_OVERFLOW);
 			break;
 		default:
 			/* Paging, mode, power, timing and other events do not
@@ -275,7 +283,7 @@ static uint64_t decode_from_sync(struct blkdec *b, int st)
 
 	pt_blk_get_sync_offset(b->dec, &sync);
 	if (!(st & pts_ip_suppressed))
-		set_image(b, b->h->enable(b->h->ctx, now(b), 0));
+		enable(b, now(b), 0);
 	for (;;) {
 		struct pt_block blk;
 
@@ -307,7 +315,7 @@ static uint64_t decode_from_sync(struct blkdec *b, int st)
 		b->stats->first_error = st;
 		b->stats->first_error_offset = off;
 	}
-	b->h->gap(b->h->ctx, now(b), st == -pte_nomap ? MT_GAP_NOMAP : MT_GAP_DECODE);
+	mt_interp_gap(&b->q, now(b), st == -pte_nomap ? MT_GAP_NOMAP : MT_GAP_DECODE);
 	return resync_point(b, sync, off);
 }
 
@@ -324,6 +332,7 @@ int mt_blk_decode(const struct pt_config *cfg, struct pt_image *image,
 	memset(stats, 0, sizeof(*stats));
 	b->iscache = iscache;
 	b->h = h;
+	mt_interp_init(&b->q, h);
 	b->stats = stats;
 	b->insn = mt_insn_dec_new();
 	b->dec = pt_blk_alloc_decoder(cfg);
@@ -334,7 +343,8 @@ int mt_blk_decode(const struct pt_config *cfg, struct pt_image *image,
 	}
 	b->pkt = pt_pkt_alloc_decoder(cfg);
 	find_psbs(b);
-	set_image(b, image);
+	if (image)
+		pt_blk_set_image(b->dec, image);
 	st = pt_blk_sync_forward(b->dec);
 	while (st >= 0) {
 		/* A resync that does not move forward would repeat forever. */
@@ -346,6 +356,9 @@ int mt_blk_decode(const struct pt_config *cfg, struct pt_image *image,
 		st = resume != UINT64_MAX ? pt_blk_sync_set(b->dec, resume)
 					  : pt_blk_sync_forward(b->dec);
 	}
+	/* Nothing bounds the last interval: its code keeps the last time. */
+	mt_interp_flush(&b->q, 0);
+	mt_interp_fini(&b->q);
 	stats->last_tsc = b->tsc;
 	pt_blk_free_decoder(b->dec);
 	pt_pkt_free_decoder(b->pkt);

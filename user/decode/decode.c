@@ -196,6 +196,25 @@ fail:
 	return -1;
 }
 
+/*
+ * The trigger goes where the trace shows the probe hit: the triggering
+ * thread's last trace stop at the trigger's address before the trigger's
+ * own time, which comes later (the probe's exception, its handler, the BPF
+ * program; with generated PT, also the generator's clock). Without one,
+ * at its own time.
+ */
+static void place_trigger(struct mt_decode *d)
+{
+	d->trigger_at = d->trigger.d.tsc;
+	for (size_t i = 0; d->have_trigger && i < d->ncpus; i++) {
+		const struct mt_cpu_log *c = &d->cpus[i];
+
+		if (c->probe_tsc && c->segs[c->probe_seg].task.tid == d->trigger.d.tid &&
+		    (d->trigger_at == d->trigger.d.tsc || c->probe_tsc > d->trigger_at))
+			d->trigger_at = c->probe_tsc;
+	}
+}
+
 int mt_decode_run(struct mt_decode *d, const struct mt_decode_sink *sink)
 {
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
@@ -213,9 +232,9 @@ int mt_decode_run(struct mt_decode *d, const struct mt_decode_sink *sink)
 		d->stats.errors += s->errors;
 		d->stats.overflows += s->overflows;
 	}
+	place_trigger(d);
 	return mt_decode_threads(d, sink);
 }
-
 void mt_decode_free(struct mt_decode *d)
 {
 	if (!d)
@@ -241,6 +260,42 @@ void mt_decode_free(struct mt_decode *d)
 const struct mt_decode_stats *mt_decode_get_stats(const struct mt_decode *d)
 {
 	return &d->stats;
+}
+
+int mt_decode_cpu_window(const struct mt_decode *d, size_t i, uint32_t *cpu, uint64_t *first_ns,
+			 uint64_t *last_ns)
+{
+	const struct mt_blk_stats *s;
+
+	if (i >= d->ncpus)
+		return -1;
+	s = &d->cpus[i].stats;
+	if (!s->first_tsc || s->last_tsc < s->first_tsc)
+		return -1;
+	*cpu = d->cpus[i].cpu;
+	*first_ns = mt_clock_ns(&d->clock, s->first_tsc);
+	*last_ns = mt_clock_ns(&d->clock, s->last_tsc);
+	return 0;
+}
+
+const char *mt_decode_label(void *d, uint32_t id)
+{
+	struct mt_func f = mt_decode_func(d, id);
+
+	return mt_func_label(&f, id);
+}
+
+uint64_t mt_decode_ns(const struct mt_decode *d, uint64_t tsc)
+{
+	return mt_clock_ns(&d->clock, tsc);
+}
+
+int mt_decode_trigger_at(const struct mt_decode *d, uint64_t *ns)
+{
+	if (!d->have_trigger)
+		return -1;
+	*ns = mt_clock_ns(&d->clock, d->trigger_at);
+	return 0;
 }
 
 int mt_decode_trigger(const struct mt_decode *d, uint64_t *ns, struct mt_bundle_trigger *t)

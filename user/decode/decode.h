@@ -45,6 +45,13 @@ struct mt_decode_opts {
 	 * once, last with DONE == TOTAL; may be NULL. */
 	void (*progress)(void *ctx, uint64_t done, uint64_t total);
 	void *progress_ctx;
+	/* Narrowing that saves work: only these CPUs' streams are decoded,
+	 * only these threads' timelines rebuilt (NULL: all). The other
+	 * narrowings apply to the events (narrow/narrow.h). */
+	const uint32_t *cpus;
+	size_t ncpus;
+	const uint32_t *tids;
+	size_t ntids;
 };
 
 struct mt_decode_stats {
@@ -64,7 +71,9 @@ struct mt_decode_sink {
 	/* Events in global timestamp order (ties: thread order). A non-zero
 	 * return stops the run and is returned by mt_decode_run(). */
 	int (*event)(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const struct mt_ev *ev);
-	/* The trigger, at its place in the event order; may be NULL. */
+	/* The trigger, at its place in the event order: where the trace shows
+	 * the probe hit when it does (the triggering thread's trace stop at
+	 * the trigger's address), else at its own time; may be NULL. */
 	int (*trigger)(void *ctx, uint64_t ns, const struct mt_bundle_trigger *t);
 	void *ctx;
 };
@@ -83,8 +92,23 @@ int mt_decode_run(struct mt_decode *d, const struct mt_decode_sink *sink);
 void mt_decode_free(struct mt_decode *d);
 
 const struct mt_decode_stats *mt_decode_get_stats(const struct mt_decode *d);
-/* The bundle's trigger and its time; -1 when the bundle has none. */
+/* The bundle's trigger and the time it recorded (the freeze follows it);
+ * -1 when the bundle has none. */
 int mt_decode_trigger(const struct mt_decode *d, uint64_t *ns, struct mt_bundle_trigger *t);
+/* A TSC value of the bundle (e.g. a context switch's) in the events' ns. */
+uint64_t mt_decode_ns(const struct mt_decode *d, uint64_t tsc);
+/* Where the trigger is placed among the events (see the sink's trigger),
+ * from the sink's first call on; -1 without a trigger. */
+int mt_decode_trigger_at(const struct mt_decode *d, uint64_t *ns);
+/* What CPU stream I (0 .. cpus - 1) covers: its CPU and the times of its
+ * first and last timing packets, the window the snapshot really holds for
+ * that CPU. -1 when I is out of range or the stream has no time. Valid
+ * from the sink's first call on (the streams are decoded by then). */
+int mt_decode_cpu_window(const struct mt_decode *d, size_t i, uint32_t *cpu, uint64_t *first_ns,
+			 uint64_t *last_ns);
+/* A function id's name for people, "[syscall]", "[untraced]" and
+ * "[unknown]" included; D is the decoder (a callback's context). */
+const char *mt_decode_label(void *d, uint32_t id);
 /* What the sink needs to name function ids of BEGIN events. */
 struct mt_func mt_decode_func(struct mt_decode *d, uint32_t id);
 /* The name of the function holding IP in process PID (e.g. the

@@ -245,8 +245,13 @@ static void h_transfer(void *ctx, enum mt_xfer x, uint64_t ret)
 static void h_disable(void *ctx, uint64_t tsc, uint64_t at)
 {
 	struct worker *w = ctx;
+	const struct mt_bundle_trigger *t = &w->d->trigger;
 
 	add(w, tsc, MT_OP_DISABLE, at, 0);
+	if (w->d->have_trigger && at && at == t->d.ip && tsc <= t->d.tsc && w->have_seg) {
+		w->log->probe_tsc = tsc;
+		w->log->probe_seg = w->log->nsegs - 1;
+	}
 	close_seg(w, tsc);
 }
 
@@ -292,8 +297,17 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 	size_t i;
 
-	while ((i = atomic_fetch_add(w->next_cpu, 1)) < w->d->ncpus)
-		decode_one(w, &w->d->cpus[i]);
+	while ((i = atomic_fetch_add(w->next_cpu, 1)) < w->d->ncpus) {
+		if (mt_decode_selected(w->d->opts.cpus, w->d->opts.ncpus, w->d->cpus[i].cpu)) {
+			decode_one(w, &w->d->cpus[i]);
+			continue;
+		}
+		/* Not asked for: never decoded, its PT freed now. */
+		mt_bundle_pt_release(w->d->r, i);
+		w->reported = 0;
+		if (w->progress)
+			report(w, w->d->cpus[i].len);
+	}
 	for (size_t k = 0; k <= w->d->nprocs; k++)
 		pt_image_free(w->images[k]);
 	return NULL;

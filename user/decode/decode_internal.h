@@ -31,6 +31,10 @@ struct mt_cpu_log {
 	struct mt_seg *segs;
 	size_t nsegs, segcap;
 	struct mt_blk_stats stats;
+	/* The latest trace stop at the trigger's address before its time
+	 * (the probe hit), in segment probe_seg; 0: none. */
+	uint64_t probe_tsc;
+	size_t probe_seg;
 	int oom;
 };
 
@@ -51,10 +55,19 @@ struct mt_decode {
 	size_t ncpus;
 	int have_trigger;
 	struct mt_bundle_trigger trigger;
+	uint64_t trigger_at;	/* TSC the trigger is placed at (decode.c) */
 	struct mt_decode_stats stats;
 };
 
 const struct mt_proc *mt_decode_proc(const struct mt_decode *d, uint32_t pid);
+/* Whether V is in the list LIST of N (an empty list holds everything). */
+static inline int mt_decode_selected(const uint32_t *list, size_t n, uint32_t v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (list[i] == v)
+			return 1;
+	return !list || !n;
+}
 /* Decodes every CPU stream into its log, in JOBS worker threads. */
 int mt_decode_cpus(struct mt_decode *d, unsigned int jobs);
 /* Rebuilds every thread's call stack and feeds the sink in time order. */

@@ -312,7 +312,7 @@ static int add_seg(struct timeline *t, const struct mt_seg *s)
 static int emit(struct mt_decode *d, struct timeline *tls, size_t n,
 		const struct mt_decode_sink *sink)
 {
-	uint64_t trig_ns = d->have_trigger ? mt_clock_ns(&d->clock, d->trigger.d.tsc) : 0;
+	uint64_t trig_ns = d->have_trigger ? mt_clock_ns(&d->clock, d->trigger_at) : 0;
 	int trig_pending = d->have_trigger && sink->trigger;
 	/* Successive events often share a timestamp: convert each once. */
 	uint64_t ns = 0, ns_tsc = 0;
@@ -343,7 +343,11 @@ static int emit(struct mt_decode *d, struct timeline *tls, size_t n,
 			ns_tsc = best_ev->ts;
 			have_ns = 1;
 		}
-		if (trig_pending && (!best || ns > trig_ns)) {
+		/* After the events at its time, but before the frames the
+		 * data's end closes there: they were open at the trigger. */
+		if (trig_pending && (!best || ns > trig_ns ||
+				     (ns == trig_ns && best_ev->kind == MT_EV_END &&
+				      (best_ev->flags & MT_EV_TRUNCATED)))) {
 			trig_pending = 0;
 			if ((rc = sink->trigger(sink->ctx, trig_ns, &d->trigger)))
 				return rc;
@@ -370,7 +374,8 @@ int mt_decode_threads(struct mt_decode *d, const struct mt_decode_sink *sink)
 			const struct mt_seg *seg = &d->cpus[c].segs[s];
 			struct timeline *t;
 
-			if (seg->begin == seg->end)
+			if (seg->begin == seg->end ||
+			    !mt_decode_selected(d->opts.tids, d->opts.ntids, seg->task.tid))
 				continue;
 			t = find_tl(&tls, &n, seg->task);
 			rc = !t || add_seg(t, seg) ? -1 : 0;

@@ -43,6 +43,74 @@ static int declare_process(struct mt_pfout *o, uint32_t pid)
 	return rc < 0 ? rc : 0;
 }
 
+static int writer_failed(struct mt_pfout *o, int rc)
+{
+	if (rc < 0 && !o->err[0])
+		snprintf(o->err, sizeof(o->err), "perfetto writer: %s", pf_writer_error(o->w));
+	return rc < 0 ? rc : 0;
+}
+
+/* The CPU windows, with a track each; once, at the sink's first call. */
+static int load_windows(struct mt_pfout *o)
+{
+	const struct pf_frame f = { .symbol = "[trace data]" };
+	char name[32];
+	uint32_t cpu;
+	uint64_t a, b;
+
+	if (o->windows_loaded)
+		return 0;
+	o->windows_loaded = 1;
+	o->window_frame = pf_writer_intern(o->w, &f);
+	if (o->window_frame < 0)
+		return writer_failed(o, o->window_frame);
+	for (size_t i = 0; i < mt_decode_get_stats(o->d)->cpus; i++) {
+		struct mt_pfout_window *v;
+
+		if (mt_decode_cpu_window(o->d, i, &cpu, &a, &b))
+			continue;
+		v = realloc(o->windows, (o->nwindows + 1) * sizeof(*v));
+		if (!v)
+			return -1;
+		o->windows = v;
+		snprintf(name, sizeof(name), "CPU %u trace", cpu);
+		v[o->nwindows] = (struct mt_pfout_window){ a, b, pf_writer_add_track(o->w, name), 0 };
+		if (v[o->nwindows].track < 0)
+			return writer_failed(o, v[o->nwindows].track);
+		o->nwindows++;
+	}
+	return 0;
+}
+
+/* Writes the window edges before NS (begins at NS too), in time order;
+ * ends later than CAP at CAP. */
+static int windows_upto(struct mt_pfout *o, uint64_t ns, uint64_t cap)
+{
+	int rc = load_windows(o);
+
+	while (!rc) {
+		struct mt_pfout_window *next = NULL;
+		uint64_t at = 0;
+
+		for (size_t i = 0; i < o->nwindows; i++) {
+			struct mt_pfout_window *w = &o->windows[i];
+			uint64_t t = w->state ? w->last : w->first;
+
+			if (w->state < 2 && (w->state ? t < ns : t <= ns) && (!next || t < at)) {
+				next = w;
+				at = t;
+			}
+		}
+		if (!next)
+			break;
+		at = at < cap ? at : cap;
+		rc = next->state++ ? pf_end(o->w, next->track, at)
+				   : pf_begin(o->w, next->track, at, o->window_frame, 0);
+		rc = writer_failed(o, rc);
+	}
+	return rc;
+}
+
 static int on_thread(void *ctx, uint32_t pid, uint32_t tid)
 {
 	struct mt_pfout *o = ctx;
@@ -108,6 +176,8 @@ static __attribute__((noinline)) int32_t intern_frame(struct mt_pfout *o, uint32
 		pf.line = (uint32_t)loc.line;
 	}
 	pf.flags = mt_kimage_is_kernel_ip(f.addr) ? PF_FRAME_KERNEL : 0;
+	if (id == MT_FN_SYSCALL || id == MT_FN_UNTRACED)
+		pf.flags |= PF_FRAME_UNTRACED;
 	fid = pf_writer_intern(o->w, &pf);
 	if (fid >= 0)
 		o->frames[id] = fid;
@@ -127,6 +197,8 @@ static int on_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const st
 
 	if (t < 0)
 		return -1;
+	if ((rc = windows_upto(o, ns, UINT64_MAX)))
+		return rc;
 	o->last_ns = ns;
 	switch (ev->kind) {
 	case MT_EV_BEGIN:
@@ -148,39 +220,47 @@ static int on_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const st
 		rc = pf_instant(o->w, t, ns, "marker");
 		break;
 	}
-	if (rc < 0)
-		snprintf(o->err, sizeof(o->err), "perfetto writer: %s", pf_writer_error(o->w));
-	return rc < 0 ? rc : 0;
+	return writer_failed(o, rc);
+}
+
+/* The trigger at its place among the events (the probe hit). */
+static int on_trigger(void *ctx, uint64_t ns, const struct mt_bundle_trigger *t)
+{
+	struct mt_pfout *o = ctx;
+	struct pf_trigger pt = { 0 };
+	int rc = windows_upto(o, ns, UINT64_MAX);
+
+	if (rc)
+		return rc;
+	pt.ts_ns = ns;
+	pt.pid = (int32_t)t->d.pid;
+	pt.tid = t->d.tid;
+	pt.ip = t->d.ip;
+	pt.reason = t->spec && t->spec[0] ? t->spec : mt_bundle_reason_name(t->d.reason);
+	if (!pt.reason)
+		pt.reason = "trigger";
+	pt.freeze_path = mt_bundle_freeze_name(t->d.freeze_path); /* NULL: the writer's "unknown" */
+	pt.symbol = t->d.ip ? mt_decode_symbol_at(o->d, t->d.pid, t->d.ip) : NULL;
+	pt.skid_ns = t->d.skid_ns ? (int64_t)t->d.skid_ns : -1;
+	return writer_failed(o, pf_writer_set_trigger(o->w, &pt));
 }
 
 int mt_pfout_init(struct mt_pfout *o, struct mt_decode *d, struct mt_bundle_reader *r,
 		  struct pf_writer *w, struct mt_decode_sink *sink)
 {
 	struct mt_bundle_trigger t;
-	struct pf_trigger pt = { 0 };
 	uint64_t ns;
 
 	memset(o, 0, sizeof(*o));
 	o->d = d;
 	o->r = r;
 	o->w = w;
-	*sink = (struct mt_decode_sink){ on_thread, on_event, NULL, o };
+	*sink = (struct mt_decode_sink){ on_thread, on_event, on_trigger, o };
 	if (mt_decode_trigger(d, &ns, &t))
 		return 0;
-	pt.ts_ns = ns;
 	o->trigger_ns = ns;
-	pt.pid = (int32_t)t.d.pid;
-	pt.tid = t.d.tid;
-	pt.ip = t.d.ip;
-	pt.reason = t.spec && t.spec[0] ? t.spec : mt_bundle_reason_name(t.d.reason);
-	if (!pt.reason)
-		pt.reason = "trigger";
-	pt.freeze_path = mt_bundle_freeze_name(t.d.freeze_path); /* NULL: the writer's "unknown" */
-	pt.symbol = t.d.ip ? mt_decode_symbol_at(d, t.d.pid, t.d.ip) : NULL;
-	pt.skid_ns = t.d.skid_ns ? (int64_t)t.d.skid_ns : -1;
-	if (declare_process(o, t.d.pid))
-		return -1;
-	return pf_writer_set_trigger(w, &pt);
+	/* Its track belongs to the process, declared before any event. */
+	return declare_process(o, t.d.pid) ? -1 : 0;
 }
 
 uint64_t mt_pfout_end_ns(const struct mt_pfout *o)
@@ -188,8 +268,14 @@ uint64_t mt_pfout_end_ns(const struct mt_pfout *o)
 	return o->trigger_ns > o->last_ns ? o->trigger_ns : o->last_ns;
 }
 
+int mt_pfout_finish(struct mt_pfout *o, uint64_t end_ns)
+{
+	return windows_upto(o, UINT64_MAX, end_ns < o->last_ns ? o->last_ns : end_ns);
+}
+
 void mt_pfout_fini(struct mt_pfout *o)
 {
+	free(o->windows);
 	free(o->frames);
 	free(o->threads);
 	free(o->pids);

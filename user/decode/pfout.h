@@ -21,13 +21,28 @@ struct mt_pfout {
 	uint32_t *pids;		/* processes declared */
 	size_t npids, pids_cap;
 	uint64_t last_ns;
-	uint64_t trigger_ns;	/* 0 without a trigger */
+	uint64_t trigger_ns;	/* the time it recorded; 0 without a trigger */
+	/* Per CPU stream, a "CPU N trace" track with one slice over the
+	 * window its trace covers (mt_decode_cpu_window()), written as the
+	 * events pass its edges. */
+	struct mt_pfout_window {
+		uint64_t first, last;
+		int track;
+		int state;	/* 0: not begun, 1: open, 2: ended */
+	} *windows;
+	size_t nwindows;
+	int windows_loaded;
+	int32_t window_frame;
 	char err[256];
 };
 
 /* A sink writing to W (already open); declares the bundle's trigger. */
 int mt_pfout_init(struct mt_pfout *o, struct mt_decode *d, struct mt_bundle_reader *r,
 		  struct pf_writer *w, struct mt_decode_sink *sink);
+/* Writes what is left after the run (the ends of the CPU windows, none
+ * later than END_NS unless events were); call before pf_writer_close().
+ * Returns 0 or a writer error (o->err says). */
+int mt_pfout_finish(struct mt_pfout *o, uint64_t end_ns);
 void mt_pfout_fini(struct mt_pfout *o);
 /* Where frames still open end: the freeze, i.e. the trigger when it comes
  * after the last decoded event (the trace before it is a lower bound, and

@@ -31,6 +31,7 @@ struct pf_thread {
 	uint32_t depth;		/* open frames, hidden ones included */
 	uint64_t hidden;	/* frames hidden under the open depth-cap marker */
 	bool seg_started;	/* a non-inferred event was seen in this segment */
+	bool plain;		/* a track of its own (pf_writer_add_track()), no thread */
 	void *fmt;		/* the format's per-thread state */
 };
 
@@ -74,6 +75,7 @@ struct pf_writer {
 	struct pf_thread *threads;
 	size_t nthreads, threads_cap;
 	uint64_t next_uuid;
+	unsigned int plain_tracks;	/* declared with pf_writer_add_track() */
 	uint64_t last_ts;		/* of the last event handed to the format */
 
 	struct pf_trigger trig;		/* strings are owned, cleaned copies */

@@ -145,6 +145,9 @@ static int process(struct pf_writer *w, const struct pf_process *p)
 
 static int thread(struct pf_writer *w, struct pf_thread *t)
 {
+	/* The first track of its own names their pseudo-process. */
+	if (t->plain && !w->plain_tracks++)
+		metadata(w, t->pid, t->pid, "process_name", "mtrace");
 	metadata(w, t->pid, t->tid, "thread_name", t->name);
 	return done(w);
 }
@@ -160,6 +163,8 @@ static int begin(struct pf_writer *w, struct pf_thread *t, uint64_t ts, int32_t 
 	put_str(w, f->name);
 	if (f->flags & PF_FRAME_KERNEL)
 		put(w, ",\"cat\":\"kernel\"");
+	else if (f->flags & PF_FRAME_UNTRACED)
+		put(w, ",\"cat\":\"untraced\"");
 	if (func == w->marker_func) {
 		/* The depth-cap marker: its END carries the count. */
 		put(w, "}");

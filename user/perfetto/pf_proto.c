@@ -53,6 +53,7 @@ enum {
 	TE_DEBUG_ANNOTATIONS = 4,
 	TE_TYPE = 9,
 	TE_NAME_IID = 10,
+	TE_CATEGORIES = 22,
 	TE_SOURCE_LOCATION_IID = 34,
 	TYPE_SLICE_BEGIN = 1,
 	TYPE_SLICE_END = 2,
@@ -363,6 +364,11 @@ static int thread(struct pf_writer *w, struct pf_thread *t)
 	b = new_packet(w);
 	m = pb_open(b, PKT_TRACK_DESCRIPTOR);
 	pb_uint(b, TD_UUID, t->uuid);
+	if (t->plain) {
+		pb_str(b, TD_NAME, t->name);
+		pb_close(b, m);
+		return write_packet(w, b);
+	}
 	m2 = pb_open(b, TD_THREAD);
 	pb_uint(b, THD_PID, (uint64_t)(int64_t)t->pid);
 	pb_uint(b, THD_TID, (uint64_t)t->tid);
@@ -383,6 +389,8 @@ static int begin(struct pf_writer *w, struct pf_thread *t, uint64_t ts, int32_t 
 	rc = put_name(w, s, func, !marker);
 	if (rc)
 		return rc;
+	if (w->funcs.v[func].flags & PF_FRAME_UNTRACED)
+		pb_str(&state(w)->te, TE_CATEGORIES, "untraced");
 	if (inferred)
 		annot_uint(w, s, ANN_INFERRED_START, DA_BOOL, 1);
 	return write_event(w, s, ts);

@@ -208,10 +208,27 @@ oom:
 	return fail(w, PF_ENOMEM, "out of memory declaring process %" PRId32, pid);
 }
 
+/* Adds T (a thread or a track of its own) named NAME; returns its handle. */
+static int add_track(struct pf_writer *w, struct pf_thread *t, const char *name)
+{
+	int rc;
+
+	if (w->nthreads >= INT32_MAX)
+		return fail(w, PF_EINVAL, "too many threads");
+	t->name = pf_utf8_dup(name ? name : "");
+	if (!t->name || MT_ARRAY_RESERVE(w->threads, w->threads_cap, w->nthreads, 1)) {
+		free(t->name);
+		return fail(w, PF_ENOMEM, "out of memory declaring thread %" PRId64, t->tid);
+	}
+	t->uuid = w->next_uuid++;
+	w->threads[w->nthreads++] = *t;
+	rc = w->ops->thread(w, &w->threads[w->nthreads - 1]);
+	return rc ? format_failed(w, rc) : (int)(w->nthreads - 1);
+}
+
 int pf_writer_add_thread(struct pf_writer *w, int32_t pid, int64_t tid, const char *name)
 {
 	struct pf_thread t = { .pid = pid, .tid = tid };
-	int rc;
 
 	if (!w)
 		return -PF_EINVAL;
@@ -223,17 +240,19 @@ int pf_writer_add_thread(struct pf_writer *w, int32_t pid, int64_t tid, const ch
 	for (size_t i = 0; i < w->nthreads; i++)
 		if (w->threads[i].tid == tid && w->threads[i].pid == pid)
 			return fail(w, PF_EEXIST, "thread %" PRId64 " declared twice", tid);
-	if (w->nthreads >= INT32_MAX)
-		return fail(w, PF_EINVAL, "too many threads");
-	t.name = pf_utf8_dup(name ? name : "");
-	if (!t.name || MT_ARRAY_RESERVE(w->threads, w->threads_cap, w->nthreads, 1)) {
-		free(t.name);
-		return fail(w, PF_ENOMEM, "out of memory declaring thread %" PRId64, tid);
-	}
-	t.uuid = w->next_uuid++;
-	w->threads[w->nthreads++] = t;
-	rc = w->ops->thread(w, &w->threads[w->nthreads - 1]);
-	return rc ? format_failed(w, rc) : (int)(w->nthreads - 1);
+	return add_track(w, &t, name);
+}
+
+int pf_writer_add_track(struct pf_writer *w, const char *name)
+{
+	struct pf_thread t = { .pid = PF_JSON_TRACK_PID, .plain = true };
+
+	if (!w)
+		return -PF_EINVAL;
+	if (w->dead)
+		return -PF_EIO;
+	t.tid = (int64_t)w->nthreads + 1;	/* its JSON row */
+	return add_track(w, &t, name);
 }
 
 int32_t pf_writer_intern(struct pf_writer *w, const struct pf_frame *f)

@@ -99,6 +99,10 @@ struct pf_options {
 
 /* Frame flags, fixed per function (part of the interned identity). */
 #define PF_FRAME_KERNEL		(1u << 0)	/* kernel code: name gets " [kernel]" */
+/* Not code: time the trace does not cover (in a syscall, descheduled,
+ * trace off). Its slices get the category "untraced", so that idle time
+ * is not read as a slow call. */
+#define PF_FRAME_UNTRACED	(1u << 1)
 
 /*
  * What is known about one function. Everything is copied by
@@ -157,6 +161,13 @@ int pf_writer_add_process(struct pf_writer *w, int32_t pid, const char *name,
 
 /* Declares a thread of a declared process; returns its handle (>= 0). */
 int pf_writer_add_thread(struct pf_writer *w, int32_t pid, int64_t tid, const char *name);
+
+/* Declares a track of its own, outside every process (e.g. the time a
+ * CPU's trace covers); returns a handle for the event calls like a
+ * thread's. In JSON its events go to the pseudo-process PF_JSON_TRACK_PID,
+ * named "mtrace", one row per track. */
+int pf_writer_add_track(struct pf_writer *w, const char *name);
+#define PF_JSON_TRACK_PID (-1)
 
 /* Interns a function; returns its id (>= 0). Interning the same content
  * again returns the same id. Cheap ids are the point: call this once per

@@ -10,7 +10,7 @@
 # slow_path. Everything else is real: the module's rings and sideband hook,
 # the BPF trigger and its kfunc freeze, the mmap readout, the decoder and
 # the writer. e2e_check compares the trace with the generator's truth.
-# The trace, the truths and a summary go to /tmp/rig-export/e2e, which the
+# The trace, its bundle, the truths and a summary go to /tmp/rig-export/e2e, which the
 # rig copies to the host (make demo shows them).
 T=/tmp/e2e
 RING=8192
@@ -47,7 +47,8 @@ mkdir -p $T/ctl
 taskset -p -c 1 $$ >/dev/null
 t0=$(cut -d' ' -f1 /proc/uptime)
 insmod "$MTRACE_KO" sim=1 || { echo "FAIL e2e-load: insmod sim=1 failed"; exit 0; }
-mtrace-user -b 8K -o $T/trace.pftrace --trigger uprobe:$APP:slow_path -- $APP $T/ctl \
+mtrace-user -b 8K -o $T/trace.pftrace --keep-bundle $T/trace.mtrace --portable \
+	--trigger uprobe:$APP:slow_path -- $APP $T/ctl \
 	>$T/rec.log 2>&1 &
 rec=$!
 
@@ -88,6 +89,6 @@ e2e_check $T/trace.pftrace --binary "$APP=$bias" --thread "$tid_a:worker-a=$T/a.
 cat $T/check.out
 echo "# e2e: $(echo "$t1 - $t0" | bc) s from insmod to the trace"
 mkdir -p $EXPORT
-cp $T/trace.pftrace $T/a.truth $T/b.truth $EXPORT/ 2>/dev/null
+cp $T/trace.pftrace $T/trace.mtrace $T/a.truth $T/b.truth $EXPORT/ 2>/dev/null
 sed -n '/^Trigger /,$p' $T/check.out >$EXPORT/summary.txt
 rmmod mtrace || echo "FAIL e2e-unload: rmmod failed"

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: MIT
+/* `mtrace-user report BUNDLE...`: what the snapshots say, for a terminal
+ * or (--json) a script (report/report.h). */
+#include "commands.h"
+
+#include "narrow_args.h"
+#include "report/report.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: mtrace-user report [OPTIONS] BUNDLE [BUNDLE...]\n\n"
+		"Decodes snapshot bundles and prints what they say: the trigger and the call\n"
+		"stack at it, the slowest calls per function (count, total, p50, p99, max and\n"
+		"the stack of the slowest), top functions by self and inclusive time, each\n"
+		"thread's running / syscall / descheduled / untraced shares, and the decode's\n"
+		"health. With several bundles, also the triggering function's latency across\n"
+		"them and what the slowest did differently from the median.\n\n"
+		"      --json            JSON instead of text (every figure in ns)\n"
+		"      --width N         text columns (default 80)\n"
+		"      --top N           rows per table (default 8)\n"
+		"      --color WHEN      auto (default: on a terminal), always or never\n"
+		"      --debug-path PATH separate debug files (as for decode)\n"
+		"      --embedded-only   use only binaries embedded in the bundles\n"
+		"  -j, --jobs N          decode N CPU streams at once\n\n%s",
+		narrow_help);
+}
+
+struct report_args {
+	int json, color, embedded_only;
+	unsigned int width, top, jobs;
+	const char *debug_path;
+	struct decode_request q;	/* the narrowing, as decode takes it */
+};
+
+static int number(const char *opt, const char *s, unsigned int lo, unsigned int hi,
+		  unsigned int *v)
+{
+	char *end;
+	long x;
+
+	errno = 0;
+	x = strtol(s, &end, 10);
+	if (errno || *end || x < (long)lo || x > (long)hi) {
+		fprintf(stderr, "mtrace-user report: --%s wants %u..%u, not '%s'\n", opt, lo, hi, s);
+		return 2;
+	}
+	*v = (unsigned int)x;
+	return 0;
+}
+
+static int parse(int argc, char **argv, struct report_args *a)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'J' },
+		{ "width", required_argument, NULL, 'w' },
+		{ "top", required_argument, NULL, 't' },
+		{ "color", required_argument, NULL, 'c' },
+		{ "debug-path", required_argument, NULL, 'd' },
+		{ "embedded-only", no_argument, NULL, 'E' },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		NARROW_OPTIONS,
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *env = getenv("NO_COLOR"), *term = getenv("TERM");
+	int c, rc = 0;
+
+	*a = (struct report_args){ .width = 80, .top = 8, .q.who = "mtrace-user report" };
+	a->color = isatty(STDOUT_FILENO) && !(env && *env) && !(term && !strcmp(term, "dumb"));
+	while (!rc && (c = getopt_long(argc, argv, "j:h", opts, NULL)) != -1) {
+		if ((rc = narrow_option(c, optarg, a->q.who, &a->q)) >= 0)
+			continue;
+		rc = 0;
+		switch (c) {
+		case 'J': a->json = 1; break;
+		case 'w': rc = number("width", optarg, 60, 1000, &a->width); break;
+		case 't': rc = number("top", optarg, 1, 1000, &a->top); break;
+		case 'j': rc = number("jobs", optarg, 1, 1024, &a->jobs); break;
+		case 'd': a->debug_path = optarg; break;
+		case 'E': a->embedded_only = 1; break;
+		case 'c':
+			if (!strcmp(optarg, "always") || !strcmp(optarg, "never"))
+				a->color = optarg[0] == 'a';
+			else if (strcmp(optarg, "auto"))
+				rc = (fprintf(stderr, "mtrace-user report: --color wants auto, always or "
+						      "never, not '%s'\n", optarg), 2);
+			break;
+		case 'h': usage(stdout); return 1;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (!rc && optind >= argc) {
+		usage(stderr);
+		rc = 2;
+	}
+	return rc;
+}
+
+/* One bundle into a report; 0 or the exit status. */
+static int collect(const char *path, const struct report_args *a, struct mt_report **out)
+{
+	struct mt_decode_opts o = { .debug_path = a->debug_path, .jobs = a->jobs,
+				    .embedded_only = a->embedded_only };
+	struct mt_bundle_reader *r;
+	struct mt_decode_sink sink;
+	struct mt_report *rep;
+	struct mt_decode *d;
+	char err[512];
+	int rc;
+
+	narrow_decode_opts(&a->q, &o);
+	if (mt_bundle_open(&r, path, err, sizeof(err)) < 0) {
+		fprintf(stderr, "mtrace-user report: %s\n", err);
+		return 1;
+	}
+	if (mt_decode_open(&d, r, &o, err, sizeof(err)) < 0) {
+		fprintf(stderr, "mtrace-user report: %s: %s\n", path, err);
+		mt_bundle_close(r);
+		return 1;
+	}
+	rep = mt_report_new();
+	if (!rep) {
+		rc = -1;
+	} else {
+		rep->label = path;
+		sink = mt_report_sink(rep, mt_decode_label, d);
+		rc = narrow_run(d, &a->q, &sink, NULL);
+		if (!rc)
+			rc = mt_report_finish(rep, d, r);
+	}
+	mt_decode_free(d);
+	mt_bundle_close(r);
+	if (rc) {
+		fprintf(stderr, "mtrace-user report: %s: out of memory\n", path);
+		mt_report_free(rep);
+		return 1;
+	}
+	*out = rep;
+	return 0;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_args a;
+	struct mt_report **reps;
+	int rc = parse(argc, argv, &a), n = 0;
+
+	if (rc)
+		return rc == 1 ? 0 : rc;
+	reps = calloc((size_t)(argc - optind), sizeof(*reps));
+	if (!reps)
+		return 1;
+	for (int i = optind; i < argc && !rc; i++)
+		if (!(rc = collect(argv[i], &a, &reps[n])))
+			n++;
+	if (!rc) {
+		struct mt_report_style s = { a.color, a.width, a.top };
+
+		if (a.json)
+			mt_report_json(stdout, reps, (size_t)n);
+		else
+			mt_report_text(stdout, reps, (size_t)n, &s);
+		if (fflush(stdout))
+			rc = 1;
+	}
+	for (int i = 0; i < n; i++)
+		mt_report_free(reps[i]);
+	free(reps);
+	return rc;
+}

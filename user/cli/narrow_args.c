@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: MIT
+/* decode's narrowing options; see narrow_args.h. */
+#include "narrow_args.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+const char narrow_help[] =
+	"Narrowing (combine freely; applied before anything is written):\n"
+	"      --around-trigger D  only the time D before the trigger and D after it\n"
+	"      --time FROM,TO      only that window: nanoseconds on the trace's clock,\n"
+	"                          or T, T-D, T+D around the trigger; an end may be empty\n"
+	"      --tid TID[,TID...]  only these threads (others are not rebuilt)\n"
+	"      --cpu CPU[,CPU...]  only these CPUs' trace (others are not decoded)\n"
+	"      --function SYM      only calls of SYM, what they call, and their callers\n"
+	"      --min-duration D    leave out calls shorter than D (their time stays in\n"
+	"                          their caller)\n"
+	"      --max-depth N       leave out frames nested deeper than N\n"
+	"  Durations: a number with ns, us, ms or s (default ns).\n";
+
+/* A comma-separated list of numbers into V (at most DECODE_MAX_LIST). */
+static int parse_list(const char *who, const char *opt, const char *s, uint32_t *v, size_t *n)
+{
+	const char *p = s;
+	char *end;
+
+	do {
+		unsigned long x;
+
+		errno = 0;
+		x = strtoul(p, &end, 10);
+		if (errno || end == p || x > UINT32_MAX || (*end && *end != ',') ||
+		    *n == DECODE_MAX_LIST) {
+			fprintf(stderr, "%s: --%s wants numbers separated by commas (at most %d), "
+					"not '%s'\n",
+				who, opt, DECODE_MAX_LIST, s);
+			return 2;
+		}
+		v[(*n)++] = (uint32_t)x;
+		p = end + 1;
+	} while (*end);
+	return 0;
+}
+
+static int parse_duration(const char *who, const char *opt, const char *s, uint64_t *ns)
+{
+	if (!mt_narrow_parse_duration(s, ns))
+		return 0;
+	fprintf(stderr, "%s: --%s wants a duration (e.g. 2ms), not '%s'\n", who, opt, s);
+	return 2;
+}
+
+int narrow_option(int c, const char *arg, const char *who, struct decode_request *q)
+{
+	struct mt_narrow_opts *o = &q->narrow;
+	char err[256];
+	uint64_t v;
+	char *end;
+
+	switch (c) {
+	case 'A':
+		if (parse_duration(who, "around-trigger", arg, &v))
+			return 2;
+		if (v > INT64_MAX)
+			v = INT64_MAX;
+		*o = (struct mt_narrow_opts){ 1, 1, -(int64_t)v, (int64_t)v, o->function,
+					      o->min_duration, o->max_depth };
+		return 0;
+	case 'T':
+		if (!mt_narrow_parse_time(arg, o, err, sizeof(err)))
+			return 0;
+		fprintf(stderr, "%s: %s\n", who, err);
+		return 2;
+	case 'I':
+		return parse_list(who, "tid", arg, q->tids, &q->ntids);
+	case 'C':
+		return parse_list(who, "cpu", arg, q->cpus, &q->ncpus);
+	case 'F':
+		o->function = arg;
+		return 0;
+	case 'M':
+		return parse_duration(who, "min-duration", arg, &o->min_duration);
+	case 'D':
+		errno = 0;
+		v = strtoul(arg, &end, 10);
+		if (errno || *end || v < 1 || v > 4096) {
+			fprintf(stderr, "%s: --max-depth wants 1..4096, not '%s'\n", who, arg);
+			return 2;
+		}
+		o->max_depth = (unsigned int)v;
+		return 0;
+	}
+	return -1;
+}
+
+void narrow_decode_opts(const struct decode_request *q, struct mt_decode_opts *o)
+{
+	o->cpus = q->ncpus ? q->cpus : NULL;
+	o->ncpus = q->ncpus;
+	o->tids = q->ntids ? q->tids : NULL;
+	o->ntids = q->ntids;
+}
+
+int narrow_run(struct mt_decode *d, const struct decode_request *q,
+	       const struct mt_decode_sink *sink, uint64_t *end)
+{
+	struct mt_narrow n;
+	struct mt_decode_sink ns;
+	int rc;
+
+	if (!mt_narrow_active(&q->narrow))
+		return mt_decode_run(d, sink);
+	mt_narrow_init(&n, d, &q->narrow, sink);
+	ns = mt_narrow_sink(&n);
+	rc = mt_narrow_run(&n, &ns);
+	if (end)
+		*end = mt_narrow_end_ns(&n, *end);
+	mt_narrow_fini(&n);
+	return rc;
+}

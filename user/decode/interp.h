@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Times between timing packets. libipt gives every block the time of the
+ * latest timing packet it has read, so all the blocks up to the next one
+ * share a timestamp and the calls among them look zero-length. This queue
+ * holds the control flow reported with one time value and, when the next
+ * value arrives, hands it on with times spread over the interval in
+ * proportion to the instructions executed before each item. Every time
+ * stays within [value, next value], the bounds the packets prove: a value
+ * is read just before the branch packets that follow it, so the blocks
+ * reported with it ran from it to the next one.
+ *
+ * An interval that holds trace-off time (a disable or a gap) is not
+ * spread: how much of it the code ran is unknown, and the context-switch
+ * attribution of a stretch relies on its end (the disable) being a lower
+ * bound. Nor is the last one, which no later value bounds, or one cut by
+ * an enable before the next timing packet. Unspread items keep the time
+ * they were reported with.
+ *
+ * With CYC packets the values change at nearly every branch packet, and
+ * the spread is over the blocks of one packet.
+ */
+#ifndef MTRACE_DECODE_INTERP_H
+#define MTRACE_DECODE_INTERP_H
+
+#include "decode/blkdec.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct mt_interp_item {
+	uint64_t a;		/* BLOCK: ip; XFER: return address; DISABLE: at; GAP: reason */
+	uint64_t insns;		/* BLOCK: its instructions */
+	uint64_t tsc;		/* as reported (an event's own time may be earlier) */
+	uint8_t kind;		/* enum mt_op_kind */
+	uint8_t x;		/* XFER: the transfer */
+};
+
+struct mt_interp {
+	const struct mt_blk_handler *h;	/* where the items go, enable excepted */
+	struct mt_interp_item *v;
+	size_t n, cap;
+	uint64_t base;		/* the queued items' time */
+	uint64_t insns;		/* instructions queued */
+	size_t offs;		/* disables and gaps queued */
+};
+
+void mt_interp_init(struct mt_interp *q, const struct mt_blk_handler *h);
+void mt_interp_fini(struct mt_interp *q);
+
+/* Control flow at time TSC (the decoder's current time). When TSC differs
+ * from the queued items' time, they are handed on first, spread up to TSC. */
+void mt_interp_block(struct mt_interp *q, uint64_t tsc, uint64_t ip, uint64_t insns);
+void mt_interp_transfer(struct mt_interp *q, enum mt_xfer x, uint64_t ret_addr);
+void mt_interp_disable(struct mt_interp *q, uint64_t tsc, uint64_t at);
+void mt_interp_gap(struct mt_interp *q, uint64_t tsc, uint32_t reason);
+/* Hands on everything queued; END is the next time value (an enable's),
+ * or 0 at the end of the stream. */
+void mt_interp_flush(struct mt_interp *q, uint64_t end);
+
+#endif

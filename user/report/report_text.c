@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: MIT
+/* The report for a terminal: fits its width (80 columns by default),
+ * colour only when asked (a TTY); see report.h. */
+#include "report/report.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct out {
+	FILE *f;
+	const struct mt_report_style *s;
+	int name_w;		/* width of function-name columns */
+};
+
+static const char *on(const struct out *o, const char *code)
+{
+	return o->s->color ? code : "";
+}
+
+static const char *off(const struct out *o)
+{
+	return o->s->color ? "\033[0m" : "";
+}
+
+static void heading(const struct out *o, const char *text)
+{
+	fprintf(o->f, "\n%s%s%s\n", on(o, "\033[1m"), text, off(o));
+}
+
+/* NAME cut to W columns (with "~" where it was cut), padded to W unless
+ * it ends the line. */
+static void put_name_pad(const struct out *o, const char *name, int w, int pad)
+{
+	int n = (int)strlen(name);
+
+	if (n <= w)
+		fprintf(o->f, "%-*s", pad ? w : 0, name);
+	else
+		fprintf(o->f, "%.*s~", w - 1, name);
+}
+
+static void put_name(const struct out *o, const char *name, int w)
+{
+	put_name_pad(o, name, w, 1);
+}
+
+/* One frame of a stack, indented by its depth, ending the line. */
+static void put_frame(const struct out *o, const char *name, size_t depth)
+{
+	int indent = (int)(depth < 20 ? 2 * depth : 40);
+
+	fprintf(o->f, "    %*s", indent, "");
+	put_name_pad(o, name, (int)o->s->width - 5 - indent, 0);
+	fputc('\n', o->f);
+}
+
+static const char *thread_name(const struct mt_report *rep, uint32_t tid)
+{
+	for (size_t i = 0; i < rep->nthreads; i++)
+		if (rep->threads[i].tid == tid && rep->threads[i].name[0])
+			return rep->threads[i].name;
+	return "?";
+}
+
+static const char *fn_name(const struct mt_report *rep, size_t fn)
+{
+	return fn == SIZE_MAX ? "[untraced]" : rep->fns[fn].name;
+}
+
+static void trigger(const struct out *o, const struct mt_report *rep)
+{
+	char t[32];
+
+	if (!rep->have_trigger) {
+		fprintf(o->f, "\nNo trigger in this snapshot.\n");
+		return;
+	}
+	mt_fmt_ns(t, sizeof(t), rep->last > rep->trigger_ns ? rep->last - rep->trigger_ns : 0);
+	fprintf(o->f, "\n%sTrigger%s %s\n  on %s (tid %u) at %" PRIu64 " ns", on(o, "\033[1;33m"),
+		off(o), rep->trigger_what, thread_name(rep, rep->trigger_tid), rep->trigger_tid,
+		rep->trigger_ns);
+	fprintf(o->f, ", %s before the data ends\n", t);
+	if (rep->trigger_latency >= 0) {
+		mt_fmt_ns(t, sizeof(t), (uint64_t)rep->trigger_latency);
+		fprintf(o->f, "  %s had been running for %s\n", rep->trigger_symbol, t);
+	}
+	fprintf(o->f, "  Call stack at the trigger:\n");
+	for (size_t i = 0; i < rep->trigger_depth; i++)
+		put_frame(o, fn_name(rep, rep->trigger_stack[i]), i);
+}
+
+static int by_key(const void *a, const void *b, void *key)
+{
+	const uint64_t *k = key;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	/* descending, ties by index: the output does not depend on qsort */
+	return k[x] != k[y] ? (k[x] < k[y] ? 1 : -1) : (x > y) - (x < y);
+}
+
+/* The indexes of KEY's N entries above 0, by KEY descending, into IDX. */
+static size_t order(const uint64_t *key, size_t n, size_t *idx)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (key[i])
+			idx[k++] = i;
+	qsort_r(idx, k, sizeof(*idx), by_key, (void *)key);
+	return k;
+}
+
+static void slowest(const struct out *o, const struct mt_report *rep, size_t *idx)
+{
+	uint64_t *key = calloc(rep->nfns ? rep->nfns : 1, sizeof(*key));
+	char c[5][16];
+	size_t k;
+
+	if (!key)
+		return;
+	for (size_t i = 0; i < rep->nfns; i++)
+		key[i] = rep->fns[i].ndurs ? rep->fns[i].max + 1 : 0;
+	k = order(key, rep->nfns, idx);
+	heading(o, "Slowest calls, per function");
+	fprintf(o->f, "  %-*s %7s %9s %9s %9s %9s\n", o->name_w, "function", "calls", "total", "p50",
+		"p99", "max");
+	for (size_t i = 0; i < k && i < o->s->top; i++) {
+		const struct mt_rep_fn *f = &rep->fns[idx[i]];
+
+		mt_fmt_ns(c[0], sizeof(c[0]), mt_report_total(f));
+		mt_fmt_ns(c[1], sizeof(c[1]), mt_report_pct(f, 50));
+		mt_fmt_ns(c[2], sizeof(c[2]), mt_report_pct(f, 99));
+		mt_fmt_ns(c[3], sizeof(c[3]), f->max);
+		fputs("  ", o->f);
+		put_name(o, f->name, o->name_w);
+		fprintf(o->f, " %7zu %9s %9s %9s %9s\n", f->ndurs, c[0], c[1], c[2], c[3]);
+	}
+	if (k) {
+		const struct mt_rep_fn *f = &rep->fns[idx[0]];
+
+		mt_fmt_ns(c[4], sizeof(c[4]), f->max);
+		fprintf(o->f, "  The slowest, %s (%s, %s):\n", f->name, c[4],
+			thread_name(rep, f->max_tid));
+		for (size_t i = 0; i < f->max_depth; i++)
+			put_frame(o, fn_name(rep, f->max_stack[i]), i);
+	} else {
+		fprintf(o->f, "  (no call with both ends in the data)\n");
+	}
+	free(key);
+}
+
+/* Top functions by self and by inclusive time, of SELF/INCL over N. */
+static void where(const struct out *o, const struct mt_report *rep, const char *title,
+		  const uint64_t *self, const uint64_t *incl, size_t n, uint64_t base, size_t *idx,
+		  size_t *idx2, unsigned int top)
+{
+	size_t a = order(self, n, idx), b = order(incl, n, idx2);
+	int w = ((int)o->s->width - 4 - 2 * 17) / 2;
+	char t[16];
+
+	heading(o, title);
+	fprintf(o->f, "  %-*s %9s %6s  %-*s %9s %6s\n", w, "by self time", "", "%", w, "inclusive",
+		"", "%");
+	for (size_t i = 0; i < top && (i < a || i < b); i++) {
+		fputs("  ", o->f);
+		if (i < a) {
+			mt_fmt_ns(t, sizeof(t), self[idx[i]]);
+			put_name(o, rep->fns[idx[i]].name, w);
+			fprintf(o->f, " %9s %5.1f%%", t, base ? 100.0 * (double)self[idx[i]] / (double)base : 0);
+		} else {
+			fprintf(o->f, "%*s", w + 17, "");
+		}
+		if (i < b) {
+			mt_fmt_ns(t, sizeof(t), incl[idx2[i]]);
+			fputs("  ", o->f);
+			put_name(o, rep->fns[idx2[i]].name, w);
+			fprintf(o->f, " %9s %5.1f%%", t, base ? 100.0 * (double)incl[idx2[i]] / (double)base : 0);
+		}
+		fputc('\n', o->f);
+	}
+}
+
+/* PART of WHOLE as " 12.3%", "<0.1%" for a sliver, in 9 columns. */
+static const char *share(char *buf, size_t len, uint64_t part, uint64_t whole)
+{
+	double p = whole ? 100.0 * (double)part / (double)whole : 0;
+
+	if (part && p < 0.05)
+		snprintf(buf, len, "%9s", "<0.1%");
+	else
+		snprintf(buf, len, "%8.1f%%", p);
+	return buf;
+}
+
+static uint64_t running(const struct mt_rep_thread *t)
+{
+	uint64_t span = t->last - t->first, off = t->syscall + t->untraced + t->desched;
+
+	return span > off ? span - off : 0;
+}
+
+static void threads(const struct out *o, const struct mt_report *rep)
+{
+	uint64_t win = rep->last - rep->first;
+	int w = (int)o->s->width - 2 - 5 * 10;
+	char name[64], p[5][16];
+
+	heading(o, "Threads: shares of the window");
+	fprintf(o->f, "  %-*s %9s %9s %9s %9s %9s\n", w, "thread", "running", "syscall", "desched",
+		"untraced", "no data");
+	for (size_t i = 0; i < rep->nthreads; i++) {
+		const struct mt_rep_thread *t = &rep->threads[i];
+		uint64_t span = t->last - t->first;
+
+		snprintf(name, sizeof(name), "%s (%u)", t->name[0] ? t->name : "?", t->tid);
+		fputs("  ", o->f);
+		put_name(o, name, w);
+		fprintf(o->f, " %s %s %s %s %s\n", share(p[0], 16, running(t), win),
+			share(p[1], 16, t->syscall, win), share(p[2], 16, t->desched, win),
+			share(p[3], 16, t->untraced, win), share(p[4], 16, win - span, win));
+	}
+}
+
+static void health(const struct out *o, const struct mt_report *rep)
+{
+	const struct mt_decode_stats *s = &rep->stats;
+	uint64_t lost = 0;
+	int bad = s->errors || s->overflows || rep->ngaps || s->missing_maps || s->backsteps;
+	char t[16];
+
+	for (size_t i = 0; i < rep->ngaps; i++)
+		lost += rep->gaps[i].lost;
+	mt_fmt_ns(t, sizeof(t), lost);
+	heading(o, "Decode health");
+	fprintf(o->f, "  %s%" PRIu64 " gaps (%s lost), %" PRIu64 " decode errors, %" PRIu64
+		      " overflows,\n  %" PRIu64 " mappings without code, %" PRIu64
+		      " gaps for missing code, %" PRIu64 " clamped time steps%s\n",
+		on(o, bad ? "\033[31m" : "\033[32m"), (uint64_t)rep->ngaps, t, s->errors,
+		s->overflows, s->missing_maps, rep->nomap_gaps, s->backsteps, off(o));
+	for (size_t i = 0; i < rep->ngaps && i < o->s->top; i++) {
+		mt_fmt_ns(t, sizeof(t), rep->gaps[i].lost);
+		fprintf(o->f, "  at %" PRIu64 " ns on %s (%u): %s, %s lost\n", rep->gaps[i].ns,
+			thread_name(rep, rep->gaps[i].tid), rep->gaps[i].tid, rep->gaps[i].reason, t);
+	}
+}
+
+static void one(const struct out *o, const struct mt_report *rep)
+{
+	size_t n = rep->nfns ? rep->nfns : 1;
+	size_t *idx = calloc(n, sizeof(*idx)), *idx2 = calloc(n, sizeof(*idx2));
+	uint64_t *self = calloc(n, sizeof(*self)), *incl = calloc(n, sizeof(*incl)), run = 0;
+	char w[16], name[96];
+
+	if (!idx || !idx2 || !self || !incl)
+		goto out;
+	mt_fmt_ns(w, sizeof(w), rep->last - rep->first);
+	fprintf(o->f, "%s%s%s: a window of %s, %zu threads, %zu functions\n", on(o, "\033[1m"),
+		rep->label ? rep->label : "snapshot", off(o), w, rep->nthreads, rep->nfns);
+	trigger(o, rep);
+	slowest(o, rep, idx);
+	for (size_t i = 0; i < rep->nfns; i++) {
+		self[i] = rep->fns[i].self;
+		incl[i] = rep->fns[i].incl;
+	}
+	for (size_t i = 0; i < rep->nthreads; i++)
+		run += running(&rep->threads[i]);
+	where(o, rep, "Where the time went, all threads (% of running time)", self, incl,
+	      rep->nfns, run, idx, idx2, o->s->top);
+	for (size_t i = 0; i < rep->nthreads; i++) {
+		const struct mt_rep_thread *t = &rep->threads[i];
+
+		snprintf(name, sizeof(name), "Thread %s (%u)", t->name[0] ? t->name : "?", t->tid);
+		where(o, rep, name, t->self, t->incl, t->nfn, running(t), idx, idx2, 3);
+	}
+	threads(o, rep);
+	health(o, rep);
+out:
+	free(idx);
+	free(idx2);
+	free(self);
+	free(incl);
+}
+
+static void compare(const struct out *o, struct mt_report *const *reps, size_t n)
+{
+	struct mt_rep_compare c;
+	char a[16], b[16], d[16];
+
+	if (mt_report_compare(reps, n, &c)) {
+		heading(o, "Across snapshots");
+		fprintf(o->f, "  fewer than two snapshots triggered in %s with a latency to compare\n",
+			reps[0]->trigger_symbol[0] ? reps[0]->trigger_symbol : "the same function");
+		return;
+	}
+	mt_fmt_ns(a, sizeof(a), c.min);
+	mt_fmt_ns(b, sizeof(b), c.p50);
+	mt_fmt_ns(d, sizeof(d), c.max);
+	heading(o, "Across snapshots");
+	fprintf(o->f, "  %s at the trigger, over %zu snapshots: min %s, median %s, max %s\n",
+		c.symbol, c.n, a, b, d);
+	fprintf(o->f, "  The slowest, %s, against the median, spent more in:\n",
+		reps[c.slowest]->label ? reps[c.slowest]->label : "?");
+	for (size_t i = 0; i < c.ngrew; i++) {
+		mt_fmt_ns(a, sizeof(a), (uint64_t)c.grew[i].delta);
+		fputs("    ", o->f);
+		put_name(o, reps[c.slowest]->fns[c.grew[i].fn].name, o->name_w);
+		fprintf(o->f, " +%s\n", a);
+	}
+	if (!c.ngrew)
+		fprintf(o->f, "    nothing: no function's inclusive time grew\n");
+}
+
+void mt_report_text(FILE *out, struct mt_report *const *reps, size_t n,
+		    const struct mt_report_style *style)
+{
+	struct mt_report_style s = *style;
+	struct out o = { out, &s, 0 };
+
+	if (s.width < 60)
+		s.width = 60;
+	if (!s.top)
+		s.top = 8;
+	o.name_w = (int)s.width - 2 - 8 - 4 * 10;
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			fputc('\n', out);
+		one(&o, reps[i]);
+	}
+	if (n > 1)
+		compare(&o, reps, n);
+}
