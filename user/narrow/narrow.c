@@ -2,6 +2,7 @@
 /* Narrowing the decoded events; see narrow.h. */
 #include "narrow/narrow.h"
 
+#include "util/mt_array.h"
 #include "util/util.h"
 
 #include <stdio.h>
@@ -135,7 +136,7 @@ static struct mt_narrow_entry *push(struct mt_narrow *n, size_t thread, uint64_t
 			n->qbase += n->qhead;
 			n->qhead = 0;
 			n->qlen = live;
-		} else if (mt_grow((void **)&n->q, &n->qcap, n->qlen + 1, sizeof(*n->q))) {
+		} else if (MT_ARRAY_GROW_TO(n->q, n->qcap, n->qlen + 1)) {
 			return NULL;
 		}
 	}
@@ -200,7 +201,7 @@ static int open_frame(struct mt_narrow *n, size_t ti, uint64_t ns, const struct 
 	struct mt_narrow_entry *e;
 	int is = sym(n, ev->arg);
 
-	if (mt_grow((void **)&t->stack, &t->cap, t->depth + 1, sizeof(*t->stack)))
+	if (MT_ARRAY_GROW_TO(t->stack, t->cap, t->depth + 1))
 		return -1;
 	f = &t->stack[t->depth];
 	*f = (struct mt_narrow_frame){ ns, UINT64_MAX, ev->arg,

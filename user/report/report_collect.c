@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Filling a report from the decoder's events; see report.h. */
 #include "report/report.h"
+#include "util/mt_array.h"
 
 #include "decode/blkdec.h"
 
@@ -45,8 +46,7 @@ static size_t fn_index(struct mt_report *rep, uint32_t id)
 {
 	uint32_t i = mt_names_of(&rep->names, id);
 
-	if (i == UINT32_MAX || mt_grow((void **)&rep->fns, &rep->capfns, (size_t)i + 1,
-				    sizeof(*rep->fns)))
+	if (i == UINT32_MAX || MT_ARRAY_GROW_TO(rep->fns, rep->capfns, (size_t)i + 1))
 		return SIZE_MAX;
 	for (; rep->nfns <= i; rep->nfns++)
 		rep->fns[rep->nfns].name = rep->names.v[rep->nfns];
@@ -75,9 +75,9 @@ static int thread_fns(struct mt_rep_thread *t, size_t fn)
 
 	if (fn < t->nfn)
 		return 0;
-	if (mt_grow((void **)&t->self, &n, fn + 1, sizeof(*t->self)) ||
-	    mt_grow((void **)&t->incl, &n2, fn + 1, sizeof(*t->incl)) ||
-	    mt_grow((void **)&t->active, &n3, fn + 1, sizeof(*t->active)))
+	if (MT_ARRAY_GROW_TO(t->self, n, fn + 1) ||
+	    MT_ARRAY_GROW_TO(t->incl, n2, fn + 1) ||
+	    MT_ARRAY_GROW_TO(t->active, n3, fn + 1))
 		return -1;
 	t->nfn = n;	/* all three grew alike */
 	return 0;
@@ -85,7 +85,7 @@ static int thread_fns(struct mt_rep_thread *t, size_t fn)
 
 static int add_dur(struct mt_rep_fn *f, uint64_t d)
 {
-	if (mt_grow((void **)&f->durs, &f->capdurs, f->ndurs + 1, sizeof(*f->durs)))
+	if (MT_ARRAY_GROW_TO(f->durs, f->capdurs, f->ndurs + 1))
 		return -1;
 	f->durs[f->ndurs++] = d;
 	return 0;
@@ -154,7 +154,7 @@ static int push(struct mt_report *rep, struct mt_rep_thread *t, uint64_t ns, con
 			return -1;
 		t->active[f.fn]++;
 	}
-	if (mt_grow((void **)&t->stack, &t->cap, t->depth + 1, sizeof(*t->stack)))
+	if (MT_ARRAY_GROW_TO(t->stack, t->cap, t->depth + 1))
 		return -1;
 	t->stack[t->depth++] = f;
 	return 0;

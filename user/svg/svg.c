@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Collecting the calls for the SVG flame graph or chart; see svg.h. */
 #include "svg/svg_internal.h"
+#include "util/mt_array.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +36,7 @@ static uint32_t child(struct mt_svg *g, uint32_t parent, uint32_t name)
 	for (c = g->nodes[parent].child; c; c = g->nodes[c].next)
 		if (g->nodes[c].name == name)
 			return c;
-	if (mt_grow((void **)&g->nodes, &g->capnodes, g->nnodes + 1, sizeof(*g->nodes)))
+	if (MT_ARRAY_GROW_TO(g->nodes, g->capnodes, g->nnodes + 1))
 		return 0;
 	c = (uint32_t)g->nnodes++;
 	g->nodes[c] = (struct mt_svg_node){ .name = name, .parent = parent,
@@ -54,10 +55,10 @@ static struct mt_svg_thread *thread_of(struct mt_svg *g, uint32_t pid, uint32_t 
 	for (size_t i = 0; i < g->nthreads; i++)
 		if (g->threads[i].tid == tid && g->threads[i].pid == pid)
 			return &g->threads[i];
-	if (!g->nnodes && mt_grow((void **)&g->nodes, &g->capnodes, 1, sizeof(*g->nodes)))
+	if (!g->nnodes && MT_ARRAY_GROW_TO(g->nodes, g->capnodes, 1))
 		return NULL;
 	g->nnodes = g->nnodes ? g->nnodes : 1;	/* node 0: all threads */
-	if (mt_grow((void **)&g->threads, &g->capthreads, g->nthreads + 1, sizeof(*g->threads)))
+	if (MT_ARRAY_GROW_TO(g->threads, g->capthreads, g->nthreads + 1))
 		return NULL;
 	/* Threads are named like functions so that the graph's nodes need
 	 * nothing else; "thread N" cannot be a symbol. */
@@ -89,7 +90,7 @@ static int on_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const st
 		uint32_t parent = t->depth ? t->stack[t->depth - 1].node : t->root;
 
 		if (name == UINT32_MAX ||
-		    mt_grow((void **)&t->stack, &t->cap, t->depth + 1, sizeof(*t->stack)))
+		    MT_ARRAY_GROW_TO(t->stack, t->cap, t->depth + 1))
 			goto oom;
 		t->stack[t->depth] = (struct mt_svg_open){ ns, name, 0 };
 		if (g->kind == MT_SVG_GRAPH && !(t->stack[t->depth].node = child(g, parent, name)))
@@ -108,7 +109,7 @@ static int on_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const st
 			g->nodes[f->node].value += ns - f->begin;
 			continue;
 		}
-		if (mt_grow((void **)&g->calls, &g->capcalls, g->ncalls + 1, sizeof(*g->calls)))
+		if (MT_ARRAY_GROW_TO(g->calls, g->capcalls, g->ncalls + 1))
 			goto oom;
 		g->calls[g->ncalls++] = (struct mt_svg_call){ f->begin, ns, f->name, t->lane,
 							      (uint32_t)t->depth };

@@ -37,6 +37,7 @@ int mt_array_reserve(void *arrp, size_t *cap, size_t n, size_t more, size_t elem
 	p = realloc(p, c * elem);
 	if (!p)
 		return -ENOMEM;
+	memset((char *)p + *cap * elem, 0, (c - *cap) * elem);
 	memcpy(arrp, &p, sizeof(p));
 	*cap = c;
 	return 0;

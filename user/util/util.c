@@ -1,28 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* See util.h. */
+#include "util/mt_array.h"
 #include "util/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-int mt_grow(void **v, size_t *cap, size_t n, size_t size)
-{
-	size_t c = *cap ? *cap : 16;
-	void *p;
-
-	if (n <= *cap)
-		return 0;
-	while (c < n)
-		c *= 2;
-	p = realloc(*v, c * size);
-	if (!p)
-		return -1;
-	memset((char *)p + *cap * size, 0, (c - *cap) * size);
-	*v = p;
-	*cap = c;
-	return 0;
-}
 
 void mt_fmt_ns(char *buf, size_t len, uint64_t ns)
 {
@@ -49,7 +32,7 @@ uint32_t mt_names_add(struct mt_names *t, const char *s)
 		;
 	if (i < t->n)
 		return (uint32_t)i;
-	if (i >= UINT32_MAX || mt_grow((void **)&t->v, &t->cap, i + 1, sizeof(*t->v)))
+	if (i >= UINT32_MAX || MT_ARRAY_GROW_TO(t->v, t->cap, i + 1))
 		return UINT32_MAX;
 	t->v[i] = strdup(s);
 	if (!t->v[i])
@@ -64,7 +47,7 @@ uint32_t mt_names_of(struct mt_names *t, uint32_t id)
 
 	if (id < t->nbyid && t->byid[id])
 		return t->byid[id] - 1;
-	if (mt_grow((void **)&t->byid, &t->nbyid, (size_t)id + 1, sizeof(*t->byid)))
+	if (MT_ARRAY_GROW_TO(t->byid, t->nbyid, (size_t)id + 1))
 		return UINT32_MAX;
 	i = mt_names_add(t, t->name(t->ctx, id));
 	if (i != UINT32_MAX)

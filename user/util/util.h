@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Small helpers the event consumers share (narrow/, report/, svg/):
- * growing arrays, durations for people, and names of decoder function ids
+ * durations for people and names of decoder function ids
  * interned once.
  */
 #ifndef MTRACE_UTIL_H
@@ -9,11 +9,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-
-/* Grows *V, an array of *CAP elements of SIZE bytes, to hold N (doubling;
- * the new elements zeroed). Returns 0, or -1 when out of memory (*V is
- * then unchanged). */
-int mt_grow(void **v, size_t *cap, size_t n, size_t size);
 
 /* "12.3us": NS with three significant digits and a unit (ns below 1 us). */
 void mt_fmt_ns(char *buf, size_t len, uint64_t ns);
