@@ -9,5 +9,6 @@ const struct mt_command mt_commands[] = {
 	{ "record", cmd_record, "trace a program and write a snapshot bundle" },
 	{ "doctor", cmd_doctor, "check every prerequisite of a capture on this machine" },
 	{ "decode", cmd_decode, "decode a snapshot bundle into a Perfetto trace (or text)" },
+	{ "export", cmd_export, "write a snapshot bundle as a perf.data file for perf" },
 	{ NULL, NULL, NULL },
 };

@@ -18,5 +18,6 @@ int cmd_record(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_decode(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 #endif
