@@ -18,6 +18,7 @@ test_pkgs=(
 	qemu-system-x86 busybox-static cpio bc file xz-utils
 	protobuf-compiler python3 python3-protobuf
 	valgrind g++
+	linux-perf	# perf's Intel PT decoder judges mtrace's (docs/perf-interop.md)
 )
 
 want=("${build_pkgs[@]}")
