@@ -3,6 +3,7 @@
 #include "commands.h"
 
 #include "decode_bundle.h"
+#include "perfdata/perfdata_import.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -13,8 +14,9 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: mtrace-user decode [OPTIONS] BUNDLE\n\n"
-		"Decodes a snapshot bundle into every traced thread's calls and returns.\n\n"
+		"usage: mtrace-user decode [OPTIONS] BUNDLE|PERF.DATA\n\n"
+		"Decodes a snapshot bundle, or a perf.data recorded with perf record -e intel_pt//,\n"
+		"into every traced thread's calls and returns.\n\n"
 		"  -o, --output FILE     where to write (default: trace.pftrace, or trace.json for\n"
 		"                        --format=json; text: stdout);\n"
 		"                        a .gz name gives gzip-compressed output\n"
@@ -25,12 +27,14 @@ static void usage(FILE *out)
 		"      --embedded-only   use only binaries embedded in the bundle\n"
 		"      --keep-open       leave calls still running at the snapshot's end open\n"
 		"                        instead of ending them there marked truncated\n"
-		"  -q, --quiet           no warnings about missing binaries\n");
+		"  -q, --quiet           no warnings about missing binaries\n"
+		"      --symfs DIR       perf.data input: binaries under DIR (as perf --symfs)\n");
 }
 
 struct decode_args {
 	const char *bundle;
 	struct decode_request q;
+	struct perfdata_import_opts perf;
 };
 
 static int parse(int argc, char **argv, struct decode_args *a)
@@ -43,6 +47,7 @@ static int parse(int argc, char **argv, struct decode_args *a)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "embedded-only", no_argument, NULL, 'E' },
 		{ "keep-open", no_argument, NULL, 'K' },
+		{ "symfs", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -92,6 +97,9 @@ static int parse(int argc, char **argv, struct decode_args *a)
 		case 'K':
 			a->q.keep_open = 1;
 			break;
+		case 'S':
+			a->perf.symfs = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 1;
@@ -117,7 +125,16 @@ int cmd_decode(int argc, char **argv)
 
 	if (rc)
 		return rc == 1 ? 0 : rc;
-	if (mt_bundle_open(&r, a.bundle, err, sizeof(err)) < 0) {
+	if (perfdata_is_perf_data(a.bundle)) {
+		struct perfdata_import_stats st;
+
+		if (perfdata_import_open(a.bundle, &a.perf, &r, &st, err, sizeof(err)) < 0) {
+			fprintf(stderr, "mtrace-user decode: %s\n", err);
+			return 1;
+		}
+		if (st.warning[0] && !a.q.quiet)
+			fprintf(stderr, "mtrace-user decode: warning: %s: %s\n", a.bundle, st.warning);
+	} else if (mt_bundle_open(&r, a.bundle, err, sizeof(err)) < 0) {
 		fprintf(stderr, "mtrace-user decode: %s\n", err);
 		return 1;
 	}

@@ -57,6 +57,7 @@ enum {
 
 /* perf's own record types (tools/lib/perf/include/perf/event.h). */
 enum {
+	PERFDATA_REC_USER_TYPE_START = 64, /* kernel records are below */
 	PERFDATA_REC_HEADER_BUILD_ID = 67,
 	PERFDATA_REC_FINISHED_ROUND = 68,
 	PERFDATA_REC_ID_INDEX = 69,

@@ -42,22 +42,33 @@ int perfdata_mkdirs(const char *dir, char *err, size_t errlen)
 	}
 }
 
-/* Whether the ELF file at FD has build-id BID (or BID is unknown). */
-static int same_build_id(int fd, const uint8_t *bid, size_t bid_len)
+bool perfdata_elf_has_build_id(int fd, const uint8_t *bid, size_t bid_len)
 {
 	const void *id;
 	ssize_t n;
 	Elf *elf;
-	int same;
+	bool same;
 
 	if (!bid_len)
-		return 1;
+		return true;
 	elf_version(EV_CURRENT);
 	if (!(elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)))
-		return 0;
+		return false;
 	n = dwelf_elf_gnu_build_id(elf, &id);
 	same = n == (ssize_t)bid_len && !memcmp(id, bid, bid_len);
 	elf_end(elf);
+	return same;
+}
+
+bool perfdata_path_has_build_id(const char *path, const uint8_t *bid, size_t bid_len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool same;
+
+	if (fd < 0)
+		return false;
+	same = perfdata_elf_has_build_id(fd, bid, bid_len);
+	close(fd);
 	return same;
 }
 
@@ -74,7 +85,7 @@ static int map_local(const char *path, const uint8_t *bid, size_t bid_len, void 
 			 strerror(errno));
 		return 0;
 	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !same_build_id(fd, bid, bid_len)) {
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !perfdata_elf_has_build_id(fd, bid, bid_len)) {
 		snprintf(warn, warnlen, "%s: not embedded in the bundle and the local file differs",
 			 path);
 		close(fd);

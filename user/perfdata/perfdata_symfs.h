@@ -9,6 +9,7 @@
 
 #include "bundle/bundle.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,6 +21,10 @@
 int perfdata_symfs_put(struct mt_bundle_reader *r, const char *dir, const char *path,
 		       const uint8_t *bid, size_t bid_len, const char *as, char *warn,
 		       size_t warnlen, char *err, size_t errlen);
+
+/* Whether the ELF file (FD, or at PATH) has build-id BID; any file when BID_LEN is 0. */
+bool perfdata_elf_has_build_id(int fd, const uint8_t *bid, size_t bid_len);
+bool perfdata_path_has_build_id(const char *path, const uint8_t *bid, size_t bid_len);
 
 /* Creates DIR and its parents. */
 int perfdata_mkdirs(const char *dir, char *err, size_t errlen);
