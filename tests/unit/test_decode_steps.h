@@ -211,8 +211,11 @@ static inline void steps_compare_around_gaps(const char *xname, const struct ste
 		runs++;
 		MT_ASSERT_MSG(runs <= overflows, "more lost runs than overflows at %s step %zu",
 			      yname, b);
+		size_t from = a;
+
 		while (a < x->n && !steps_same_run(x, a, y, b))
 			a++;
+		printf("# %s lost %s steps %zu-%zu (%zu)\n", yname, xname, from, a - 1, a - from);
 	}
 	MT_ASSERT_MSG(y->n > x->n / 2, "only %zu of %zu steps in %s", y->n, x->n, yname);
 }

@@ -445,11 +445,11 @@ static void fill_cpu(struct imp *x, struct mt_bundle_cpu_desc *cpu)
 	char vendor[16] = "";
 
 	memset(cpu, 0, sizeof(*cpu));
+	/* Intel PT means an Intel CPU, even when the file does not say which. */
+	cpu->vendor = MT_BUNDLE_VENDOR_INTEL;
+	memcpy(cpu->vendor_id, "GenuineIntel", 12);
 	/* perf's x86 cpuid: VENDOR,FAMILY,MODEL,STEPPING */
 	if (sscanf(x->cpuid, "%15[^,],%u,%u,%u", vendor, &family, &model, &stepping) == 4) {
-		memcpy(cpu->vendor_id, vendor, strlen(vendor));
-		cpu->vendor = !strcmp(vendor, "GenuineIntel") ? MT_BUNDLE_VENDOR_INTEL :
-								 MT_BUNDLE_VENDOR_UNKNOWN;
 		cpu->family = (uint16_t)family;
 		cpu->model = (uint8_t)model;
 		cpu->stepping = (uint8_t)stepping;
@@ -556,6 +556,20 @@ static int stream_bytes(struct imp *x, struct stream *s, const uint8_t **data, s
 		x->st->dropped_snapshots += s->n - 1;
 		warn(x, "%zu earlier snapshots dropped: the bundle keeps the newest per CPU",
 		     s->n - 1);
+	}
+	/*
+	 * perf pads each AUXTRACE payload to 8 bytes; the next one's AUX
+	 * offset says where the trace really went on, so the padding inside
+	 * the joined stream is cut (it could split a packet).
+	 */
+	for (size_t i = first; i + 1 < s->n; i++) {
+		struct aux_piece *a = &s->p[i], *b = &s->p[i + 1];
+
+		if (b->offset > a->offset && b->offset - a->offset < a->len)
+			a->len = b->offset - a->offset;
+		else if (b->offset > a->offset + a->len)
+			warn(x, "CPU %u: trace lost between AUX buffers (offsets %" PRIu64 "-%" PRIu64 ")",
+			     s->cpu, a->offset + a->len, b->offset);
 	}
 	for (size_t i = first; i < s->n; i++)
 		total += s->p[i].len;
