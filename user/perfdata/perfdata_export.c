@@ -434,7 +434,8 @@ static int put_switches(struct exp *x)
 		snprintf(x->err, sizeof(x->err), "out of memory");
 		return -ENOMEM;
 	}
-	memcpy(v, sw, n * sizeof(*v));
+	if (n)
+		memcpy(v, sw, n * sizeof(*v));
 	qsort(v, n, sizeof(*v), cmp_switch);
 	e = put_itrace_starts(x, v, n);
 	for (size_t i = 0; i < n && !e; i++)

@@ -280,7 +280,8 @@ static int add_map(struct imp *x, const struct perfdata_rec *r, uint32_t pid, ui
 	/* The vDSO of an mtrace export is "[vdso]" again. */
 	if (!strncmp(m->path, PERFDATA_EXPORT_VDSO_DIR, strlen(PERFDATA_EXPORT_VDSO_DIR)))
 		strcpy(m->path, "[vdso]");
-	memcpy(m->bid, bid, bidlen);
+	if (bidlen)
+		memcpy(m->bid, bid, bidlen);
 	m->m = (struct mt_bundle_map){
 		.tsc = rec_tsc(x, r),
 		.start = addr,
@@ -655,7 +656,8 @@ static int write_bundle(struct imp *x, const char *path)
 	if ((e = mt_bundle_write_cpu(w, &cpu)) || (e = write_pt(x, w, &ring)))
 		goto out;
 	cfg.ring_size = ring;
-	qsort(x->sw, x->nsw, sizeof(*x->sw), cmp_switch);
+	if (x->nsw)
+		qsort(x->sw, x->nsw, sizeof(*x->sw), cmp_switch);
 	if (!(maps = calloc(x->nmaps ? x->nmaps : 1, sizeof(*maps)))) {
 		e = -ENOMEM;
 		goto out;

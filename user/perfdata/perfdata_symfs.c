@@ -62,12 +62,15 @@ bool perfdata_elf_has_build_id(int fd, const uint8_t *bid, size_t bid_len)
 
 bool perfdata_path_has_build_id(const char *path, const uint8_t *bid, size_t bid_len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
 	bool same;
 
 	if (fd < 0)
 		return false;
-	same = perfdata_elf_has_build_id(fd, bid, bid_len);
+	/* A map record may name anything (a FIFO would block); only regular files hold code. */
+	same = !fstat(fd, &st) && S_ISREG(st.st_mode) &&
+	       perfdata_elf_has_build_id(fd, bid, bid_len);
 	close(fd);
 	return same;
 }
@@ -77,7 +80,7 @@ static int map_local(const char *path, const uint8_t *bid, size_t bid_len, void 
 		     size_t *len, char *warn, size_t warnlen)
 {
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 
 	*data = NULL;
 	if (fd < 0) {
