@@ -35,8 +35,16 @@ if command -v perf >/dev/null; then
 	else
 		echo "FAIL $suite/printed-perf-command: '$cmd' shows no call from main"
 	fi
+	# perf report samples instructions (every 10th) with the binaries' symbols.
+	out=$(perf report -i out.data --symfs out.data.symfs --stdio --itrace=i10 2>&1)
+	if grep -Eq '^ +[0-9.]+% .* \[\.\] (main|cmp)' <<<"$out"; then
+		echo "PASS $suite/perf-report"
+	else
+		echo "FAIL $suite/perf-report: no sampled symbol of the program: $(head -c 400 <<<"$out")"
+	fi
 else
 	echo "SKIP $suite/printed-perf-command: perf not installed"
+	echo "SKIP $suite/perf-report: perf not installed"
 fi
 
 expect_re decode-perf-data 0 'wrote plt\.pftrace' \

@@ -88,14 +88,21 @@ MT_TEST(perf_inject_rewritten)
 	same_decode("plt", "plt-inj.data", "plt-inj.mtrace");
 }
 
+enum {
+	PER_THREAD = 1,         /* AUXTRACE cpu -1, tid set, no CPU switches */
+	SPLIT = 2,              /* each CPU's PT in two AUXTRACE records */
+	TIME_CONV_ONLY = 4,     /* no time conversion in AUXTRACE_INFO */
+};
+
 /*
- * Rewrites SRC as DST with libmtrace's own reader and writer, per-thread
- * (AUXTRACE cpu -1, tid set, no CPU switches) or with the PT of each CPU
- * split in two AUXTRACE records (SPLIT), as perf writes a recording made
- * in several AUX batches.
+ * Rewrites SRC as DST with libmtrace's own reader and writer, changed as
+ * HOW says (the variants perf writes: --per-thread, a recording read from
+ * the AUX area in several batches, a perf that puts the conversion only in
+ * TIME_CONV); TID is the thread of per-thread buffers.
  */
-static void rewrite(const char *src, const char *dst, int per_thread, int split, uint32_t tid)
+static void rewrite(const char *src, const char *dst, int how, uint32_t tid)
 {
+	int per_thread = how & PER_THREAD, split = how & SPLIT;
 	struct perfdata_writer *w;
 	struct perfdata_file f;
 	struct perfdata_rec r;
@@ -137,6 +144,9 @@ static void rewrite(const char *src, const char *dst, int per_thread, int split,
 		if (split && r.h.type == PERFDATA_REC_AUXTRACE_INFO)
 			memset(rec + sizeof(struct perfdata_auxtrace_info) +
 				       8 * PERFDATA_PT_SNAPSHOT_MODE, 0, 8);
+		if ((how & TIME_CONV_ONLY) && r.h.type == PERFDATA_REC_AUXTRACE_INFO)
+			memset(rec + sizeof(struct perfdata_auxtrace_info) +
+				       8 * PERFDATA_PT_TIME_SHIFT, 0, 3 * 8);
 		MT_ASSERT_EQ(perfdata_writer_record(w, (const struct perf_event_header *)rec), 0);
 	}
 	/* The features perf record writes. */
@@ -184,7 +194,7 @@ MT_TEST(per_thread_buffers)
 	char err[1024];
 
 	make_export("recursion", "recursion", "");
-	rewrite("recursion.data", "recursion-pt.data", 1, 0, truth_tid("recursion"));
+	rewrite("recursion.data", "recursion-pt.data", PER_THREAD, truth_tid("recursion"));
 	same_decode("recursion", "recursion-pt.data", "recursion-pt.mtrace");
 	MT_ASSERT_EQ(import("recursion-pt.data", "x.mtrace", &st, err, sizeof(err)), 0);
 	MT_ASSERT(st.per_thread);
@@ -195,9 +205,32 @@ MT_TEST(per_thread_buffers)
 MT_TEST(auxtrace_in_pieces)
 {
 	make_export("tailcall", "tailcall", "");
-	rewrite("tailcall.data", "tailcall-split.data", 0, 1, 0);
+	rewrite("tailcall.data", "tailcall-split.data", SPLIT, 0);
 	/* Not snapshot mode: pieces are consecutive. */
 	same_decode("tailcall", "tailcall-split.data", "tailcall-split.mtrace");
+}
+
+/* perf's TIME_CONV record gives the clock when AUXTRACE_INFO does not. */
+MT_TEST(time_conv_record)
+{
+	const struct mt_bundle_clock_entry *a;
+	struct mt_bundle_clock_desc d;
+	struct perfdata_import_stats st;
+	size_t n;
+	struct mt_bundle_reader *r;
+	char err[1024];
+
+	make_export("crash", "crash", "");
+	rewrite("crash.data", "crash-tc.data", TIME_CONV_ONLY, 0);
+	MT_ASSERT_MSG(import("crash-tc.data", "crash-tc.mtrace", &st, err, sizeof(err)) == 0, "%s",
+		      err);
+	MT_ASSERT_MSG(mt_bundle_open(&r, fx_path("crash-tc.mtrace"), err, sizeof(err)) == 0, "%s",
+		      err);
+	MT_ASSERT_EQ(mt_bundle_clock(r, &d, &a, &n), 0);
+	mt_bundle_close(r);
+	/* The generator's TSC runs at 2 GHz. */
+	MT_ASSERT_EQ(d.tsc_hz, 2000000000);
+	same_decode("crash", "crash-tc.data", "crash-tc2.mtrace");
 }
 
 /* ---- bad input ---- */

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -138,11 +139,13 @@ static int on_auxtrace_info(struct imp *x, const struct perfdata_rec *r)
 			    " has %zu of the %d fields perf needs", r->offset, n, PERFDATA_PT_PRIV_MIN);
 	x->npriv = n < PERFDATA_PT_PRIV_MAX ? n : PERFDATA_PT_PRIV_MAX;
 	memcpy(x->priv, (const uint8_t *)r->body - sizeof(r->h) + sizeof(h), x->npriv * 8);
-	x->tc.shift = (uint32_t)x->priv[PERFDATA_PT_TIME_SHIFT];
-	x->tc.mult = (uint32_t)x->priv[PERFDATA_PT_TIME_MULT];
-	x->tc.zero = x->priv[PERFDATA_PT_TIME_ZERO];
-	if (x->tc.shift > 63)
-		return fail(x, -EBADMSG, "AUXTRACE_INFO: time shift %u", x->tc.shift);
+	if (x->priv[PERFDATA_PT_TIME_SHIFT] > 63 || x->priv[PERFDATA_PT_TIME_MULT] > UINT32_MAX)
+		return fail(x, -EBADMSG, "AUXTRACE_INFO at offset %" PRIu64 ": bad time shift or mult",
+			    r->offset);
+	if (x->priv[PERFDATA_PT_TIME_MULT])
+		x->tc = (struct perfdata_tsc_conv){ (uint32_t)x->priv[PERFDATA_PT_TIME_SHIFT],
+						    (uint32_t)x->priv[PERFDATA_PT_TIME_MULT],
+						    x->priv[PERFDATA_PT_TIME_ZERO] };
 	x->st->snapshot = x->priv[PERFDATA_PT_SNAPSHOT_MODE] != 0;
 	return 0;
 }
@@ -350,9 +353,30 @@ static int on_aux(struct imp *x, const struct perfdata_rec *r)
 	return 0;
 }
 
+/* TIME_CONV: the same conversion, used until (or when) AUXTRACE_INFO gives none. */
+static int on_time_conv(struct imp *x, const struct perfdata_rec *r)
+{
+	struct perfdata_time_conv tc;
+	size_t need = offsetof(struct perfdata_time_conv, time_cycles);
+
+	if (r->h.size < need)
+		return fail(x, -EBADMSG, "TIME_CONV at offset %" PRIu64 " too short", r->offset);
+	memset(&tc, 0, sizeof(tc));
+	memcpy(&tc, (const uint8_t *)r->body - sizeof(r->h), need);
+	if (tc.time_shift > 63 || tc.time_mult > UINT32_MAX)
+		return fail(x, -EBADMSG, "TIME_CONV at offset %" PRIu64 ": bad shift or mult",
+			    r->offset);
+	if (!x->tc.mult)
+		x->tc = (struct perfdata_tsc_conv){ (uint32_t)tc.time_shift, (uint32_t)tc.time_mult,
+						    tc.time_zero };
+	return 0;
+}
+
 static int on_record(struct imp *x, const struct perfdata_rec *r)
 {
 	switch (r->h.type) {
+	case PERFDATA_REC_TIME_CONV:
+		return on_time_conv(x, r);
 	case PERFDATA_REC_AUXTRACE_INFO:
 		return on_auxtrace_info(x, r);
 	case PERFDATA_REC_AUXTRACE:
