@@ -17,7 +17,8 @@
 # skipped by name, visibly.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-O=${O:-$top/build}
+# Absolute: the helper links below are made from it.
+O=$(cd "${O:-$top/build}" && pwd)
 vgo=$O/valgrind
 per_test=${VALGRIND_TIMEOUT:-600}
 
