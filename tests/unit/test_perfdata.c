@@ -15,6 +15,8 @@
 
 #include <sys/stat.h>
 
+static uint32_t truth_tid(const char *name);
+
 /* A generator bundle NAME.mtrace of PROG, and its export NAME.data. */
 static void make_export(const char *name, const char *prog, const char *extra)
 {
@@ -74,8 +76,19 @@ static void same_decode(const char *name, const char *data, const char *out)
 
 MT_TEST(export_import_round_trip)
 {
+	struct mt_bundle_pt_config_desc cfg;
+	struct mt_bundle_reader *r;
+	char err[512];
+
 	make_export("threads", "threads", "--cpus 2");
 	same_decode("threads", "threads.data", "threads-back.mtrace");
+	/* One process: it is the target, the recording is not system-wide. */
+	MT_ASSERT_MSG(mt_bundle_open(&r, fx_path("threads-back.mtrace"), err, sizeof(err)) == 0,
+		      "%s", err);
+	MT_ASSERT_EQ(mt_bundle_get_pt_config(r, &cfg), 0);
+	mt_bundle_close(r);
+	MT_ASSERT_EQ(cfg.target_pid, truth_tid("threads"));
+	MT_ASSERT_EQ(cfg.flags & MT_BUNDLE_CFG_SYSTEM_WIDE, 0);
 }
 
 /* perf's own writer (perf inject) rewrites the export; import that. */

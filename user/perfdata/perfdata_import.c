@@ -680,6 +680,19 @@ static int write_bundle(struct imp *x, const char *path)
 	if ((e = mt_bundle_write_cpu(w, &cpu)) || (e = write_pt(x, w, &ring)))
 		goto out;
 	cfg.ring_size = ring;
+	/* One process named: the target (the decoder's task when nothing else
+	 * says); several: a system-wide recording. */
+	for (size_t i = 0; i < x->nth; i++) {
+		if (!x->th[i].pid || x->th[i].pid == cfg.target_pid)
+			continue;
+		if (cfg.target_pid) {
+			cfg.flags |= MT_BUNDLE_CFG_SYSTEM_WIDE;
+			break;
+		}
+		cfg.target_pid = x->th[i].pid;
+	}
+	if (cfg.flags & MT_BUNDLE_CFG_SYSTEM_WIDE)
+		cfg.target_pid = 0;
 	if (x->nsw)
 		qsort(x->sw, x->nsw, sizeof(*x->sw), cmp_switch);
 	if (!(maps = calloc(x->nmaps ? x->nmaps : 1, sizeof(*maps)))) {
