@@ -86,6 +86,10 @@ int cmd_export(int argc, char **argv)
 	print_word(out);
 	printf(" --symfs ");
 	print_word(st.symfs);
+	if (st.kernel) {
+		printf(" --vmlinux ");
+		print_word(st.vmlinux);
+	}
 	printf(" --itrace=cr -F tid,time,ip,sym,addr,flags\n");
 	return 0;
 }

@@ -3,13 +3,16 @@
 #include "perfdata/perfdata_export.h"
 
 #include "perfdata/perfdata_symfs.h"
+#include "perfdata/perfdata_vmlinux.h"
 #include "perfdata/perfdata_writer.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- time ---- */
 
@@ -174,6 +177,77 @@ static int put_auxtrace_info(struct exp *x)
 	};
 	if (perfdata_writer_record(x->w, &tc.header))
 		return wfail(x, -EIO);
+	return 0;
+}
+
+/*
+ * perf checks --vmlinux FILE as given, loads symbols from it, but reads the
+ * code from --symfs joined with FILE. With absolute paths both work when
+ * the file is also at SYMFS + FILE: a link there to the real one.
+ */
+static int vmlinux_for_perf(struct exp *x, const char *path)
+{
+	char *abs = realpath(path, NULL), *nested = NULL, *slash;
+	int e = 0;
+
+	if (!abs || asprintf(&nested, "%s%s", x->st->symfs, abs) < 0) {
+		nested = NULL;
+		e = -ENOMEM;
+		snprintf(x->err, sizeof(x->err), "%.400s: %s", path, strerror(errno));
+		goto out;
+	}
+	slash = strrchr(nested, '/');
+	*slash = 0;
+	e = perfdata_mkdirs(nested, x->err, sizeof(x->err));
+	*slash = '/';
+	unlink(nested);
+	if (!e && symlink(abs, nested)) {
+		e = -errno;
+		snprintf(x->err, sizeof(x->err), "cannot create %.400s: %s", nested, strerror(errno));
+	}
+	snprintf(x->st->vmlinux, sizeof(x->st->vmlinux), "%s", abs);
+out:
+	free(abs);
+	free(nested);
+	return e;
+}
+
+/*
+ * Kernel tracing: the core kernel text as a vmlinux for perf, and the
+ * kernel map record perf creates its kernel maps from ("_text" at pgoff is
+ * the reference symbol it relocates the vmlinux symbols with).
+ */
+static int put_kernel(struct exp *x)
+{
+	struct perfdata_kernel_text kt;
+	struct {
+		uint32_t pid, tid;
+		uint64_t start, len, pgoff;
+		char name[24];
+	} rec = { UINT32_MAX, 0, 0, 0, 0, "[kernel.kallsyms]_text" };
+	struct perfdata_sample_id s = sid(x, UINT32_MAX, 0, 0, 0, x->sb_id);
+	char path[4200];
+	int e;
+
+	if (!(x->cfg.rtit_ctl & MT_RTIT_CTL_OS))
+		return 0;
+	snprintf(path, sizeof(path), "%s/%s", x->symfs, PERFDATA_VMLINUX_NAME);
+	e = perfdata_write_vmlinux(x->r, path, &kt, x->err, sizeof(x->err));
+	if (e <= 0) {
+		if (!e && !x->st->warning[0])
+			snprintf(x->st->warning, sizeof(x->st->warning),
+				 "the trace has kernel code but the bundle no kernel text (record --kernel)");
+		return e;
+	}
+	if ((e = vmlinux_for_perf(x, path)))
+		return e;
+	rec.start = rec.pgoff = kt.addr;
+	rec.len = kt.size;
+	s.time = x->t0;
+	if (perfdata_writer_sideband(x->w, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL, &rec,
+				     offsetof(typeof(rec), name) + strlen(rec.name) + 1, &s))
+		return wfail(x, -EIO);
+	x->st->kernel = true;
 	return 0;
 }
 
@@ -545,7 +619,16 @@ int perfdata_export(struct mt_bundle_reader *r, const char *out,
 	if ((e = perfdata_mkdirs(x.symfs, err, errlen)) ||
 	    (e = perfdata_writer_create(&x.w, out, err, errlen)))
 		return e;
-	if (!(e = add_attrs(&x)) && !(e = put_auxtrace_info(&x)) && !(e = put_comms(&x)) &&
+	if (x.cfg.rtit_ctl & MT_RTIT_CTL_OS) {
+		/* perf's kernel code lookup wants absolute paths (vmlinux_for_perf). */
+		char *abs = realpath(x.symfs, NULL);
+
+		if (abs)
+			snprintf(st->symfs, sizeof(st->symfs), "%s", abs);
+		free(abs);
+	}
+	if (!(e = add_attrs(&x)) && !(e = put_auxtrace_info(&x)) && !(e = put_kernel(&x)) &&
+	    !(e = put_comms(&x)) &&
 	    !(e = put_maps(&x)) && !(e = finished_round(&x)) && !(e = put_switches(&x)) &&
 	    !(e = finished_round(&x)) && !(e = put_pt(&x)) && !(e = finished_round(&x)) &&
 	    !(e = put_features(&x)) && (e = perfdata_writer_finish(x.w)))

@@ -11,6 +11,7 @@
 
 #include "bundle/bundle.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,7 +27,9 @@ struct perfdata_export_opts {
 
 struct perfdata_export_stats {
 	size_t cpus, pt_bytes, threads, maps, switches, binaries;
-	char symfs[4096];       /* the directory the binaries went to */
+	bool kernel;            /* kernel text written: perf needs --vmlinux */
+	char symfs[4096];       /* the directory the binaries went to (absolute with kernel) */
+	char vmlinux[4200];     /* with kernel: the file for perf's --vmlinux */
 	char warning[512];      /* binaries perf will not find; empty if none */
 };
 
