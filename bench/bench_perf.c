@@ -51,21 +51,6 @@
 
 static char dir[PATH_MAX];	/* O/bench */
 
-static int self_dir(void)
-{
-	ssize_t n = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
-	char *slash;
-
-	if (n <= 0)
-		return -1;
-	dir[n] = 0;
-	slash = strrchr(dir, '/');
-	if (!slash)
-		return -1;
-	*slash = 0;
-	return 0;
-}
-
 static double wall_now(void)
 {
 	struct timespec ts;
@@ -82,9 +67,14 @@ struct cost {
 static int run(char *const argv[], const char *out, struct cost *c)
 {
 	struct rusage ru;
-	double t0 = wall_now();
+	double t0;
 	int status;
-	pid_t pid = fork();
+	pid_t pid;
+
+	/* The child's freopen would flush a copy of what stdout still buffers. */
+	fflush(stdout);
+	t0 = wall_now();
+	pid = fork();
 
 	if (pid == 0) {
 		if (!freopen(out ? out : "/dev/null", "w", stdout) ||
@@ -221,7 +211,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: bench_perf [million instructions per workload]\n");
 		return 2;
 	}
-	if (self_dir())
+	if (bench_self_dir(dir, sizeof(dir)))
 		return 1;
 	if (run(version, NULL, &c)) {
 		printf("bench_perf: perf is not installed (linux-perf); nothing to compare\n");
