@@ -20,3 +20,6 @@ bench: $(BENCH_BINS)
 
 # bench_decode makes its large random-walk bundle with the PT generator.
 $(O)/bench/bench_decode: | $(O)/rel/tests/ptgen/ptgen
+
+# bench_perf generates its walks with the PT generator and runs mtrace-user and perf.
+$(O)/bench/bench_perf: | $(O)/rel/tests/ptgen/ptgen $(O)/mtrace-user

@@ -37,6 +37,8 @@
 #include "decode/pfout.h"
 #include "decode/ptconfig.h"
 
+#include "bench_report.h"
+
 #include <intel-pt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -75,22 +77,6 @@ static struct times since(struct times t0)
 	return (struct times){ t.cpu - t0.cpu, t.wall - t0.wall };
 }
 
-/* Directory of this executable (O/bench). */
-static int self_dir(char *buf, size_t len)
-{
-	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
-	char *slash;
-
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	slash = strrchr(buf, '/');
-	if (!slash)
-		return -1;
-	*slash = 0;
-	return 0;
-}
-
 static int make_bundle(const char *path, unsigned int mib)
 {
 	char dir[PATH_MAX], gen[PATH_MAX + 32], tmp[PATH_MAX + 8], n[32];
@@ -98,7 +84,7 @@ static int make_bundle(const char *path, unsigned int mib)
 	int status;
 	pid_t pid;
 
-	if (self_dir(dir, sizeof(dir)))
+	if (bench_self_dir(dir, sizeof(dir)))
 		return -1;
 	snprintf(gen, sizeof(gen), "%s/../rel/tests/ptgen/ptgen", dir);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
@@ -398,7 +384,7 @@ int main(int argc, char **argv)
 		return child(argv[2], argv[3], argv[4]);
 	if (argc > 1)
 		mib = (unsigned int)strtoul(argv[1], NULL, 10);
-	if (!mib || mib > 4096 || self_dir(dir, sizeof(dir))) {
+	if (!mib || mib > 4096 || bench_self_dir(dir, sizeof(dir))) {
 		fprintf(stderr, "usage: bench_decode [MiB of PT 1..4096] [bundle]\n");
 		return 2;
 	}

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /*
  * Process CPU time, system time included: on a shared machine, time spent
@@ -36,6 +37,22 @@ static inline double bench_now(void)
 				(out) = t_;                             \
 		}                                                       \
 	} while (0)
+
+/* The directory of this executable (O/bench), where benchmarks keep data. */
+static inline int bench_self_dir(char *buf, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+	char *slash;
+
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	slash = strrchr(buf, '/');
+	if (!slash)
+		return -1;
+	*slash = 0;
+	return 0;
+}
 
 /* One figure against its target; CMP is ">=" or "<=". */
 static inline void bench_result(const char *fig, double val, const char *unit, const char *cmp,

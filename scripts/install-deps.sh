@@ -14,11 +14,18 @@ build_pkgs=(
 	libelf-dev libdw-dev libiberty-dev libzstd-dev zlib1g-dev
 	dkms dwarves kmod
 )
+# perf: its Intel PT decoder is the tests' second judge of mtrace's
+# (docs/perf-interop.md). Debian packages it as linux-perf, Ubuntu as linux-tools.
+perf_pkgs=(linux-perf)
+# shellcheck disable=SC1091
+[ -r /etc/os-release ] && [ "$(. /etc/os-release && echo "${ID:-}")" = ubuntu ] &&
+	perf_pkgs=(linux-tools-common linux-tools-generic)
 test_pkgs=(
 	qemu-system-x86 busybox-static cpio bc file xz-utils
 	protobuf-compiler python3 python3-protobuf
 	valgrind g++
 	chromium
+	"${perf_pkgs[@]}"
 )
 
 want=("${build_pkgs[@]}")

@@ -17,7 +17,8 @@
 # skipped by name, visibly.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-O=${O:-$top/build}
+# Absolute: the helper links below are made from it.
+O=$(cd "${O:-$top/build}" && pwd)
 vgo=$O/valgrind
 per_test=${VALGRIND_TIMEOUT:-600}
 
@@ -53,7 +54,7 @@ if ! make -C "$top" -s O="$vgo" CFLAGS_SAN=-O1 "${bins[@]}" >"$work/build.log" 2
 fi
 
 # Helpers some tests find next to their own binary (the PT generator and its
-# test programs, see tool_paths() in tests/unit/test_decode_truth.c): they
+# test programs, see fx_ptgen_paths() in tests/unit/test_decode_fixture.h): they
 # run as child processes, outside valgrind, so the ordinary ones serve.
 for helper in rel/tests/ptgen/ptgen san/tests/ptgen/programs; do
 	if [ -e "$O/$helper" ] && [ ! -e "$vgo/$helper" ]; then

@@ -136,7 +136,10 @@ int ptg_walk(struct ptg_thread *out, struct ptg_insn_cache *ic, const uint64_t *
 		}
 		switch (in.iclass) {
 		case PTG_JCC:
-			ip = rnd(&s) & 1 ? in.target : fall;
+			if (cfg->loop_pct && in.target <= ip)
+				ip = rnd(&s) % 100 < cfg->loop_pct ? in.target : fall;
+			else
+				ip = rnd(&s) & 1 ? in.target : fall;
 			break;
 		case PTG_JMP:
 			ip = in.target;

@@ -26,6 +26,9 @@ struct ptg_walk_cfg {
 	 * free choice (indirect branch, return, resumption) goes to @exit_ip,
 	 * a far return. 0: a plain walk of @insns instructions. */
 	uint64_t exit_ip;
+	/* Percent of backward conditional branches taken (loops); 0: half,
+	 * like every other conditional branch. */
+	unsigned loop_pct;
 };
 
 /* Fills @out (one synthetic thread, tid 1) from the code in @ic's image,

@@ -42,6 +42,8 @@ static const char usage[] =
 	"      --irq-every N      with --with-kernel: an interrupt every N user\n"
 	"                         instructions on average (5000; 0: none)\n"
 	"      --insns N          walk length in instructions (1000000)\n"
+	"      --loop-pct P       walk: take backward conditional branches P% of the\n"
+	"                         time (loop-heavy code; default 50% like the others)\n"
 	"      --bias ADDR        load bias of the walked BINARY (default: 0 for ET_EXEC,\n"
 	"                         a fixed base otherwise); a running copy's base here\n"
 	"                         makes a trace of that process\n"
@@ -72,6 +74,7 @@ struct opts {
 	bool embed, check, stats, kernel, has_bias;
 	uint64_t bias;
 	size_t insns, max_insns, irq_every;
+	unsigned loop_pct;
 	struct ptg_gen_cfg gen;
 };
 
@@ -100,7 +103,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "seed", 1, 0, 'S' }, { "embed", 0, 0, 'e' }, { "check", 0, 0, 'k' },
 		{ "stats", 0, 0, 'x' }, { "max-insns", 1, 0, 'm' }, { "help", 0, 0, 'h' },
 		{ "bias", 1, 0, 'B' }, { "tsc0", 1, 0, 'Z' }, { "raw", 1, 0, 'W' },
-		{ "with-kernel", 1, 0, 'U' }, { "irq-every", 1, 0, 'I' },
+		{ "with-kernel", 1, 0, 'U' }, { "irq-every", 1, 0, 'I' }, { "loop-pct", 1, 0, 'L' },
 		{ 0 }
 	};
 	uint64_t v;
@@ -121,6 +124,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 'K': o->walk = n; o->kernel = true; break;
 		case 'U': o->with_kernel = n; break;
 		case 'I': err = parse_num("irq-every", n, SIZE_MAX, &v); o->irq_every = v; break;
+		case 'L': err = parse_num("loop-pct", n, 100, &v); o->loop_pct = (unsigned)v; break;
 		case 'g':
 			o->trigger = n;
 			o->hit = 1;
@@ -268,7 +272,7 @@ static int add_kernel(struct ptg_run *run, struct opts *o, struct ptg_insn_cache
 /* A walk presented as a one-thread "run" so that the rest is shared. */
 static int walk(struct ptg_run *run, struct opts *o, struct ptg_insn_cache **ic)
 {
-	struct ptg_walk_cfg w = { .seed = o->gen.seed, .insns = o->insns };
+	struct ptg_walk_cfg w = { .seed = o->gen.seed, .insns = o->insns, .loop_pct = o->loop_pct };
 	uint64_t bias, *funcs = NULL, *kfuncs = NULL;
 	size_t nfuncs, nkfuncs = 0;
 	int err = 0;

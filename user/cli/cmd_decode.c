@@ -4,6 +4,7 @@
 
 #include "decode_bundle.h"
 #include "narrow_args.h"
+#include "perfdata/perfdata_import.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -14,8 +15,9 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: mtrace-user decode [OPTIONS] BUNDLE\n\n"
-		"Decodes a snapshot bundle into every traced thread's calls and returns.\n\n"
+		"usage: mtrace-user decode [OPTIONS] BUNDLE|PERF.DATA\n\n"
+		"Decodes a snapshot bundle, or a perf.data recorded with perf record -e intel_pt//,\n"
+		"into every traced thread's calls and returns.\n\n"
 		"  -o, --output FILE     where to write (default: trace.pftrace, or trace.json for\n"
 		"                        --format=json; text: stdout);\n"
 		"                        a .gz name gives gzip-compressed output\n"
@@ -29,13 +31,15 @@ static void usage(FILE *out)
 		"      --embedded-only   use only binaries embedded in the bundle\n"
 		"      --keep-open       leave calls still running at the snapshot's end open\n"
 		"                        instead of ending them there marked truncated\n"
-		"  -q, --quiet           no warnings about missing binaries\n\n%s",
+		"  -q, --quiet           no warnings about missing binaries\n"
+		"      --symfs DIR       perf.data input: binaries under DIR (as perf --symfs)\n\n%s",
 		narrow_help);
 }
 
 struct decode_args {
 	const char *bundle;
 	struct decode_request q;
+	struct perfdata_import_opts perf;
 };
 
 static int parse(int argc, char **argv, struct decode_args *a)
@@ -50,6 +54,7 @@ static int parse(int argc, char **argv, struct decode_args *a)
 		{ "keep-open", no_argument, NULL, 'K' },
 		{ "svg", required_argument, NULL, 'S' },
 		NARROW_OPTIONS,
+		{ "symfs", required_argument, NULL, 'Y' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -114,6 +119,9 @@ static int parse(int argc, char **argv, struct decode_args *a)
 		case 'K':
 			a->q.keep_open = 1;
 			break;
+		case 'Y':
+			a->perf.symfs = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 1;
@@ -139,7 +147,16 @@ int cmd_decode(int argc, char **argv)
 
 	if (rc)
 		return rc == 1 ? 0 : rc;
-	if (mt_bundle_open(&r, a.bundle, err, sizeof(err)) < 0) {
+	if (perfdata_is_perf_data(a.bundle)) {
+		struct perfdata_import_stats st;
+
+		if (perfdata_import_open(a.bundle, &a.perf, &r, &st, err, sizeof(err)) < 0) {
+			fprintf(stderr, "mtrace-user decode: %s\n", err);
+			return 1;
+		}
+		if (st.warning[0] && !a.q.quiet)
+			fprintf(stderr, "mtrace-user decode: warning: %s: %s\n", a.bundle, st.warning);
+	} else if (mt_bundle_open(&r, a.bundle, err, sizeof(err)) < 0) {
 		fprintf(stderr, "mtrace-user decode: %s\n", err);
 		return 1;
 	}

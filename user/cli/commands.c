@@ -10,5 +10,7 @@ const struct mt_command mt_commands[] = {
 	{ "doctor", cmd_doctor, "check every prerequisite of a capture on this machine" },
 	{ "decode", cmd_decode, "decode a snapshot bundle into a Perfetto trace (or text)" },
 	{ "report", cmd_report, "print what snapshot bundles say: trigger, slow calls, time" },
+	{ "export", cmd_export, "write a snapshot bundle as a perf.data file for perf" },
+	{ "convert", cmd_convert, "write a perf.data (perf record -e intel_pt//) as a bundle" },
 	{ NULL, NULL, NULL },
 };

@@ -19,5 +19,7 @@ int cmd_trace(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_decode(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
 
 #endif

@@ -1,0 +1,63 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# The perf interop commands: export prints a perf command that works as
+# printed, decode and convert read perf.data files, bad ones are refused.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+bin=${O:-$top/build}/san/mtrace-user
+ptgen=${O:-$top/build}/rel/tests/ptgen/ptgen
+prog=${O:-$top/build}/san/tests/ptgen/programs/plt
+
+suite=perfdata
+# shellcheck source=tests/lib/expect.sh
+. "$top/tests/lib/expect.sh"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+if ! "$ptgen" -o plt.mtrace -- "$prog" >/dev/null 2>&1; then
+	echo "FAIL $suite/setup: the PT generator failed"
+	exit 0
+fi
+
+expect_re export 0 '^  perf script -i out\.data --symfs out\.data\.symfs --itrace=cr' \
+	"$bin" export --perf-data out.data plt.mtrace
+expect_re export-usage 2 '^usage: mtrace-user export' "$bin" export plt.mtrace
+expect_re export-bad-bundle 1 '^mtrace-user export: .*not-there' \
+	"$bin" export -p x.data not-there.mtrace
+
+# The printed command, run as printed, decodes calls with symbols.
+if command -v perf >/dev/null; then
+	cmd=$("$bin" export --perf-data out.data plt.mtrace | sed -n 's/^  perf /perf /p')
+	out=$(eval "$cmd" 2>&1)
+	if grep -Eq 'call +[0-9a-f]+ main => +[0-9a-f]+ ' <<<"$out"; then
+		echo "PASS $suite/printed-perf-command"
+	else
+		echo "FAIL $suite/printed-perf-command: '$cmd' shows no call from main"
+	fi
+	# perf report samples instructions (every 10th) with the binaries' symbols.
+	out=$(perf report -i out.data --symfs out.data.symfs --stdio --itrace=i10 2>&1)
+	if grep -Eq '^ +[0-9.]+% .* \[\.\] (main|cmp)' <<<"$out"; then
+		echo "PASS $suite/perf-report"
+	else
+		echo "FAIL $suite/perf-report: no sampled symbol of the program: $(head -c 400 <<<"$out")"
+	fi
+else
+	echo "SKIP $suite/printed-perf-command: perf not installed"
+	echo "SKIP $suite/perf-report: perf not installed"
+fi
+
+expect_re decode-perf-data 0 'wrote plt\.pftrace' \
+	"$bin" decode --symfs out.data.symfs -o plt.pftrace out.data
+expect_re convert 0 '^wrote back\.mtrace: 1 CPUs' \
+	"$bin" convert --symfs out.data.symfs out.data -o back.mtrace
+expect_re convert-readable 0 'pt-data' "$bin" bundle-info back.mtrace
+expect_re convert-usage 2 '^usage: mtrace-user convert' "$bin" convert out.data
+expect_re convert-not-perf 1 'not a perf\.data file' "$bin" convert plt.mtrace -o y.mtrace
+head -c 700 out.data >cut.data
+expect_re decode-truncated 1 '^mtrace-user decode: cut\.data: .*truncated' "$bin" decode cut.data
+if [ -e y.mtrace ] || ls ./*.tmp.* >/dev/null 2>&1; then
+	echo "FAIL $suite/no-partial-output: a failed command left a file"
+else
+	echo "PASS $suite/no-partial-output"
+fi

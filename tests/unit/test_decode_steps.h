@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The decoded call and return steps of every thread, as the ground-truth
+ * and perf-comparison tests compare them, and where the PT generator and
+ * its test programs are.
+ *
+ * Calls are BEGIN events that are no tail call, inferred or asynchronous
+ * frame, with the call's target; returns are END events flagged MT_EV_RET,
+ * with the address returned to.
+ */
+#ifndef TEST_DECODE_STEPS_H
+#define TEST_DECODE_STEPS_H
+
+#include "test_decode_fixture.h"
+
+#include "decode/decode.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct step {
+	uint32_t tid;
+	char kind;		/* 'c' call, 'r' return */
+	uint64_t to;
+	uint64_t index;		/* truth: the thread's instruction index */
+	uint64_t tsc;		/* truth: TSC after it; decoded: ns * 2 (2 GHz clock) */
+};
+
+struct steps {
+	struct step *v;
+	size_t n, cap;
+};
+
+static inline void add_step(struct steps *s, uint32_t tid, char kind, uint64_t to, uint64_t index,
+			    uint64_t tsc)
+{
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 1024;
+		s->v = realloc(s->v, s->cap * sizeof(*s->v));
+		MT_ASSERT(s->v);
+	}
+	s->v[s->n++] = (struct step){ tid, kind, to, index, tsc };
+}
+
+static inline int collect(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const struct mt_ev *ev)
+{
+	(void)pid;
+	if (ev->kind == MT_EV_BEGIN && ev->arg >= MT_FN_FIRST_USER &&
+	    !(ev->flags & (MT_EV_TAIL | MT_EV_INFERRED | MT_EV_ASYNC)))
+		add_step(ctx, tid, 'c', ev->addr, 0, ns * 2);
+	else if (ev->kind == MT_EV_END && (ev->flags & MT_EV_RET))
+		add_step(ctx, tid, 'r', ev->addr, 0, ns * 2);
+	return 0;
+}
+
+/*
+ * The generator's calls and returns in the ground-truth file PATH. With
+ * WRAPPED (a single CPU whose ring kept only the newest data) the truth's
+ * "visible CPU TID INDEX" line says from which instruction on the trace
+ * can be decoded; earlier steps are dropped.
+ */
+static inline void steps_read_truth(const char *path, struct steps *truth, int wrapped)
+{
+	char line[256];
+	FILE *f = fopen(path, "r");
+
+	MT_ASSERT_MSG(f, "cannot open %s", path);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long idx, tsc, from, to;
+		char kind[16];
+		unsigned tid, cpu;
+
+		if (sscanf(line, "%15s %u %llu %llu %llx %llx", kind, &tid, &idx, &tsc, &from, &to) ==
+			    6 &&
+		    (!strcmp(kind, "call") || !strcmp(kind, "ret")))
+			add_step(truth, tid, kind[0], to, idx, tsc);
+		if (wrapped && sscanf(line, "visible %u %u %llu", &cpu, &tid, &idx) == 3) {
+			size_t out = 0;
+
+			for (size_t i = 0; i < truth->n; i++)
+				if (truth->v[i].tid != tid || truth->v[i].index >= idx)
+					truth->v[out++] = truth->v[i];
+			truth->n = out;
+		}
+	}
+	fclose(f);
+}
+
+/* Prints the steps of TID around a mismatch (at A in X, B in Y). */
+static inline void steps_show_context(const char *xname, const struct steps *x, size_t a,
+			       const char *yname, const struct steps *y, size_t b, uint32_t tid)
+{
+	const struct steps *s[2] = { x, y };
+	const char *name[2] = { xname, yname };
+	size_t at[2] = { a, b };
+
+	for (int k = 0; k < 2; k++) {
+		size_t i = at[k], back = 0;
+
+		while (i > 0 && back < 6)
+			back += s[k]->v[--i].tid == tid;
+		printf("# %s:", name[k]);
+		for (int shown = 0; i < s[k]->n && shown < 12; i++) {
+			if (s[k]->v[i].tid != tid)
+				continue;
+			printf(" %s%c%" PRIx64, i == at[k] ? ">" : "", s[k]->v[i].kind, s[k]->v[i].to);
+			shown++;
+		}
+		printf("\n");
+	}
+}
+
+/* How far Y's times are from X's (the truth's), in TSC ticks. */
+struct time_err {
+	uint64_t max, sum, n;
+	uint64_t same;		/* steps at the same time as the thread's previous one */
+};
+
+static inline void note_time(struct time_err *te, const struct step *truth, const struct step *got,
+			     const struct step *prev_got)
+{
+	/* The truth's TSC is after the instruction: the callee's or the
+	 * return target's first block starts then. ns -> ticks loses < 2. */
+	uint64_t e = truth->tsc > got->tsc ? truth->tsc - got->tsc : got->tsc - truth->tsc;
+
+	if (!te)
+		return;
+	te->max = e > te->max ? e : te->max;
+	te->sum += e;
+	te->n++;
+	te->same += prev_got && prev_got->tsc == got->tsc;
+}
+
+static inline int steps_equal(const struct step *p, const struct step *q)
+{
+	return p->kind == q->kind && p->to == q->to;
+}
+
+/* Per thread, in order, X and Y must hold the same steps. WHAT names the
+ * case. With TE, also how far Y's times are from X's. */
+static inline void steps_compare(const char *what, const char *xname, const struct steps *x,
+				 const char *yname, const struct steps *y, struct time_err *te)
+{
+	for (size_t i = 0; i < x->n; i++) {
+		uint32_t tid = x->v[i].tid;
+		size_t a = 0, b = 0, na = 0, nb = 0;
+		const struct step *prev = NULL;
+		int seen = 0;
+
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = x->v[k].tid == tid;
+		if (seen)
+			continue;
+		for (;;) {
+			while (a < x->n && x->v[a].tid != tid)
+				a++;
+			while (b < y->n && y->v[b].tid != tid)
+				b++;
+			if (a == x->n || b == y->n)
+				break;
+			if (!steps_equal(&x->v[a], &y->v[b]))
+				steps_show_context(xname, x, a, yname, y, b, tid);
+			MT_ASSERT_MSG(steps_equal(&x->v[a], &y->v[b]),
+				      "%s thread %u step %zu: %s %c 0x%" PRIx64 ", %s %c 0x%" PRIx64,
+				      what, tid, na, xname, x->v[a].kind, x->v[a].to, yname,
+				      y->v[b].kind, y->v[b].to);
+			note_time(te, &x->v[a], &y->v[b], prev);
+			prev = &y->v[b];
+			a++, b++, na++, nb++;
+		}
+		while (a < x->n)
+			na += x->v[a++].tid == tid;
+		while (b < y->n)
+			nb += y->v[b++].tid == tid;
+		MT_ASSERT_MSG(na == nb, "%s thread %u: %zu steps in %s, %zu in %s", what, tid, na,
+			      xname, nb, yname);
+	}
+	/* No thread of Y may be missing from X. */
+	for (size_t i = 0; i < y->n; i++) {
+		size_t k = 0;
+
+		while (k < x->n && x->v[k].tid != y->v[i].tid)
+			k++;
+		MT_ASSERT_MSG(k < x->n, "%s: thread %u is in %s only", what, y->v[i].tid, yname);
+	}
+}
+
+/* Whether the next 8 steps of Y from B (or all that are left) follow X from A. */
+static inline int steps_same_run(const struct steps *x, size_t a, const struct steps *y, size_t b)
+{
+	for (size_t k = 0; k < 8 && b + k < y->n; k++)
+		if (a + k >= x->n || !steps_equal(&x->v[a + k], &y->v[b + k]))
+			return 0;
+	return 1;
+}
+
+/*
+ * With overflows the packets of some instructions are lost; Y must be X
+ * with (at most) one contiguous run removed per overflow: everything
+ * before it and everything after it the same. Single-threaded runs only.
+ */
+static inline void steps_compare_around_gaps(const char *xname, const struct steps *x,
+				      const char *yname, const struct steps *y,
+				      uint64_t overflows)
+{
+	size_t a = 0, b = 0, runs = 0;
+
+	while (b < y->n) {
+		MT_ASSERT_MSG(a < x->n, "%s step %zu has no counterpart in %s", yname, b, xname);
+		if (steps_equal(&x->v[a], &y->v[b])) {
+			a++, b++;
+			continue;
+		}
+		/* Skip the lost run: resume where the rest matches exactly. */
+		runs++;
+		MT_ASSERT_MSG(runs <= overflows, "more lost runs than overflows at %s step %zu",
+			      yname, b);
+		size_t from = a;
+
+		while (a < x->n && !steps_same_run(x, a, y, b))
+			a++;
+		printf("# %s lost %s steps %zu-%zu (%zu)\n", yname, xname, from, a - 1, a - from);
+	}
+	MT_ASSERT_MSG(y->n > x->n / 2, "only %zu of %zu steps in %s", y->n, x->n, yname);
+}
+
+/* mtrace's decode of the bundle at PATH into GOT; returns its overflow count. */
+static inline uint64_t steps_decode(const char *path, struct steps *got)
+{
+	struct mt_decode_sink sink = { NULL, collect, NULL, got };
+	struct mt_bundle_reader *r;
+	struct mt_decode *d;
+	uint64_t overflows;
+	char err[512];
+
+	MT_ASSERT_MSG(mt_bundle_open(&r, path, err, sizeof(err)) == 0, "%s", err);
+	MT_ASSERT_MSG(mt_decode_open(&d, r, NULL, err, sizeof(err)) == 0, "%s", err);
+	MT_ASSERT_EQ(mt_decode_run(d, &sink), 0);
+	MT_ASSERT_EQ(mt_decode_get_stats(d)->errors, 0);
+	overflows = mt_decode_get_stats(d)->overflows;
+	mt_decode_free(d);
+	mt_bundle_close(r);
+	return overflows;
+}
+
+#endif

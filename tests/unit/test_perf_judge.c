@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: MIT
+/*
+ * perf as a second, independent judge of mtrace's decoder: every PT
+ * generator program of the ground-truth test is exported to perf.data
+ * (libmtrace's exporter), decoded by the installed perf
+ * (`perf script --itrace=cre`), and perf's calls and returns of every
+ * thread, with their targets, must equal mtrace's decode of the same
+ * bundle. Where the two differ for an understood reason the case says so
+ * and checks exactly that difference (docs/perf-interop.md has the
+ * verdicts and the evidence).
+ */
+#include "test_decode_fixture.h"
+#include "test_decode_steps.h"
+
+#include "perfdata/perfdata_export.h"
+
+
+/* What perf said besides calls and returns. */
+struct perf_run {
+	struct steps steps;
+	size_t errors;                  /* "instruction trace error" lines */
+	size_t overflow_errors;         /* of them: overflow packets */
+	size_t mismatch_errors;         /* of them: "Trace doesn't match instruction" */
+	char first_error[256];
+	size_t steps_before_error;      /* perf's steps before its first error */
+};
+
+/* perf script -F tid,flags,ip,addr: "TID FLAGS... FROM => TO". */
+static void parse_perf_line(struct perf_run *p, const char *line)
+{
+	unsigned long long from, to;
+	char flag[32];
+	unsigned tid;
+	int n;
+
+	/* Each error is one " instruction trace error type ..." line (a
+	 * closing "N instruction trace errors" summary is not one). */
+	if (!strncmp(line, " instruction trace error type", 29)) {
+		if (!p->errors++) {
+			snprintf(p->first_error, sizeof(p->first_error), "%.200s", line);
+			p->steps_before_error = p->steps.n;
+		}
+		p->overflow_errors += !!strstr(line, "Overflow");
+		p->mismatch_errors += !!strstr(line, "Trace doesn't match instruction");
+		return;
+	}
+	const char *arrow = strstr(line, "=>");
+
+	if (!arrow || sscanf(line, "%u %31s%n", &tid, flag, &n) != 2)
+		return;
+	if (strcmp(flag, "call") && strcmp(flag, "return"))
+		return;
+	const char *q = arrow;
+
+	while (q > line && q[-1] == ' ')
+		q--;
+	while (q > line && q[-1] != ' ')
+		q--;
+	if (sscanf(q, "%llx => %llx", &from, &to) != 2)
+		return;
+	add_step(&p->steps, tid, flag[0], to, 0, 0);
+}
+
+/* perf script on NAME.data, with the binaries (and kernel) the export wrote. */
+static void run_perf(const char *name, struct perf_run *p, const struct perfdata_export_stats *st)
+{
+	char cmd[10000], line[1024];
+	FILE *f;
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && perf script -i %s.data --symfs '%s' %s%s%s --itrace=cre "
+		 "-F tid,flags,ip,addr 2>&1",
+		 fx_dir(), name, st->symfs, st->kernel ? "--vmlinux '" : "",
+		 st->kernel ? st->vmlinux : "", st->kernel ? "'" : "");
+	f = popen(cmd, "r");
+	MT_ASSERT(f);
+	while (fgets(line, sizeof(line), f))
+		parse_perf_line(p, line);
+	rc = pclose(f);
+	MT_ASSERT_MSG(rc == 0, "perf script on %s.data failed (%d)", name, rc);
+}
+
+enum verdict {
+	SAME,           /* perf and mtrace agree exactly */
+	GAPS,           /* overflows: both lose runs; agree around them */
+	RETSTACK,       /* perf's RET-stack rule differs (docs/perf-interop.md) */
+};
+
+enum source {
+	RUN,            /* single-step the program */
+	WALK,           /* random walk over the program */
+	KWALK,          /* random walk over kernel text (the file PROG in the fixture) */
+};
+
+/*
+ * Generates NAME from PROG (as SRC says) with EXTRA ptgen options, exports
+ * it, and judges.
+ */
+static uint64_t text_lo, text_hi;	/* KWALK: the kernel text range */
+
+static void judge_src(const char *name, const char *prog, const char *extra, enum source src,
+		      enum verdict expect)
+{
+	char ptgen[1200], progs[1200], err[1024], path[256];
+	struct perfdata_export_stats st;
+	struct steps got = { 0 }, truth = { 0 };
+	struct mt_bundle_reader *r;
+	struct perf_run p;
+	uint64_t overflows;
+
+	fx_need("perf");
+	fx_ptgen_paths(ptgen, progs, sizeof(progs));
+	if (src == KWALK)
+		fx_sh("'%s' %s -o %s.mtrace -t %s.truth --kwalk %s >/dev/null", ptgen, extra, name,
+		      name, prog);
+	else
+		fx_sh("'%s' %s -o %s.mtrace -t %s.truth %s '%s/%s' >/dev/null", ptgen, extra, name,
+		      name, src == WALK ? "--walk" : "--", progs, prog);
+	snprintf(path, sizeof(path), "%s.mtrace", name);
+	overflows = steps_decode(fx_path(path), &got);
+	MT_ASSERT_MSG(mt_bundle_open(&r, fx_path(path), err, sizeof(err)) == 0, "%s", err);
+	snprintf(path, sizeof(path), "%s.data", name);
+	MT_ASSERT_MSG(perfdata_export(r, fx_path(path), NULL, &st, err, sizeof(err)) == 0, "%s",
+		      err);
+	mt_bundle_close(r);
+	MT_ASSERT_MSG(!st.warning[0], "export: %s", st.warning);
+	run_perf(name, &p, &st);
+	if (src == KWALK) {
+		/*
+		 * A direct call out of the copied text (to the PLT before it)
+		 * ends the walk there with an interrupt: perf shows the call,
+		 * mtrace has no function there to open a frame for, and its
+		 * steps count calls of known functions only.
+		 */
+		size_t out = 0;
+
+		for (size_t i = 0; i < p.steps.n; i++)
+			if (p.steps.v[i].kind != 'c' ||
+			    (p.steps.v[i].to >= text_lo && p.steps.v[i].to < text_hi))
+				p.steps.v[out++] = p.steps.v[i];
+		printf("# %s: %zu calls out of the kernel text left out of perf's steps\n", name,
+		       p.steps.n - out);
+		p.steps.n = out;
+	}
+	MT_ASSERT_MSG(p.steps.n > 0, "perf decoded no calls or returns from %s.data", name);
+
+	switch (expect) {
+	case SAME:
+		MT_ASSERT_MSG(!p.errors, "perf: %s", p.first_error);
+		MT_ASSERT_EQ(overflows, 0);
+		steps_compare(name, "mtrace", &got, "perf", &p.steps, NULL);
+		printf("# %s: %zu calls and returns, the same in both\n", name, got.n);
+		break;
+	case GAPS:
+		/*
+		 * perf reports each overflow as an error and resumes after it;
+		 * each decoder must be the truth with one run lost per overflow.
+		 */
+		MT_ASSERT(overflows > 0);
+		MT_ASSERT_MSG(p.errors == p.overflow_errors, "perf: %s", p.first_error);
+		MT_ASSERT_EQ(p.overflow_errors, overflows);
+		snprintf(path, sizeof(path), "%s.truth", name);
+		steps_read_truth(fx_path(path), &truth, 0);
+		steps_compare_around_gaps("truth", &truth, "mtrace", &got, overflows);
+		steps_compare_around_gaps("truth", &truth, "perf", &p.steps, overflows);
+		printf("# %s: truth %zu steps, mtrace %zu, perf %zu\n", name, truth.n, got.n,
+		       p.steps.n);
+		break;
+	case RETSTACK: {
+		/*
+		 * perf pops its RET stack on every RET, libipt (and so mtrace
+		 * and ptgen) only on a compressed one. After a signal handler's
+		 * uncompressed RET, the interrupted function's compressed RET
+		 * takes perf one frame too far: to where mtrace's next return
+		 * goes. Before that step both agree exactly; afterwards perf
+		 * decodes the wrong code until a packet contradicts it.
+		 */
+		size_t k = 0;
+
+		while (k < got.n && k < p.steps.n && steps_equal(&got.v[k], &p.steps.v[k]))
+			k++;
+		MT_ASSERT_MSG(k > 0 && k + 1 < got.n && k < p.steps.n, "no divergence at a return");
+		MT_ASSERT_MSG(got.v[k].kind == 'r' && p.steps.v[k].kind == 'r' &&
+				      got.v[k + 1].kind == 'r' && p.steps.v[k].to == got.v[k + 1].to,
+			      "%s step %zu: perf %c 0x%" PRIx64 " is not mtrace's next return", name, k,
+			      p.steps.v[k].kind, p.steps.v[k].to);
+		MT_ASSERT_MSG(p.errors > 0 && p.errors == p.mismatch_errors, "perf: %zu errors: %s",
+			      p.errors, p.first_error);
+		MT_ASSERT(p.steps_before_error > k);
+		printf("# %s: the same %zu of %zu steps, then perf returns one frame too far; "
+		       "%zu perf errors\n", name, k, got.n, p.errors);
+		break;
+	}
+	}
+	free(got.v);
+	free(truth.v);
+	free(p.steps.v);
+}
+
+static void judge(const char *name, const char *prog, const char *extra, int walk,
+		  enum verdict expect)
+{
+	judge_src(name, prog, extra, walk ? WALK : RUN, expect);
+}
+
+MT_TEST(tailcall)
+{
+	judge("tailcall", "tailcall", "", 0, SAME);
+}
+
+MT_TEST(recursion)
+{
+	judge("recursion", "recursion", "", 0, SAME);
+}
+
+MT_TEST(indirect)
+{
+	judge("indirect", "indirect", "", 0, SAME);
+}
+
+MT_TEST(plt)
+{
+	judge("plt", "plt", "", 0, SAME);
+}
+
+MT_TEST(syscalls)
+{
+	judge("syscalls", "syscalls", "", 0, SAME);
+}
+
+MT_TEST(longjmp)
+{
+	judge("longjmp", "longjmp", "", 0, SAME);
+}
+
+MT_TEST(cxx_exceptions)
+{
+	judge("exceptions", "exceptions", "", 0, SAME);
+}
+
+MT_TEST(crash)
+{
+	judge("crash", "crash", "", 0, SAME);
+}
+
+/* Signal handlers return through an uncompressed RET: see RETSTACK. */
+MT_TEST(signals_retstack_rule)
+{
+	judge("signals", "signals", "", 0, RETSTACK);
+}
+
+/* Without RET compression the rule does not matter: exact agreement. */
+MT_TEST(signals_no_retcomp)
+{
+	judge("signals-noretc", "signals", "--no-retcomp", 0, SAME);
+}
+
+MT_TEST(threads_on_two_cpus)
+{
+	judge("threads", "threads", "--cpus 2", 0, SAME);
+}
+
+MT_TEST(threads_on_four_cpus)
+{
+	judge("threads4", "threads", "--cpus 4", 0, SAME);
+}
+
+MT_TEST(cycle_accurate)
+{
+	judge("recursion-cyc", "recursion", "--cyc", 0, SAME);
+}
+
+MT_TEST(psb256_short_tnt_no_retcomp)
+{
+	judge("recursion-psb", "recursion", "--psb-freq 0 --short-tnt --no-retcomp", 0, SAME);
+}
+
+MT_TEST(random_walk_with_ring_wrap)
+{
+	judge("walk", "indirect-nopie", "--insns 200000 --ring-size 20000", 1, SAME);
+}
+
+MT_TEST(overflows)
+{
+	judge("overflow", "recursion", "--overflow 1500:40", 0, GAPS);
+}
+
+/*
+ * Kernel tracing: a bundle whose core kernel text is the C library's .text
+ * placed at a kernel address, its dynamic symbols as kallsyms (real code,
+ * real symbols), walked at CPL 0 by ptgen --kwalk. perf decodes the kernel
+ * code from the vmlinux the export writes.
+ */
+#define KBASE 0xffffffff81000000ULL
+#define LIBC "/usr/lib/x86_64-linux-gnu/libc.so.6"
+
+MT_TEST(kernel_walk)
+{
+	struct mt_bundle_writer *w;
+	struct mt_bundle_ktext kt = { KBASE, "kernel", 0 };
+	unsigned long long vaddr = 0, size = 0, a;
+	char line[512], name[256], type, err[512];
+	char *ks = NULL, *code;
+	size_t kslen = 0;
+	FILE *f;
+
+	fx_need("objcopy");
+	if (access(LIBC, R_OK))
+		mt_skip("needs %s", LIBC);
+	fx_sh("objcopy -O binary -j .text " LIBC " libc-text.bin && "
+	      "objdump -h " LIBC " | awk '$2 == \".text\" { print $4, $3 }' > text.hdr && "
+	      "nm -D --defined-only " LIBC " > libc.nm");
+	f = fopen(fx_path("text.hdr"), "r");
+	MT_ASSERT(f && fscanf(f, "%llx %llx", &vaddr, &size) == 2);
+	fclose(f);
+	/* kallsyms: the code symbols inside .text, moved to KBASE. */
+	f = fopen(fx_path("libc.nm"), "r");
+	MT_ASSERT(f);
+	FILE *out = open_memstream(&ks, &kslen);
+
+	MT_ASSERT(out);
+	fprintf(out, "%016llx T _text\n", KBASE);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255[^@\n]", &a, &type, name) == 3 &&
+		    (type == 'T' || type == 't' || type == 'W' || type == 'i') && a >= vaddr &&
+		    a < vaddr + size)
+			fprintf(out, "%016llx T %s\n", KBASE + a - vaddr, name);
+	fprintf(out, "%016llx T _etext\n", KBASE + size);
+	fclose(out);
+	fclose(f);
+	code = malloc(size);
+	f = fopen(fx_path("libc-text.bin"), "rb");
+	MT_ASSERT(code && f && fread(code, 1, size, f) == size);
+	fclose(f);
+	MT_ASSERT_MSG(mt_bundle_writer_create(&w, fx_path("kin.mtrace"), NULL, err, sizeof(err)) == 0,
+		      "%s", err);
+	MT_ASSERT_EQ(mt_bundle_write_ktext(w, &kt, code, size), 0);
+	MT_ASSERT_EQ(mt_bundle_write_kallsyms(w, ks, kslen), 0);
+	MT_ASSERT_EQ(mt_bundle_writer_finish(w), 0);
+	mt_bundle_writer_free(w);
+	free(code);
+	free(ks);
+	text_lo = KBASE;
+	text_hi = KBASE + size;
+	judge_src("kwalk", fx_path("kin.mtrace"), "--insns 200000", KWALK, SAME);
+}

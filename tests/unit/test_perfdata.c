@@ -1,0 +1,389 @@
+// SPDX-License-Identifier: MIT
+/*
+ * perf.data import and export: a generator bundle exported to perf.data
+ * and imported back decodes to the same calls and returns; so does the
+ * exported file rewritten by perf's own writer (perf inject); per-thread
+ * and snapshot recordings import; and bad, truncated or hostile files are
+ * rejected with a message, never a crash.
+ */
+#include "test_decode_fixture.h"
+#include "test_decode_steps.h"
+
+#include "perfdata/perfdata_export.h"
+#include "perfdata/perfdata_import.h"
+#include "perfdata/perfdata_writer.h"
+
+#include <sys/stat.h>
+
+static uint32_t truth_tid(const char *name);
+
+/* A generator bundle NAME.mtrace of PROG, and its export NAME.data. */
+static void make_export(const char *name, const char *prog, const char *extra)
+{
+	char ptgen[1200], progs[1200], err[1024], path[256];
+	struct perfdata_export_stats st;
+	struct mt_bundle_reader *r;
+
+	fx_ptgen_paths(ptgen, progs, sizeof(progs));
+	fx_sh("'%s' %s -o %s.mtrace -t %s.truth -- '%s/%s' >/dev/null", ptgen, extra, name, name,
+	      progs, prog);
+	snprintf(path, sizeof(path), "%s.mtrace", name);
+	MT_ASSERT_MSG(mt_bundle_open(&r, fx_path(path), err, sizeof(err)) == 0, "%s", err);
+	snprintf(path, sizeof(path), "%s.data", name);
+	MT_ASSERT_MSG(perfdata_export(r, fx_path(path), NULL, &st, err, sizeof(err)) == 0, "%s",
+		      err);
+	mt_bundle_close(r);
+}
+
+/* Imports DATA (with the export's symfs) to OUT; returns import's status. */
+static int import(const char *data, const char *out, struct perfdata_import_stats *st,
+		  char *err, size_t errlen)
+{
+	struct perfdata_import_opts io = { 0 };
+	struct perfdata_file f;
+	char symfs[600];
+	int e;
+
+	snprintf(symfs, sizeof(symfs), "%s.symfs", fx_path(data));
+	io.symfs = symfs;
+	if ((e = perfdata_open(&f, fx_path(data)))) {
+		snprintf(err, errlen, "%s", f.err);
+		perfdata_close(&f);
+		return e;
+	}
+	e = perfdata_import(&f, fx_path(out), &io, st, err, errlen);
+	perfdata_close(&f);
+	return e;
+}
+
+/* NAME.mtrace and the bundle OUT imported from DATA decode to the same steps. */
+static void same_decode(const char *name, const char *data, const char *out)
+{
+	struct perfdata_import_stats st;
+	struct steps a = { 0 }, b = { 0 };
+	char err[1024], path[256];
+
+	MT_ASSERT_MSG(import(data, out, &st, err, sizeof(err)) == 0, "%s", err);
+	MT_ASSERT_MSG(!st.warning[0], "import: %s", st.warning);
+	snprintf(path, sizeof(path), "%s.mtrace", name);
+	steps_decode(fx_path(path), &a);
+	steps_decode(fx_path(out), &b);
+	MT_ASSERT(a.n > 0);
+	steps_compare(name, "bundle", &a, "imported", &b, NULL);
+	free(a.v);
+	free(b.v);
+}
+
+MT_TEST(export_import_round_trip)
+{
+	struct mt_bundle_pt_config_desc cfg;
+	struct mt_bundle_reader *r;
+	char err[512];
+
+	make_export("threads", "threads", "--cpus 2");
+	same_decode("threads", "threads.data", "threads-back.mtrace");
+	/* One process: it is the target, the recording is not system-wide. */
+	MT_ASSERT_MSG(mt_bundle_open(&r, fx_path("threads-back.mtrace"), err, sizeof(err)) == 0,
+		      "%s", err);
+	MT_ASSERT_EQ(mt_bundle_get_pt_config(r, &cfg), 0);
+	mt_bundle_close(r);
+	MT_ASSERT_EQ(cfg.target_pid, truth_tid("threads"));
+	MT_ASSERT_EQ(cfg.flags & MT_BUNDLE_CFG_SYSTEM_WIDE, 0);
+}
+
+/* perf's own writer (perf inject) rewrites the export; import that. */
+MT_TEST(perf_inject_rewritten)
+{
+	fx_need("perf");
+	make_export("plt", "plt", "");
+	fx_sh("perf inject -i plt.data -o plt-inj.data 2>/dev/null");
+	fx_sh("cp -r plt.data.symfs plt-inj.data.symfs");
+	same_decode("plt", "plt-inj.data", "plt-inj.mtrace");
+}
+
+enum {
+	PER_THREAD = 1,         /* AUXTRACE cpu -1, tid set, no CPU switches */
+	SPLIT = 2,              /* each CPU's PT in two AUXTRACE records */
+	TIME_CONV_ONLY = 4,     /* no time conversion in AUXTRACE_INFO */
+};
+
+/*
+ * Rewrites SRC as DST with libmtrace's own reader and writer, changed as
+ * HOW says (the variants perf writes: --per-thread, a recording read from
+ * the AUX area in several batches, a perf that puts the conversion only in
+ * TIME_CONV); TID is the thread of per-thread buffers.
+ */
+static void rewrite(const char *src, const char *dst, int how, uint32_t tid)
+{
+	int per_thread = how & PER_THREAD, split = how & SPLIT;
+	struct perfdata_writer *w;
+	struct perfdata_file f;
+	struct perfdata_rec r;
+	uint64_t pos = 0, id;
+	char err[512];
+
+	MT_ASSERT_MSG(perfdata_open(&f, fx_path(src)) == 0, "%s", f.err);
+	MT_ASSERT_MSG(perfdata_writer_create(&w, fx_path(dst), err, sizeof(err)) == 0, "%s", err);
+	for (size_t i = 0; i < f.nattrs; i++)
+		MT_ASSERT_EQ(perfdata_writer_add_attr(w, &f.attrs[i].attr, "event", &id), 0);
+	while (perfdata_next(&f, &pos, &r) > 0) {
+		if (r.h.type == PERFDATA_REC_AUXTRACE) {
+			struct perfdata_auxtrace a;
+
+			memcpy(&a, r.body - sizeof(r.h), sizeof(a));
+			if (per_thread)
+				a.cpu = UINT32_MAX, a.tid = tid;
+			if (split) {
+				uint64_t half = r.aux_len / 2;
+
+				a.size = half;
+				MT_ASSERT_EQ(perfdata_writer_auxtrace(w, &a, r.aux), 0);
+				a.size = r.aux_len - half;
+				a.offset += half;
+				MT_ASSERT_EQ(perfdata_writer_auxtrace(w, &a, r.aux + half), 0);
+			} else {
+				a.size = r.aux_len;
+				MT_ASSERT_EQ(perfdata_writer_auxtrace(w, &a, r.aux), 0);
+			}
+			continue;
+		}
+		if (per_thread && (r.h.type == PERF_RECORD_SWITCH_CPU_WIDE ||
+				   r.h.type == PERF_RECORD_ITRACE_START))
+			continue;
+		uint8_t rec[65536];
+
+		memcpy(rec, r.body - sizeof(r.h), r.h.size);
+		/* Pieces of one CPU's trace are consecutive, not snapshots. */
+		if (split && r.h.type == PERFDATA_REC_AUXTRACE_INFO)
+			memset(rec + sizeof(struct perfdata_auxtrace_info) +
+				       8 * PERFDATA_PT_SNAPSHOT_MODE, 0, 8);
+		if ((how & TIME_CONV_ONLY) && r.h.type == PERFDATA_REC_AUXTRACE_INFO)
+			memset(rec + sizeof(struct perfdata_auxtrace_info) +
+				       8 * PERFDATA_PT_TIME_SHIFT, 0, 3 * 8);
+		MT_ASSERT_EQ(perfdata_writer_record(w, (const struct perf_event_header *)rec), 0);
+	}
+	/* The features perf record writes. */
+	{
+		static const unsigned int feats[] = { PERFDATA_FEAT_BUILD_ID, PERFDATA_FEAT_ARCH,
+						      PERFDATA_FEAT_NRCPUS, PERFDATA_FEAT_CPUID };
+		for (size_t i = 0; i < sizeof(feats) / sizeof(feats[0]); i++) {
+			const uint8_t *p;
+			size_t n;
+
+			if (!perfdata_feature(&f, feats[i], &p, &n))
+				MT_ASSERT_EQ(perfdata_writer_feature(w, feats[i], p, n), 0);
+		}
+	}
+	MT_ASSERT_MSG(perfdata_writer_finish(w) == 0, "%s", perfdata_writer_errmsg(w));
+	perfdata_writer_free(w);
+	perfdata_close(&f);
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "cp -r %s.symfs %s.symfs", src, dst);
+	fx_sh("%s", cmd);
+}
+
+/* The thread id the generator ran, from its truth file. */
+static uint32_t truth_tid(const char *name)
+{
+	char path[256], line[256];
+	unsigned tid = 0, pid, n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s.truth", name);
+	f = fopen(fx_path(path), "r");
+	MT_ASSERT(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "thread %u %u %u", &tid, &pid, &n) == 3)
+			break;
+	fclose(f);
+	MT_ASSERT(tid);
+	return tid;
+}
+
+MT_TEST(per_thread_buffers)
+{
+	struct perfdata_import_stats st;
+	char err[1024];
+
+	make_export("recursion", "recursion", "");
+	rewrite("recursion.data", "recursion-pt.data", PER_THREAD, truth_tid("recursion"));
+	same_decode("recursion", "recursion-pt.data", "recursion-pt.mtrace");
+	MT_ASSERT_EQ(import("recursion-pt.data", "x.mtrace", &st, err, sizeof(err)), 0);
+	MT_ASSERT(st.per_thread);
+	MT_ASSERT_EQ(st.streams, 1);
+}
+
+/* A CPU's trace in several AUXTRACE records is joined in order. */
+MT_TEST(auxtrace_in_pieces)
+{
+	make_export("tailcall", "tailcall", "");
+	rewrite("tailcall.data", "tailcall-split.data", SPLIT, 0);
+	/* Not snapshot mode: pieces are consecutive. */
+	same_decode("tailcall", "tailcall-split.data", "tailcall-split.mtrace");
+}
+
+/* perf's TIME_CONV record gives the clock when AUXTRACE_INFO does not. */
+MT_TEST(time_conv_record)
+{
+	const struct mt_bundle_clock_entry *a;
+	struct mt_bundle_clock_desc d;
+	struct perfdata_import_stats st;
+	size_t n;
+	struct mt_bundle_reader *r;
+	char err[1024];
+
+	make_export("crash", "crash", "");
+	rewrite("crash.data", "crash-tc.data", TIME_CONV_ONLY, 0);
+	MT_ASSERT_MSG(import("crash-tc.data", "crash-tc.mtrace", &st, err, sizeof(err)) == 0, "%s",
+		      err);
+	MT_ASSERT_MSG(mt_bundle_open(&r, fx_path("crash-tc.mtrace"), err, sizeof(err)) == 0, "%s",
+		      err);
+	MT_ASSERT_EQ(mt_bundle_clock(r, &d, &a, &n), 0);
+	mt_bundle_close(r);
+	/* The generator's TSC runs at 2 GHz. */
+	MT_ASSERT_EQ(d.tsc_hz, 2000000000);
+	same_decode("crash", "crash-tc.data", "crash-tc2.mtrace");
+}
+
+/* ---- bad input ---- */
+
+static size_t file_size(const char *name)
+{
+	struct stat st;
+
+	MT_ASSERT(stat(fx_path(name), &st) == 0);
+	return (size_t)st.st_size;
+}
+
+/* Import of BUF fails with a message that contains WANT. */
+static void rejects(const void *buf, size_t len, const char *want)
+{
+	struct perfdata_import_stats st;
+	struct perfdata_file f;
+	char err[1024] = "";
+	int e;
+
+	e = perfdata_open_mem(&f, buf, len);
+	if (!e)
+		e = perfdata_import(&f, fx_path("bad.mtrace"), NULL, &st, err, sizeof(err));
+	else
+		snprintf(err, sizeof(err), "%s", f.err);
+	perfdata_close(&f);
+	MT_ASSERT_MSG(e < 0, "accepted a bad file (%s expected)", want);
+	MT_ASSERT_MSG(strstr(err, want), "message '%s' lacks '%s'", err, want);
+	MT_ASSERT_MSG(!strchr(err, '\n'), "message spans lines: %s", err);
+	MT_ASSERT(access(fx_path("bad.mtrace"), F_OK) != 0);
+}
+
+static uint8_t *load(const char *name, size_t *len)
+{
+	FILE *f = fopen(fx_path(name), "rb");
+	uint8_t *b;
+
+	MT_ASSERT(f);
+	*len = file_size(name);
+	b = malloc(*len);
+	MT_ASSERT(b && fread(b, 1, *len, f) == *len);
+	fclose(f);
+	return b;
+}
+
+MT_TEST(truncated_files)
+{
+	size_t len;
+	uint8_t *b;
+
+	make_export("syscalls", "syscalls", "");
+	b = load("syscalls.data", &len);
+	/* Every cut loses the header, the data or the features: each is named. */
+	for (size_t cut = 0; cut < len; cut += cut < 256 ? 1 : 37) {
+		struct perfdata_import_stats st;
+		struct perfdata_file f;
+		char err[1024] = "";
+		int e = perfdata_open_mem(&f, b, cut);
+
+		if (!e)
+			e = perfdata_import(&f, fx_path("cut.mtrace"), NULL, &st, err, sizeof(err));
+		else
+			snprintf(err, sizeof(err), "%s", f.err);
+		perfdata_close(&f);
+		MT_ASSERT_MSG(e < 0, "a file cut at %zu of %zu bytes was accepted", cut, len);
+		MT_ASSERT_MSG(err[0], "no message for a cut at %zu", cut);
+	}
+	free(b);
+}
+
+MT_TEST(hostile_headers)
+{
+	struct perfdata_file_header h;
+	size_t len;
+	uint8_t *b;
+
+	rejects("PERFILE", 7, "no PERFILE2 magic");
+	rejects("NOTPERF2\x68\0\0\0\0\0\0\0", 16, "no PERFILE2 magic");
+	rejects("PERFILE2\x10\0\0\0\0\0\0\0", 16, "pipe-mode");
+
+	make_export("indirect", "indirect", "");
+	b = load("indirect.data", &len);
+	memcpy(&h, b, sizeof(h));
+
+	h.attr_size = 1ULL << 40;
+	memcpy(b, &h, sizeof(h));
+	rejects(b, len, "bad attr entry size");
+
+	free(b);
+	b = load("indirect.data", &len);
+	memcpy(&h, b, sizeof(h));
+	h.data.size = UINT64_MAX - h.data.offset + 1; /* wraps */
+	memcpy(b, &h, sizeof(h));
+	rejects(b, len, "data section");
+
+	free(b);
+	b = load("indirect.data", &len);
+	memcpy(&h, b, sizeof(h));
+	/* A record of size 0 in the middle of the data would loop forever. */
+	memset(b + h.data.offset + 6, 0, 2);
+	rejects(b, len, "bad size 0");
+
+	free(b);
+	b = load("indirect.data", &len);
+	memcpy(&h, b, sizeof(h));
+	h.attrs.offset = len - 8;
+	memcpy(b, &h, sizeof(h));
+	rejects(b, len, "attr section");
+	free(b);
+}
+
+/* An AUXTRACE whose trace runs past the data, and a file without PT. */
+MT_TEST(hostile_records)
+{
+	struct perfdata_file f;
+	struct perfdata_rec r;
+	uint64_t pos = 0, big = 1ULL << 60;
+	size_t len;
+	uint8_t *b;
+
+	make_export("longjmp", "longjmp", "");
+	b = load("longjmp.data", &len);
+	MT_ASSERT_EQ(perfdata_open_mem(&f, b, len), 0);
+	while (perfdata_next(&f, &pos, &r) > 0 && r.h.type != PERFDATA_REC_AUXTRACE)
+		;
+	MT_ASSERT_EQ(r.h.type, PERFDATA_REC_AUXTRACE);
+	perfdata_close(&f);
+	memcpy(b + r.offset + 8, &big, 8);
+	rejects(b, len, "past the end of the data");
+
+	/* The AUXTRACE_INFO record (the first) renamed to an unknown type. */
+	free(b);
+	b = load("longjmp.data", &len);
+	{
+		struct perfdata_file_header h;
+		uint32_t t = 200;
+
+		memcpy(&h, b, sizeof(h));
+		memcpy(b + h.data.offset, &t, 4);
+	}
+	rejects(b, len, "no AUXTRACE_INFO");
+	free(b);
+}

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+/* `mtrace-user convert PERF.DATA -o OUT.mtrace`: a perf recording as a bundle. */
+#include "commands.h"
+
+#include "perfdata/perfdata_import.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: mtrace-user convert [OPTIONS] PERF.DATA -o OUT.mtrace\n\n"
+		"Writes a perf.data recorded with perf record -e intel_pt// (per-CPU or per-thread,\n"
+		"with or without --snapshot) as a snapshot bundle to decode anywhere. Binaries\n"
+		"missing here are copied in from DIR or perf's build-id cache.\n\n"
+		"  -o, --output FILE     the bundle to write\n"
+		"      --symfs DIR       look for the recorded binaries under DIR (as perf --symfs)\n"
+		"      --buildid-dir DIR perf's build-id cache (default ~/.debug)\n");
+}
+
+int cmd_convert(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "symfs", required_argument, NULL, 's' },
+		{ "buildid-dir", required_argument, NULL, 'b' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct perfdata_import_opts io = { 0 };
+	struct perfdata_import_stats st;
+	struct perfdata_file f;
+	const char *out = NULL;
+	char err[1024];
+	int c, e;
+
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			out = optarg;
+			break;
+		case 's':
+			io.symfs = optarg;
+			break;
+		case 'b':
+			io.buildid_dir = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (!out || optind != argc - 1) {
+		usage(stderr);
+		return 2;
+	}
+	if (perfdata_open(&f, argv[optind])) {
+		fprintf(stderr, "mtrace-user convert: %s: %s\n", argv[optind], f.err);
+		perfdata_close(&f);
+		return 1;
+	}
+	e = perfdata_import(&f, out, &io, &st, err, sizeof(err));
+	perfdata_close(&f);
+	if (e) {
+		fprintf(stderr, "mtrace-user convert: %s: %s\n", argv[optind], err);
+		return 1;
+	}
+	if (st.warning[0])
+		fprintf(stderr, "mtrace-user convert: warning: %s\n", st.warning);
+	printf("wrote %s: %zu %s, %zu bytes of PT, %zu threads, %zu maps, %zu switches, "
+	       "%zu binaries embedded\n",
+	       out, st.streams, st.per_thread ? "threads' buffers" : "CPUs", st.pt_bytes, st.threads,
+	       st.maps, st.switches, st.embedded);
+	return 0;
+}

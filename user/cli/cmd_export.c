@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+/* `mtrace-user export --perf-data OUT BUNDLE`: a bundle as a perf.data file. */
+#include "commands.h"
+
+#include "bundle/bundle.h"
+#include "perfdata/perfdata_export.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: mtrace-user export --perf-data OUT [--symfs DIR] BUNDLE\n\n"
+		"Writes the bundle as a perf.data file that perf's own Intel PT decoder reads\n"
+		"(perf script --itrace=..., perf report), and the traced binaries and vDSO\n"
+		"under DIR (default OUT.symfs) for perf's --symfs. Prints the perf command.\n\n"
+		"  -p, --perf-data OUT   the perf.data file to write\n"
+		"      --symfs DIR       where to put the binaries (default OUT.symfs)\n");
+}
+
+/* A shell word: the string in single quotes when it needs any. */
+static void print_word(const char *s)
+{
+	if (s[strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/-+=,:@")]) {
+		putchar('\'');
+		for (; *s; s++)
+			fputs(*s == '\'' ? "'\\''" : (char[]){ *s, 0 }, stdout);
+		putchar('\'');
+	} else {
+		fputs(s, stdout);
+	}
+}
+
+int cmd_export(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "perf-data", required_argument, NULL, 'p' },
+		{ "symfs", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct perfdata_export_opts eo = { 0 };
+	struct perfdata_export_stats st;
+	struct mt_bundle_reader *r;
+	const char *out = NULL;
+	char err[1024];
+	int c, e;
+
+	while ((c = getopt_long(argc, argv, "p:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			out = optarg;
+			break;
+		case 's':
+			eo.symfs = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (!out || optind != argc - 1) {
+		usage(stderr);
+		return 2;
+	}
+	if (mt_bundle_open(&r, argv[optind], err, sizeof(err)) < 0) {
+		fprintf(stderr, "mtrace-user export: %s\n", err);
+		return 1;
+	}
+	e = perfdata_export(r, out, &eo, &st, err, sizeof(err));
+	mt_bundle_close(r);
+	if (e) {
+		fprintf(stderr, "mtrace-user export: %s\n", err);
+		return 1;
+	}
+	if (st.warning[0])
+		fprintf(stderr, "mtrace-user export: warning: %s\n", st.warning);
+	printf("wrote %s: %zu CPUs, %zu bytes of PT, %zu threads, %zu maps, %zu switches;\n"
+	       "%zu binaries in %s\ndecode it with perf:\n  perf script -i ",
+	       out, st.cpus, st.pt_bytes, st.threads, st.maps, st.switches, st.binaries, st.symfs);
+	print_word(out);
+	printf(" --symfs ");
+	print_word(st.symfs);
+	if (st.kernel) {
+		printf(" --vmlinux ");
+		print_word(st.vmlinux);
+	}
+	printf(" --itrace=cr -F tid,time,ip,sym,addr,flags\n");
+	return 0;
+}

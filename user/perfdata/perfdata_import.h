@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A perf.data file recorded with `perf record -e intel_pt//` (per-CPU or
+ * per-thread AUX buffers, full or --snapshot) as a snapshot bundle, so
+ * that mtrace's decoder and Perfetto output work on perf's recordings
+ * (docs/perf-interop.md): the PT bytes of every CPU (or thread), the
+ * context switches, thread names, executable mappings with build-ids, the
+ * TSC conversion, and copies of binaries found in perf's build-id cache or
+ * a --symfs directory that the local file system lacks.
+ */
+#ifndef MTRACE_PERFDATA_IMPORT_H
+#define MTRACE_PERFDATA_IMPORT_H
+
+#include "bundle/bundle.h"
+#include "perfdata/perfdata_reader.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct perfdata_import_opts {
+	const char *symfs;              /* directory prefixed to map paths; may be NULL */
+	const char *buildid_dir;        /* perf's build-id cache; NULL: $HOME/.debug */
+};
+
+struct perfdata_import_stats {
+	size_t streams, pt_bytes, threads, maps, switches, embedded;
+	size_t lost, truncated_aux, dropped_snapshots;
+	bool per_thread, snapshot;
+	char warning[512];              /* the first problem worth telling; empty if none */
+};
+
+/* Whether the file at PATH starts with perf.data's magic. */
+bool perfdata_is_perf_data(const char *path);
+
+/*
+ * Writes the bundle OUT (atomically) from the perf.data F. Returns 0 or a
+ * negative errno with ERR set.
+ */
+int perfdata_import(struct perfdata_file *f, const char *out,
+		    const struct perfdata_import_opts *opts, struct perfdata_import_stats *st,
+		    char *err, size_t errlen);
+
+/*
+ * Imports the perf.data at PATH into a temporary bundle and opens it (the
+ * file is removed at once; the reader keeps it mapped).
+ */
+int perfdata_import_open(const char *path, const struct perfdata_import_opts *opts,
+			 struct mt_bundle_reader **r, struct perfdata_import_stats *st, char *err,
+			 size_t errlen);
+
+#endif

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: MIT
+/* Binaries for perf's --symfs; see perfdata_symfs.h. */
+#include "perfdata/perfdata_symfs.h"
+
+#include "perfdata/perfdata_atomic.h"
+
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int perfdata_mkdirs(const char *dir, char *err, size_t errlen)
+{
+	char buf[4096];
+	size_t n = strlen(dir);
+
+	if (n == 0 || n >= sizeof(buf)) {
+		snprintf(err, errlen, "bad directory name '%s'", dir);
+		return -EINVAL;
+	}
+	memcpy(buf, dir, n + 1);
+	for (char *p = buf + 1;; p++) {
+		if (*p == '/' || !*p) {
+			char c = *p;
+
+			*p = 0;
+			if (mkdir(buf, 0777) && errno != EEXIST) {
+				snprintf(err, errlen, "cannot create directory %s: %s", buf,
+					 strerror(errno));
+				return -errno;
+			}
+			*p = c;
+			if (!c)
+				return 0;
+		}
+	}
+}
+
+bool perfdata_elf_has_build_id(int fd, const uint8_t *bid, size_t bid_len)
+{
+	const void *id;
+	ssize_t n;
+	Elf *elf;
+	bool same;
+
+	if (!bid_len)
+		return true;
+	elf_version(EV_CURRENT);
+	if (!(elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)))
+		return false;
+	n = dwelf_elf_gnu_build_id(elf, &id);
+	same = n == (ssize_t)bid_len && !memcmp(id, bid, bid_len);
+	elf_end(elf);
+	return same;
+}
+
+bool perfdata_path_has_build_id(const char *path, const uint8_t *bid, size_t bid_len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	bool same;
+
+	if (fd < 0)
+		return false;
+	/* A map record may name anything (a FIFO would block); only regular files hold code. */
+	same = !fstat(fd, &st) && S_ISREG(st.st_mode) &&
+	       perfdata_elf_has_build_id(fd, bid, bid_len);
+	close(fd);
+	return same;
+}
+
+/* Maps the local file PATH if it is the traced binary. */
+static int map_local(const char *path, const uint8_t *bid, size_t bid_len, void **data,
+		     size_t *len, char *warn, size_t warnlen)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+
+	*data = NULL;
+	if (fd < 0) {
+		snprintf(warn, warnlen, "%s: not embedded in the bundle and %s", path,
+			 strerror(errno));
+		return 0;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !perfdata_elf_has_build_id(fd, bid, bid_len)) {
+		snprintf(warn, warnlen, "%s: not embedded in the bundle and the local file differs",
+			 path);
+		close(fd);
+		return 0;
+	}
+	*len = (size_t)st.st_size;
+	*data = *len ? mmap(NULL, *len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+	close(fd);
+	if (*data == MAP_FAILED || !*len) {
+		*data = NULL;
+		snprintf(warn, warnlen, "%s: cannot map the local file", path);
+		return 0;
+	}
+	return 1;
+}
+
+int perfdata_symfs_put(struct mt_bundle_reader *r, const char *dir, const char *path,
+		       const uint8_t *bid, size_t bid_len, const char *as, char *warn,
+		       size_t warnlen, char *err, size_t errlen)
+{
+	const uint8_t *code = NULL;
+	char dest[4096], *slash;
+	void *mapped = NULL;
+	size_t len = 0;
+	int idx, e;
+
+	idx = mt_bundle_file_find(r, bid_len ? bid : NULL, bid_len, path);
+	if (idx >= 0) {
+		if ((e = mt_bundle_file_data(r, (size_t)idx, &code, &len))) {
+			snprintf(err, errlen, "%s: embedded copy: %s", path,
+				 mt_bundle_reader_errmsg(r));
+			return e;
+		}
+	} else if (path[0] != '/' ||
+		   !map_local(path, bid, bid_len, &mapped, &len, warn, warnlen)) {
+		if (path[0] != '/')
+			snprintf(warn, warnlen, "%s: no copy in the bundle", path);
+		return 0;
+	} else {
+		code = mapped;
+	}
+	if ((size_t)snprintf(dest, sizeof(dest), "%s%s", dir, as) >= sizeof(dest)) {
+		snprintf(err, errlen, "%s%s: path too long", dir, as);
+		e = -ENAMETOOLONG;
+		goto out;
+	}
+	slash = strrchr(dest, '/');
+	*slash = 0;
+	e = perfdata_mkdirs(dest, err, errlen);
+	*slash = '/';
+	if (!e)
+		e = pd_atomic_write_file(dest, code, len, err, errlen);
+out:
+	if (mapped)
+		munmap(mapped, len);
+	return e ? e : 1;
+}

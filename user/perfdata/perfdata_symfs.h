@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The binaries of an exported trace, laid out for `perf --symfs DIR`:
+ * DIR + the path perf's map records name. Taken from the bundle's embedded
+ * copies, else from the local file when its build-id matches the trace's.
+ */
+#ifndef MTRACE_PERFDATA_SYMFS_H
+#define MTRACE_PERFDATA_SYMFS_H
+
+#include "bundle/bundle.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Writes the code of PATH (build-id BID, BID_LEN 0 if unknown) to DIR + AS.
+ * Returns 1 when written, 0 when no usable copy exists (WARN says why), or
+ * a negative errno with ERR set when writing failed.
+ */
+int perfdata_symfs_put(struct mt_bundle_reader *r, const char *dir, const char *path,
+		       const uint8_t *bid, size_t bid_len, const char *as, char *warn,
+		       size_t warnlen, char *err, size_t errlen);
+
+/* Whether the ELF file (FD, or at PATH) has build-id BID; any file when BID_LEN is 0. */
+bool perfdata_elf_has_build_id(int fd, const uint8_t *bid, size_t bid_len);
+bool perfdata_path_has_build_id(const char *path, const uint8_t *bid, size_t bid_len);
+
+/* Creates DIR and its parents. */
+int perfdata_mkdirs(const char *dir, char *err, size_t errlen);
+
+#endif
