@@ -39,7 +39,7 @@ expect doctor-cpu 1 "has no Intel PT; mtrace needs an Intel CPU (Broadwell or la
 	"$bin" doctor
 expect help 0 "usage: mtrace-user record [OPTIONS]" "$bin" record --help
 expect doctor-help 0 "usage: mtrace-user doctor" "$bin" doctor --help
-expect doctor-args 2 "usage: mtrace-user doctor" "$bin" doctor extra
+expect doctor-args 2 "doctor takes no arguments, not 'extra'" "$bin" doctor extra
 expect no-target 2 "no target: give -p PID, --system-wide or -- CMD [ARGS]" "$bin" record
 expect empty-command 2 "no command after '--'" "$bin" record --
 expect two-targets 2 "choose one target" "$bin" record -p 1 -- /bin/true
@@ -72,7 +72,7 @@ expect keep-bundle-is-output 2 "--keep-bundle t.pftrace: the same file as the Pe
 	"$bin" -o t.pftrace --keep-bundle t.pftrace -- /bin/true
 expect record-keep-bundle 2 "--keep-bundle is for 'mtrace-user [OPTIONS] -- CMD'" \
 	"$bin" record --keep-bundle x.mtrace -- /bin/true
-expect unknown-top-level-option 2 "unrecognized option '--frobnicate'" "$bin" --frobnicate
+expect unknown-top-level-option 2 "unknown option '--frobnicate' (see 'mtrace-user --help')" "$bin" --frobnicate
 expect too-many-triggers 2 "at most 8 --trigger options, not 9" "$bin" record \
 	-t kprobe:a -t kprobe:a -t kprobe:a -t kprobe:a -t kprobe:a -t kprobe:a -t kprobe:a \
 	-t kprobe:a -t kprobe:a -- /bin/true

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "capture/capture_doctor.h"
+#include "cli_msg.h"
 
 static void print_check(const struct mt_check *c, void *ctx)
 {
@@ -30,8 +31,9 @@ int cmd_doctor(int argc, char **argv)
 		return 0;
 	}
 	if (argc != 1) {
-		fprintf(stderr, "usage: mtrace-user doctor\n");
-		return 2;
+		cli_err("doctor takes no arguments, not '%s' (see 'mtrace-user doctor --help')",
+			argv[1]);
+		return CLI_EXIT_USAGE;
 	}
 	fails = mt_doctor_run(print_check, NULL);
 	if (fails)

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "capture/capture.h"
+#include "cli_msg.h"
 #include "decode_bundle.h"
 #include "record_decode.h"
 #include "trigger/trigger.h"
@@ -188,8 +189,7 @@ static int take_option(int c, const char *arg, struct mt_capture_opts *o, const 
 		return 0;
 	case 'q': o->quiet = 1; return 0;
 	default:
-		fprintf(stderr, "mtrace-user: see 'mtrace-user record --help'\n");
-		return 2;
+		return -1;	/* getopt's '?' or ':': the caller names the option */
 	}
 }
 
@@ -209,8 +209,9 @@ static int record_main(int argc, char **argv, int decode)
 		o.output = DECODE_DEFAULT_PERFETTO;
 	o.triggers = trig;
 	optind = 1;
+	opterr = 0;
 	/* '+': the first non-option starts the command, whose options are its own. */
-	while (!rc && (c = getopt_long(argc, argv, "+p:ao:n:t:b:kqh", long_opts, NULL)) != -1) {
+	while (!rc && (c = getopt_long(argc, argv, "+:p:ao:n:t:b:kqh", long_opts, NULL)) != -1) {
 		if (c == 'h') {
 			usage(stdout, decode);
 			free(trig);
@@ -220,8 +221,8 @@ static int record_main(int argc, char **argv, int decode)
 			keep_bundle = optarg;
 		else if (c == OPT_KEEP_BUNDLE)
 			rc = bad("--keep-bundle is for 'mtrace-user [OPTIONS] -- CMD'; record always writes its bundle");
-		else
-			rc = take_option(c, optarg, &o, trig, err, sizeof(err));
+		else if ((rc = take_option(c, optarg, &o, trig, err, sizeof(err))) < 0)
+			rc = cli_bad_option(c, argv, decode ? "" : "record");
 	}
 	if (!rc) {
 		/* A bare trailing "--" still names an (empty) command, for a precise message. */

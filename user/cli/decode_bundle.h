@@ -8,6 +8,9 @@
 #define MTRACE_CLI_DECODE_BUNDLE_H
 
 #include "bundle/bundle.h"
+#include "decode/binfile.h"
+
+#include <stddef.h>
 
 #define DECODE_DEFAULT_PERFETTO "trace.pftrace"
 #define DECODE_DEFAULT_JSON "trace.json"
@@ -15,16 +18,26 @@
 enum decode_format { DECODE_PERFETTO, DECODE_JSON, DECODE_TEXT };
 
 struct decode_request {
-	const char *who;		/* prefix of every message, e.g. "mtrace-user decode" */
 	const char *output;		/* NULL: the format's default (text: stdout) */
 	enum decode_format format;
 	const char *debug_path;		/* NULL: the default search path */
 	unsigned int jobs;		/* 0: one per online CPU */
 	int quiet;			/* no warnings, no statistics */
 	int embedded_only, keep_open;
+	int allow_missing;		/* exit 0 even when traced code had no binary */
+	const char *symfs;		/* root directory for the recorded paths */
+	struct mt_path_map *path_maps;	/* --path-map OLD=NEW, in order */
+	size_t npath_maps;
 };
 
-/* Decodes R (called NAME in messages) as Q asks; returns the exit status. */
+/* The output file the request writes; NULL: standard output. */
+const char *decode_output_name(const struct decode_request *q);
+
+/*
+ * Decodes R (called NAME in messages) as Q asks; returns the exit status
+ * (cli_msg.h). The output is written atomically (files/outfile.h): on any
+ * failure or Ctrl-C an older file of that name stays as it was.
+ */
 int decode_bundle(struct mt_bundle_reader *r, const char *name, const struct decode_request *q);
 
 #endif

@@ -12,6 +12,7 @@
 #include "record_decode.h"
 
 #include "decode_bundle.h"
+#include "files/outfile.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -101,7 +102,7 @@ static void allow_interrupts(void)
 static int decode_snapshot(const struct mt_capture_opts *o, struct mt_bundle_reader *r,
 			   unsigned int index, unsigned int taken)
 {
-	struct decode_request q = { .who = "mtrace-user", .quiet = o->quiet };
+	struct decode_request q = { .quiet = o->quiet };
 	char output[PATH_MAX], name[32];
 
 	if (mt_capture_output_path(o->output, index, o->snapshots, output, sizeof(output))) {
@@ -122,12 +123,14 @@ int record_decode(const struct mt_capture_opts *o, const char *keep_bundle)
 	struct mt_bundle_reader **r;
 	char dir[PATH_MAX] = "", base[PATH_MAX + sizeof("/snapshot" BUNDLE_EXT)];
 	unsigned int taken;
+	char err[PATH_MAX + 128];
 	int rc;
 
 	if (ends_with(o->output, BUNDLE_EXT))
 		return usage_error("-o %s: this form writes a Perfetto trace; 'mtrace-user record -o FILE' writes a bundle, --keep-bundle FILE keeps one",
 				   o->output);
-	if (keep_bundle && !strcmp(keep_bundle, o->output))
+	if (keep_bundle && (!strcmp(keep_bundle, o->output) ||
+			    mt_outfile_check_inputs(o->output, &keep_bundle, 1, err, sizeof(err))))
 		return usage_error("--keep-bundle %s: the same file as the Perfetto trace", keep_bundle);
 	if (keep_bundle) {
 		ro.output = keep_bundle;
