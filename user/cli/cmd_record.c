@@ -77,6 +77,9 @@ static void usage(FILE *out, int decode)
 	      "      --cyc[=N]          cycle-accurate mode, CYC threshold encoding N (default 1)\n"
 	      "      --psb-freq N       PSB frequency encoding 0-15 (CPUID-checked)\n"
 	      "      --no-retcomp       no RET compression: a timing point at every return\n"
+	      "      --dry-run          check everything and print what would be traced, where\n"
+	      "                         each probe lands and where the snapshot goes; then exit\n"
+	      "                         without arming, launching or writing anything\n"
 	      "  -q, --quiet            no progress messages\n"
 	      "  -h, --help             this help\n"
 	      "\n"
@@ -103,6 +106,7 @@ enum {
 	OPT_EMBED,
 	OPT_FREEZE,
 	OPT_KEEP_BUNDLE,
+	OPT_DRY_RUN,
 };
 
 static const struct option long_opts[] = {
@@ -122,6 +126,7 @@ static const struct option long_opts[] = {
 	{ "embed", no_argument, NULL, OPT_EMBED },
 	{ "freeze", required_argument, NULL, OPT_FREEZE },
 	{ "keep-bundle", required_argument, NULL, OPT_KEEP_BUNDLE },
+	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -188,6 +193,7 @@ static int take_option(int c, const char *arg, struct mt_capture_opts *o, const 
 			return bad("invalid --freeze path: expected auto, notify or sigstop");
 		return 0;
 	case 'q': o->quiet = 1; return 0;
+	case OPT_DRY_RUN: o->dry_run = 1; return 0;
 	default:
 		return -1;	/* getopt's '?' or ':': the caller names the option */
 	}

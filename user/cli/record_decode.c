@@ -132,6 +132,7 @@ int record_decode(const struct mt_capture_opts *o, const char *keep_bundle)
 	if (keep_bundle && (!strcmp(keep_bundle, o->output) ||
 			    mt_outfile_check_inputs(o->output, &keep_bundle, 1, err, sizeof(err))))
 		return usage_error("--keep-bundle %s: the same file as the Perfetto trace", keep_bundle);
+	ro.trace_output = o->output;
 	if (keep_bundle) {
 		ro.output = keep_bundle;
 	} else {

@@ -59,6 +59,9 @@ const char *mt_trigger_freeze_name(enum mt_trig_freeze path);
  */
 int mt_trigger_resolve(const struct mt_trigger_spec *spec, uint64_t *file_offset,
 		       char *err, size_t errlen);
+/* The same, also giving the link-time address (SYMBOL + OFF, as nm shows it). */
+int mt_trigger_locate(const struct mt_trigger_spec *spec, uint64_t *link_addr,
+		      uint64_t *file_offset, char *err, size_t errlen);
 
 /* ---- the armed trigger set --------------------------------------------- */
 
