@@ -190,6 +190,13 @@ static struct mt_binfile *load(struct mt_bincache *c, const char *path, const ui
 	else
 		snprintf(err, errlen, "%s: no such file%s, and no copy in the bundle", path, where);
 	local_ok = !c->embedded_only && b->open_path[0] == '/' && !read_elf(b, b->open_path);
+	/* Not under --symfs or the mapped directory: the recorded path (build-ids still guard). */
+	if (!local_ok && !c->embedded_only && where[0] && path[0] == '/' && !read_elf(b, path)) {
+		free(b->open_path);
+		b->open_path = strdup(path);
+		local_ok = b->open_path != NULL;
+		where[0] = '\0';
+	}
 	if (local_ok && bid_len && !same_id(b, bid, bid_len))
 		snprintf(err, errlen, "%s: local file%s has another build-id, and no copy in the bundle",
 			 path, where);
