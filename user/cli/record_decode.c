@@ -11,6 +11,7 @@
  */
 #include "record_decode.h"
 
+#include "cli_msg.h"
 #include "decode_bundle.h"
 #include "files/outfile.h"
 
@@ -157,7 +158,12 @@ int record_decode(const struct mt_capture_opts *o, const char *keep_bundle)
 	for (unsigned int i = 0; i < taken; i++) {
 		if (!r[i])
 			continue;
-		if (decode_snapshot(o, r[i], i + 1, taken))
+		int d = decode_snapshot(o, r[i], i + 1, taken);
+
+		/* A failure outranks decoded-with-missing-code (3), which outranks success. */
+		if (d == CLI_EXIT_MISSING && !rc)
+			rc = d;
+		else if (d && d != CLI_EXIT_MISSING)
 			rc = 1;
 		mt_bundle_close(r[i]);
 	}
