@@ -78,24 +78,21 @@ static void tell_kept(const char *output)
 		cli_err("%s was left as it was before", output);
 }
 
-static int run_text(struct mt_decode *d, const struct decode_request *q, struct decode_report *rep)
+/* Text to OF (NULL: standard output). */
+static int run_text(struct mt_decode *d, const struct decode_request *q, struct mt_outfile *of,
+		    struct decode_report *rep)
 {
 	const char *output = decode_output_name(q);
 	struct mt_textout t = { d, stdout };
 	struct mt_decode_sink sink, inner;
-	struct mt_outfile of;
 	char err[PATH_MAX + 128];
 	int rc, e = 0;
 
-	if (output) {
-		if (mt_outfile_begin(&of, output, err, sizeof(err))) {
-			cli_err("%s", err);
-			return CLI_EXIT_FAIL;
-		}
-		t.out = fopen(of.write_path, "w");
+	if (of) {
+		t.out = fopen(of->write_path, "w");
 		if (!t.out) {
 			cli_err("cannot write %s: %s", output, strerror(errno));
-			mt_outfile_abort(&of);
+			mt_outfile_abort(of);
 			return CLI_EXIT_FAIL;
 		}
 	}
@@ -109,14 +106,14 @@ static int run_text(struct mt_decode *d, const struct decode_request *q, struct 
 	if (rc || e)
 		cli_err("writing %s failed%s%s", output ? output : "standard output", e ? ": " : "",
 			e ? strerror(e) : "");
-	if (!output)
+	if (!of)
 		return rc || e ? CLI_EXIT_FAIL : 0;
 	if (rc || e) {
-		mt_outfile_abort(&of);
+		mt_outfile_abort(of);
 		tell_kept(output);
 		return CLI_EXIT_FAIL;
 	}
-	if (mt_outfile_commit(&of, err, sizeof(err))) {
+	if (mt_outfile_commit(of, err, sizeof(err))) {
 		cli_err("%s", err);
 		tell_kept(output);
 		return CLI_EXIT_FAIL;
@@ -136,7 +133,8 @@ static void print_written(const char *output, const struct mt_outfile *of, const
 }
 
 static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r,
-			const struct decode_request *q, struct decode_report *rep)
+			const struct decode_request *q, struct mt_outfile *of,
+			struct decode_report *rep)
 {
 	int json = q->format == DECODE_JSON;
 	const char *output = decode_output_name(q);
@@ -145,23 +143,18 @@ static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r,
 	struct mt_pfout po;
 	struct pf_stats st;
 	struct pf_writer *w;
-	struct mt_outfile of;
 	char err[PATH_MAX + 128];
 	int rc;
 
 	if (!output)
 		output = "-";
-	if (mt_outfile_begin(&of, output, err, sizeof(err))) {
-		cli_err("%s", err);
-		return CLI_EXIT_FAIL;
-	}
 	pf_options_init(&o);
 	o.format = json ? PF_FORMAT_JSON : PF_FORMAT_PROTO;
 	o.keep_open_frames = q->keep_open;
 	o.name = output;
-	if (pf_writer_open(&w, of.write_path, &o) < 0) {
+	if (pf_writer_open(&w, of->write_path, &o) < 0) {
 		cli_err("%s", pf_last_error());
-		mt_outfile_abort(&of);
+		mt_outfile_abort(of);
 		return CLI_EXIT_FAIL;
 	}
 	rc = mt_pfout_init(&po, d, r, w, &inner);
@@ -175,16 +168,16 @@ static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r,
 		rc = -1;
 	}
 	mt_pfout_fini(&po);
-	if (!rc && mt_outfile_commit(&of, err, sizeof(err))) {
+	if (!rc && mt_outfile_commit(of, err, sizeof(err))) {
 		cli_err("%s", err);
 		rc = -1;
 	}
 	if (rc) {
-		mt_outfile_abort(&of);
+		mt_outfile_abort(of);
 		tell_kept(output);
 		return CLI_EXIT_FAIL;
 	}
-	print_written(output, &of, &st);
+	print_written(output, of, &st);
 	return 0;
 }
 
@@ -207,17 +200,28 @@ int decode_bundle(struct mt_bundle_reader *r, const char *name, const struct dec
 		.progress = show_bar ? draw_progress : NULL,
 		.progress_ctx = &bar,
 	};
+	const char *output = decode_output_name(q);
 	const struct mt_decode_stats *s;
+	struct mt_outfile of;
 	struct mt_decode *d;
-	char err[512];
+	char err[PATH_MAX + 128];
 	int rc, missing;
 
+	/* The output first: a bad -o must fail before any decoding work. */
+	if (mt_outfile_begin(&of, output ? output : "-", err, sizeof(err))) {
+		cli_err("%s", err);
+		return CLI_EXIT_FAIL;
+	}
 	if (mt_decode_open(&d, r, &dopts, err, sizeof(err)) < 0) {
 		cli_err("%s: %s", name, err);
+		mt_outfile_abort(&of);
 		decode_report_free(&rep);
 		return CLI_EXIT_FAIL;
 	}
-	rc = q->format == DECODE_TEXT ? run_text(d, q, &rep) : run_perfetto(d, r, q, &rep);
+	if (q->format == DECODE_TEXT)
+		rc = run_text(d, q, output ? &of : NULL, &rep);
+	else
+		rc = run_perfetto(d, r, q, &of, &rep);
 	s = mt_decode_get_stats(d);
 	if (!q->quiet)
 		cli_err("%" PRIu64 " bytes of PT from %" PRIu64 " CPUs, %" PRIu64 " threads, %" PRIu64
