@@ -138,16 +138,16 @@ for form in record top; do
 	mkdir "$work/$form"
 	out=$(cd "$work/$form" && "${cmd[@]}" --trigger uprobe:/nonexistent:fn -- touch "$work/marker" 2>&1)
 	rc=$?
-	if [ $rc -eq 2 ] && grep -q "trigger 'uprobe:/nonexistent:fn': cannot open /nonexistent" <<<"$out" &&
+	if [ $rc -eq 1 ] && grep -q "trigger 'uprobe:/nonexistent:fn': cannot open /nonexistent" <<<"$out" &&
 		! grep -q module <<<"$out" && [ ! -e "$work/marker" ] && [ -z "$(ls -A "$work/$form")" ]; then
 		pass "missing-trigger-file-first-$form"
 	else
 		fail "missing-trigger-file-first-$form" "exit $rc, marker $([ -e "$work/marker" ] && echo created || echo absent): $out"
 	fi
 done
-expect missing-symbol 2 "function 'no_such_fn' not found in /bin/true" \
+expect missing-symbol 1 "function 'no_such_fn' not found in /bin/true" \
 	"$bin" record -t uprobe:/bin/true:no_such_fn -- /bin/true
-expect missing-command 2 "cannot run 'no-such-command-xyz': command not found in PATH" \
+expect missing-command 1 "cannot run 'no-such-command-xyz': command not found in PATH" \
 	"$bin" record -- no-such-command-xyz
 expect output-is-command 2 "output /bin/true is the input /bin/true itself" \
 	"$bin" record -o /bin/true -- /bin/true
@@ -159,11 +159,11 @@ expect trace-output-links-to-trigger-file 2 "is the input $programs/recursion it
 rm -f "$work/b.mtrace.pftrace"
 expect output-dir-missing 1 "cannot create a file in /nonexistent-dir" \
 	"$bin" record -o /nonexistent-dir/x.mtrace -- /bin/true
-expect dead-pid 2 "no process 2147483646" "$bin" record -p 2147483646
+expect dead-pid 1 "process 2147483646 does not exist" "$bin" record -p 2147483646
 if [ ! -e /sys/bus/event_source/devices/kprobe ]; then
-	expect kprobe-unsupported 2 "this kernel has no kprobes" "$bin" record -t kprobe:do_sys_open -- /bin/true
+	expect kprobe-unsupported 1 "this kernel has no kprobes" "$bin" record -t kprobe:do_sys_open -- /bin/true
 else
-	expect kprobe-no-function 2 "the kernel has no function 'no_such_kernel_fn_xyz'" \
+	expect kprobe-no-function 1 "the kernel has no function 'no_such_kernel_fn_xyz'" \
 		"$bin" record -t kprobe:no_such_kernel_fn_xyz -- /bin/true
 fi
 out=$("$bin" record --dry-run -o "$work/d.mtrace" -t "uprobe:$programs/recursion:fib,tid=7" -- touch "$work/marker" 2>&1)

@@ -168,7 +168,7 @@ int mt_capture_preflight(const struct mt_capture_opts *o, const struct mt_trigge
 	int e;
 
 	memset(out, 0, sizeof(*out));
-	*usage = 1;
+	*usage = 0;
 	if (!env)
 		env = &defaults;
 	for (size_t i = 0; i < n; i++)
@@ -179,10 +179,11 @@ int mt_capture_preflight(const struct mt_capture_opts *o, const struct mt_trigge
 		return e;
 	snprintf(path, sizeof(path), "/proc/%d", (int)o->pid);
 	if (o->pid && access(path, F_OK))
-		return fail(err, errlen, ESRCH, "no process %d", (int)o->pid);
-	if ((e = check_outputs(o, specs, n, out->command, err, errlen)))
+		return fail(err, errlen, ESRCH, "process %d does not exist", (int)o->pid);
+	if ((e = check_outputs(o, specs, n, out->command, err, errlen))) {
+		*usage = 1;	/* the command line contradicts itself */
 		return e;
-	*usage = 0;
+	}
 	out->cpus = cpus > 0 ? (unsigned int)cpus : 1;
 	out->worst_case = worst_case(o, out->command, out->cpus);
 	return check_room(o, out, err, errlen);

@@ -37,9 +37,11 @@ struct mt_preflight_env {
 };
 
 /*
- * 0, or -errno with a one-line message: *usage set when the command line
- * is at fault (a bad trigger, an output that is an input), clear when the
- * machine is (no room, unwritable directory).
+ * 0, or -errno with a one-line message. *usage is set when the command
+ * line contradicts itself (an output that is one of its inputs: exit 2),
+ * clear when something named does not exist or does not fit (a trigger's
+ * file or symbol, the command, the process, room for the bundle: exit 1,
+ * as when the device reports a problem).
  */
 int mt_capture_preflight(const struct mt_capture_opts *o, const struct mt_trigger_spec *specs,
 			 size_t n, const struct mt_preflight_env *env, struct mt_preflight *out,
