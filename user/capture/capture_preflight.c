@@ -3,11 +3,11 @@
 #include "capture/capture_preflight.h"
 
 #include "capture/capture_target.h"
+#include "files/errmsg.h"
 #include "files/outfile.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -26,19 +26,6 @@
 #define KERNEL_TEXT_BYTES (64ULL << 20)
 /* --portable copies the libraries too; their sizes are unknown before the launch. */
 #define PORTABLE_LIBS_BYTES (64ULL << 20)
-
-static int fail(char *err, size_t errlen, int e, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t errlen, int e, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -e;
-}
 
 /* Whether NAME is a function in the kernel's symbol list; -1 if unreadable. */
 static int kernel_has(const char *kallsyms, const char *name)
@@ -63,15 +50,15 @@ static int check_trigger(const struct mt_trigger_spec *s, const struct mt_prefli
 
 	if (s->kind != MT_TRIG_KPROBE) {
 		if (mt_trigger_locate(s, &p->link_addr, &p->file_offset, why, sizeof(why)))
-			return fail(err, errlen, EINVAL, "trigger '%s': %s", s->text, why);
+			return mt_errmsg(err, errlen, EINVAL, "trigger '%s': %s", s->text, why);
 		return 0;
 	}
 	if (access(env->kprobe_pmu, F_OK))
-		return fail(err, errlen, EOPNOTSUPP,
+		return mt_errmsg(err, errlen, EOPNOTSUPP,
 			    "trigger '%s': this kernel has no kprobes (built without CONFIG_KPROBES: %s is missing); use a uprobe: or slow: trigger",
 			    s->text, env->kprobe_pmu);
 	if (kernel_has(env->kallsyms, s->symbol) == 0)
-		return fail(err, errlen, ENOENT, "trigger '%s': the kernel has no function '%s' (%s)",
+		return mt_errmsg(err, errlen, ENOENT, "trigger '%s': the kernel has no function '%s' (%s)",
 			    s->text, s->symbol, env->kallsyms);
 	return 0;
 }
@@ -91,13 +78,13 @@ static int check_outputs(const struct mt_capture_opts *o, const struct mt_trigge
 		inputs[ni++] = command;
 	for (unsigned int k = 1; k <= o->snapshots; k++) {
 		if (mt_capture_output_path(o->output, k, o->snapshots, path, sizeof(path)))
-			return fail(err, errlen, ENAMETOOLONG, "output path too long: %s", o->output);
+			return mt_errmsg(err, errlen, ENAMETOOLONG, "output path too long: %s", o->output);
 		if (mt_outfile_check_inputs(path, inputs, ni, err, errlen))
 			return -EEXIST;
 		if (!o->trace_output)
 			continue;
 		if (mt_capture_output_path(o->trace_output, k, o->snapshots, path, sizeof(path)))
-			return fail(err, errlen, ENAMETOOLONG, "output path too long: %s", o->trace_output);
+			return mt_errmsg(err, errlen, ENAMETOOLONG, "output path too long: %s", o->trace_output);
 		if (mt_outfile_check_inputs(path, inputs, ni, err, errlen))
 			return -EEXIST;
 	}
@@ -115,7 +102,7 @@ static int check_room(const struct mt_capture_opts *o, struct mt_preflight *p, c
 	int e;
 
 	if (mt_capture_output_path(o->output, 1, o->snapshots, path, sizeof(path)))
-		return fail(err, errlen, ENAMETOOLONG, "output path too long: %s", o->output);
+		return mt_errmsg(err, errlen, ENAMETOOLONG, "output path too long: %s", o->output);
 	e = mt_outfile_begin(&of, path, err, errlen);
 	if (e)
 		return e;
@@ -129,7 +116,7 @@ static int check_room(const struct mt_capture_opts *o, struct mt_preflight *p, c
 		return 0;	/* no figure to compare with */
 	p->free_bytes = (uint64_t)vfs.f_bavail * vfs.f_frsize;
 	if (p->free_bytes < p->worst_case)
-		return fail(err, errlen, ENOSPC,
+		return mt_errmsg(err, errlen, ENOSPC,
 			    "not enough room for a snapshot in %s: %.1f MiB free, the worst case needs %.1f MiB (%u CPUs x %.1f MiB of PT%s); free space, write elsewhere (-o) or use a smaller --buffer-size",
 			    dir, p->free_bytes / 1048576.0, p->worst_case / 1048576.0, p->cpus,
 			    o->buffer_size / 1048576.0,
@@ -179,7 +166,7 @@ int mt_capture_preflight(const struct mt_capture_opts *o, const struct mt_trigge
 		return e;
 	snprintf(path, sizeof(path), "/proc/%d", (int)o->pid);
 	if (o->pid && access(path, F_OK))
-		return fail(err, errlen, ESRCH, "process %d does not exist", (int)o->pid);
+		return mt_errmsg(err, errlen, ESRCH, "process %d does not exist", (int)o->pid);
 	if ((e = check_outputs(o, specs, n, out->command, err, errlen))) {
 		*usage = 1;	/* the command line contradicts itself */
 		return e;

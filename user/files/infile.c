@@ -1,29 +1,16 @@
 // SPDX-License-Identifier: MIT
 /* Inputs from files, standard input, pipes and FIFOs (infile.h). */
 #include "files/infile.h"
+#include "files/errmsg.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static int fail(char *err, size_t errlen, int e, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t errlen, int e, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -e;
-}
 
 /* Waits until FD has data or its end; a FIFO nobody writes yet gets one notice. */
 static int wait_readable(int fd, const char *name, void (*notify)(const char *name))
@@ -53,7 +40,7 @@ static int slurp(int fd, const char *name, uint64_t max, char *err, size_t errle
 	int mfd = memfd_create("mtrace-input", MFD_CLOEXEC), e = 0;
 
 	if (mfd < 0)
-		return fail(err, errlen, errno, "%s: cannot buffer the input: %s", name,
+		return mt_errmsg(err, errlen, errno, "%s: cannot buffer the input: %s", name,
 			    strerror(errno));
 	for (;;) {
 		ssize_t n = read(fd, buf, sizeof(buf));
@@ -61,14 +48,14 @@ static int slurp(int fd, const char *name, uint64_t max, char *err, size_t errle
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			e = fail(err, errlen, errno, "%s: read failed: %s", name, strerror(errno));
+			e = mt_errmsg(err, errlen, errno, "%s: read failed: %s", name, strerror(errno));
 			break;
 		}
 		if (n == 0)
 			break;
 		total += (uint64_t)n;
 		if (max && total > max) {
-			e = fail(err, errlen, EFBIG, "%s: input is larger than %llu bytes", name,
+			e = mt_errmsg(err, errlen, EFBIG, "%s: input is larger than %llu bytes", name,
 				 (unsigned long long)max);
 			break;
 		}
@@ -78,7 +65,7 @@ static int slurp(int fd, const char *name, uint64_t max, char *err, size_t errle
 			if (k < 0 && errno == EINTR)
 				continue;
 			if (k < 0) {
-				e = fail(err, errlen, errno, "%s: cannot buffer the input: %s", name,
+				e = mt_errmsg(err, errlen, errno, "%s: cannot buffer the input: %s", name,
 					 strerror(errno));
 				goto out;
 			}
@@ -105,16 +92,16 @@ int mt_infile_open(const char *name, uint64_t max_stream, void (*notify)(const c
 	/* O_NONBLOCK: opening a FIFO must not wait for its writer. */
 	fd = stdin_ ? dup(STDIN_FILENO) : open(name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
-		return fail(err, errlen, errno, "%s: %s", shown, strerror(errno));
+		return mt_errmsg(err, errlen, errno, "%s: %s", shown, strerror(errno));
 	if (fstat(fd, &st)) {
 		int e = errno;
 
 		close(fd);
-		return fail(err, errlen, e, "%s: %s", shown, strerror(e));
+		return mt_errmsg(err, errlen, e, "%s: %s", shown, strerror(e));
 	}
 	if (S_ISDIR(st.st_mode)) {
 		close(fd);
-		return fail(err, errlen, EISDIR, "%s: is a directory", shown);
+		return mt_errmsg(err, errlen, EISDIR, "%s: is a directory", shown);
 	}
 	if (S_ISREG(st.st_mode)) {
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
@@ -130,7 +117,7 @@ int mt_infile_open(const char *name, uint64_t max_stream, void (*notify)(const c
 
 		if (e) {
 			close(fd);
-			return fail(err, errlen, -e, "%s: %s", shown, strerror(-e));
+			return mt_errmsg(err, errlen, -e, "%s: %s", shown, strerror(-e));
 		}
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	}

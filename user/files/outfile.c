@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* Same-file checks and atomic replacement of output files (outfile.h). */
 #include "files/outfile.h"
+#include "files/errmsg.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,19 +17,6 @@
 static char pending[MAX_PENDING][PATH_MAX];
 static volatile sig_atomic_t pending_used[MAX_PENDING];
 static const int cleanup_signals[] = { SIGINT, SIGTERM, SIGHUP };
-
-static int fail(char *err, size_t errlen, int e, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t errlen, int e, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -e;
-}
 
 static void remove_pending(int sig)
 {
@@ -92,7 +79,7 @@ int mt_outfile_check_inputs(const char *output, const char *const *inputs, size_
 		if (!inputs[i] || stat_name(inputs[i], STDIN_FILENO, &in))
 			continue;
 		if (in.st_dev == out.st_dev && in.st_ino == out.st_ino && S_ISREG(in.st_mode))
-			return fail(err, errlen, EEXIST,
+			return mt_errmsg(err, errlen, EEXIST,
 				    "output %s is the input %s itself%s: choose another output file",
 				    strcmp(output, "-") ? output : "(standard output)", inputs[i],
 				    strcmp(output, inputs[i]) && strcmp(output, "-") ?
@@ -137,7 +124,7 @@ int mt_outfile_begin(struct mt_outfile *of, const char *output, char *err, size_
 	memset(of, 0, sizeof(*of));
 	of->slot = -1;
 	if (!*output)
-		return fail(err, errlen, EINVAL, "empty output file name");
+		return mt_errmsg(err, errlen, EINVAL, "empty output file name");
 	exists = stat(output, &st) == 0;
 	if (!strcmp(output, "-") || (exists && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))) {
 		of->in_place = 1;
@@ -146,14 +133,14 @@ int mt_outfile_begin(struct mt_outfile *of, const char *output, char *err, size_
 		return 0;
 	}
 	if (exists && S_ISDIR(st.st_mode))
-		return fail(err, errlen, EISDIR, "output %s is a directory", output);
+		return mt_errmsg(err, errlen, EISDIR, "output %s is a directory", output);
 	/* Through a symlink the file it points to is replaced, not the link. */
 	if (!exists || !realpath(output, of->path))
 		n = snprintf(of->path, sizeof(of->path), "%s", output);
 	else
 		n = (int)strlen(of->path);
 	if (n < 0 || (size_t)n >= sizeof(of->path))
-		return fail(err, errlen, ENAMETOOLONG, "output path too long: %s", output);
+		return mt_errmsg(err, errlen, ENAMETOOLONG, "output path too long: %s", output);
 	split_path(of->path, dir, sizeof(dir), &base);
 	/* ".tmp-XXXXXX-BASE", keeping BASE's end (its suffix) within NAME_MAX. */
 	keep = strlen(base);
@@ -162,10 +149,10 @@ int mt_outfile_begin(struct mt_outfile *of, const char *output, char *err, size_
 	n = snprintf(of->write_path, sizeof(of->write_path), "%s/.tmp-XXXXXX-%s", dir,
 		     base + strlen(base) - keep);
 	if (n < 0 || (size_t)n >= sizeof(of->write_path))
-		return fail(err, errlen, ENAMETOOLONG, "output path too long: %s", output);
+		return mt_errmsg(err, errlen, ENAMETOOLONG, "output path too long: %s", output);
 	fd = mkstemps(of->write_path, (int)keep + 1);
 	if (fd < 0)
-		return fail(err, errlen, errno, "cannot create a file in %s for %s: %s", dir, output,
+		return mt_errmsg(err, errlen, errno, "cannot create a file in %s for %s: %s", dir, output,
 			    strerror(errno));
 	/* On failure mkstemp's 0600 stays: safe, and the data is what matters. */
 	(void)fchmod(fd, new_file_mode(&st, exists));
@@ -192,11 +179,11 @@ int mt_outfile_commit(struct mt_outfile *of, char *err, size_t errlen)
 	/* Data on disk before the name points at it, so a crash cannot leave an empty file. */
 	fd = open(of->write_path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fsync(fd))
-		e = fail(err, errlen, errno, "cannot write %s: %s", of->path, strerror(errno));
+		e = mt_errmsg(err, errlen, errno, "cannot write %s: %s", of->path, strerror(errno));
 	if (fd >= 0)
 		close(fd);
 	if (!e && rename(of->write_path, of->path))
-		e = fail(err, errlen, errno, "cannot rename the finished output to %s: %s", of->path,
+		e = mt_errmsg(err, errlen, errno, "cannot rename the finished output to %s: %s", of->path,
 			 strerror(errno));
 	if (e) {
 		mt_outfile_abort(of);
