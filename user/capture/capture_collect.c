@@ -4,6 +4,7 @@
 
 #include <cpuid.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #include <x86intrin.h>
 
 #include "capture/capture_procfs.h"
@@ -281,6 +283,47 @@ static int write_trigger(const struct mt_collect_in *in, const struct mtrace_sta
 	return mt_bundle_write_trigger(w, &t);
 }
 
+/* The largest special mapping copied (the vdso is two pages, [uprobes] one). */
+#define SPECIAL_MAX (1U << 20)
+
+/*
+ * Executable mappings that exist in no file ([vdso], [uprobes]) are copied
+ * from the process's memory into the bundle, always: without them every
+ * call into the vdso (clock_gettime) would decode as missing code. One copy
+ * per name (the vdso is the same in every process). A mapping that cannot
+ * be read ([vsyscall]) is skipped: decode then reports it as missing.
+ */
+static void embed_special(struct mt_bundle_writer *w, const struct mt_map_list *maps,
+			  struct mt_collect_out *out)
+{
+	for (size_t i = 0; i < maps->n; i++) {
+		const struct mt_bundle_map *m = &maps->maps[i];
+		struct mt_bundle_file f = { .path = m->path };
+		uint64_t len = m->end - m->start;
+		char src[64];
+		uint8_t *buf;
+		ssize_t got;
+		size_t j;
+		int fd;
+
+		if (!(m->prot & MT_BUNDLE_PROT_EXEC) || m->path[0] != '[' || len > SPECIAL_MAX)
+			continue;
+		for (j = 0; j < i && strcmp(maps->maps[j].path, m->path); j++)
+			;
+		if (j < i)
+			continue;
+		snprintf(src, sizeof(src), "/proc/%u/mem", m->pid);
+		fd = open(src, O_RDONLY | O_CLOEXEC);
+		buf = fd >= 0 ? malloc(len) : NULL;
+		got = buf ? pread(fd, buf, len, (off_t)m->start) : -1;
+		if (got == (ssize_t)len && mt_bundle_write_file(w, &f, buf, len) == 0)
+			out->files++;
+		free(buf);
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
 /* The processes whose maps and threads matter: the target, or every one seen running. */
 static size_t pids_of_interest(const struct mt_collect_in *in, const struct sw_vec *sv,
 			       pid_t **pids)
@@ -344,6 +387,7 @@ static int write_processes(const struct mt_collect_in *in, const struct sw_vec *
 	}
 	out->maps = maps.n;
 	out->threads = threads.n;
+	embed_special(w, &maps, out);
 	for (size_t i = 0; in->opts->embed && i < maps.n; i++) {
 		const struct mt_bundle_map *m = &maps.maps[i];
 		struct mt_bundle_file f = { .path = m->path, .build_id = m->build_id,
@@ -415,6 +459,30 @@ static int partial_name(const char *path, char *tmp, size_t len)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+/*
+ * An older bundle at PATH may be the only record of a rare event: like
+ * perf.data.old, it stays as PATH.old (one generation) instead of being
+ * replaced. A hard link keeps PATH in place until the rename replaces it.
+ * KEPT gets the .old name, or "" when there was nothing to keep.
+ */
+static int keep_older(const char *path, char *kept, size_t len)
+{
+	struct stat st;
+
+	kept[0] = '\0';
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return 0;
+	if ((size_t)snprintf(kept, len, "%s.old", path) >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (unlink(kept) && errno != ENOENT)
+		return -1;
+	if (link(path, kept) == 0 || rename(path, kept) == 0)
+		return 0;
+	return -1;
+}
+
 int mt_capture_collect(const struct mt_collect_in *in, const char *path,
 		       struct mt_collect_out *out, char *err, size_t errlen)
 {
@@ -466,6 +534,9 @@ int mt_capture_collect(const struct mt_collect_in *in, const char *path,
 	}
 	if ((e = mt_bundle_writer_finish(w)))
 		e = col_fail(err, errlen, e, "%s: %s", path, mt_bundle_writer_errmsg(w));
+	else if (strcmp(tmp, path) && keep_older(path, out->kept, sizeof(out->kept)))
+		e = col_fail(err, errlen, -errno, "cannot keep the older %s as %s: %s", path,
+			     out->kept, strerror(errno));
 	else if (strcmp(tmp, path) && rename(tmp, path))
 		e = col_fail(err, errlen, -errno, "cannot rename %s to %s: %s", tmp, path,
 			     strerror(errno));

@@ -226,6 +226,8 @@ static void print_summary(const struct session *s, unsigned int index, const cha
 	    c->maps, c->threads, c->clobbered ? ", CLOBBERED by another PT user" : "",
 	    paths[c->path < 6 ? c->path : 0], (long long)c->skid_ns_trigger_cpu,
 	    (long long)c->skid_ns_max);
+	if (c->kept[0])
+		msg(s, "the older bundle of that name is kept as %s", c->kept);
 	if (c->warning[0])
 		msg(s, "warning: %s", c->warning);
 	if (c->sb_lost)
