@@ -201,7 +201,7 @@ static void explain_nothing(const struct decode_report *rep, struct mt_bundle_re
 int decode_report_print(const struct decode_report *rep, struct mt_bundle_reader *r,
 			const struct mt_decode_stats *s, int allow_missing)
 {
-	size_t gaps = 0, silent = 0;
+	size_t gaps = 0;
 
 	if (rep->nmissing) {
 		cli_err("missing code: %zu mapping%s had no usable binary:", rep->nmissing,
@@ -211,13 +211,17 @@ int decode_report_print(const struct decode_report *rep, struct mt_bundle_reader
 		if (rep->nmissing > REPORT_LIST)
 			cli_err("  ... and %zu more", rep->nmissing - REPORT_LIST);
 		gaps = print_gap_threads(rep);
-		silent = print_silent_threads(rep, r);
-		if (gaps || silent)
+		/* Only evidence counts: a thread without events may just not have run. */
+		if (gaps) {
+			print_silent_threads(rep, r);
 			cli_err("  the instructions executed there are unknown: without the code, PT cannot be followed through it");
+		} else if (s->insns) {
+			cli_err("  the trace never entered them: nothing was lost");
+		}
 	}
 	if (!s->insns)
 		explain_nothing(rep, r, s);
-	if (!gaps && !silent)
+	if (!gaps)
 		return 0;
 	if (allow_missing) {
 		cli_err("accepted with --allow-missing: the trace lacks the code listed above");

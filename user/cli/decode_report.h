@@ -37,8 +37,9 @@ struct mt_decode_sink decode_report_sink(struct decode_report *rep,
 void decode_report_missing(void *ctx, const char *msg);
 
 /*
- * Prints the summary lines and returns CLI_EXIT_MISSING when
- * traced code could not be decoded (unless ALLOW_MISSING), else 0.
+ * Prints the summary lines and returns CLI_EXIT_MISSING when traced code
+ * could not be decoded (the trace entered a mapping without code: a gap of
+ * unmapped code) unless ALLOW_MISSING, else 0.
  */
 int decode_report_print(const struct decode_report *rep, struct mt_bundle_reader *r,
 			const struct mt_decode_stats *s, int allow_missing);
