@@ -202,3 +202,24 @@ MT_TEST(stream_input_is_buffered)
 	MT_ASSERT_EQ(mt_infile_open("/nonexistent", 0, NULL, err, sizeof(err)), -ENOENT);
 	MT_ASSERT_STREQ(err, "/nonexistent: No such file or directory");
 }
+
+/* What a signal handler calls: every unfinished temporary goes, the old file stays. */
+MT_TEST(pending_temporaries_removed)
+{
+	struct mt_outfile a, b;
+	char err[512];
+
+	fresh_dir();
+	put(at("a"), "old a");
+	MT_ASSERT_EQ(mt_outfile_begin(&a, at("a"), err, sizeof(err)), 0);
+	MT_ASSERT_EQ(mt_outfile_begin(&b, at("b"), err, sizeof(err)), 0);
+	put(a.write_path, "half");
+	mt_outfile_remove_pending();
+	MT_ASSERT(access(a.write_path, F_OK) != 0 && access(b.write_path, F_OK) != 0);
+	MT_ASSERT(holds(at("a"), "old a"));
+	/* A commit after that fails cleanly and keeps the old file. */
+	MT_ASSERT(mt_outfile_commit(&a, err, sizeof(err)) < 0);
+	MT_ASSERT(holds(at("a"), "old a"));
+	mt_outfile_abort(&b);
+	remove_dir();
+}

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
-/* One prefix, one line (cli_msg.h). */
+/* One prefix, one line; cleanup on fatal signals (cli_msg.h). */
 #include "cli_msg.h"
 
+#include "files/outfile.h"
+
 #include <getopt.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -35,4 +38,23 @@ int cli_bad_option(int c, char **argv, const char *help_cmd)
 		cli_err("unknown option '%.*s' (see 'mtrace-user %s%s--help')", (int)len, opt,
 			help_cmd, *help_cmd ? " " : "");
 	return CLI_EXIT_USAGE;
+}
+
+static void die_of_signal(int sig)
+{
+	mt_outfile_remove_pending();
+	signal(sig, SIG_DFL);
+	raise(sig);	/* the exit status still says which signal ended us */
+}
+
+void cli_remove_outputs_on_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa = { .sa_handler = die_of_signal }, old;
+
+	sigemptyset(&sa.sa_mask);
+	/* An ignored signal stays ignored (nohup, a background job's SIGINT). */
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+			sigaction(sigs[i], &sa, NULL);
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * How mtrace-user speaks: every message is one line on stderr starting
- * with "mtrace-user: ", whatever the subcommand; usage errors name the
- * bad argument in one line and point at --help instead of printing it.
+ * How mtrace-user speaks and ends: every message is one line on stderr
+ * starting with "mtrace-user: ", whatever the subcommand; usage errors name
+ * the bad argument in one line and point at --help instead of printing it;
+ * the exit statuses; what a fatal signal cleans up.
  */
 #ifndef MTRACE_CLI_MSG_H
 #define MTRACE_CLI_MSG_H
@@ -24,5 +25,12 @@ void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * command HELP_CMD ("decode"; "" for the top-level form). Returns 2.
  */
 int cli_bad_option(int c, char **argv, const char *help_cmd);
+
+/*
+ * On SIGINT, SIGTERM and SIGHUP (where they have their default action):
+ * remove unfinished output files (files/outfile.h), then die of the signal
+ * as before. Called once, first thing in main().
+ */
+void cli_remove_outputs_on_signals(void);
 
 #endif

@@ -19,6 +19,7 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+	cli_remove_outputs_on_signals();
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

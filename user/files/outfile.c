@@ -12,34 +12,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Temporaries a signal handler removes: few outputs are open at once. */
+/* Temporaries not yet committed or aborted, for mt_outfile_remove_pending(). */
 #define MAX_PENDING 8
 static char pending[MAX_PENDING][PATH_MAX];
 static volatile sig_atomic_t pending_used[MAX_PENDING];
-static const int cleanup_signals[] = { SIGINT, SIGTERM, SIGHUP };
 
-static void remove_pending(int sig)
+void mt_outfile_remove_pending(void)
 {
 	for (int i = 0; i < MAX_PENDING; i++)
 		if (pending_used[i])
 			unlink(pending[i]);
-	signal(sig, SIG_DFL);
-	raise(sig);	/* the exit status still says which signal ended us */
-}
-
-/* Installed once, and only where nobody else handles the signal. */
-static void install_cleanup(void)
-{
-	static int installed;
-	struct sigaction sa = { .sa_handler = remove_pending }, old;
-
-	if (installed)
-		return;
-	installed = 1;
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(cleanup_signals) / sizeof(cleanup_signals[0]); i++)
-		if (sigaction(cleanup_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
-			sigaction(cleanup_signals[i], &sa, NULL);
 }
 
 static int take_slot(const char *path)
@@ -51,7 +33,7 @@ static int take_slot(const char *path)
 		pending_used[i] = 1;
 		return i;
 	}
-	return -1;	/* still removed on errors, only not on a signal */
+	return -1;	/* still removed on errors, only not by mt_outfile_remove_pending() */
 }
 
 static void drop_slot(struct mt_outfile *of)
@@ -157,7 +139,6 @@ int mt_outfile_begin(struct mt_outfile *of, const char *output, char *err, size_
 	/* On failure mkstemp's 0600 stays: safe, and the data is what matters. */
 	(void)fchmod(fd, new_file_mode(&st, exists));
 	close(fd);
-	install_cleanup();
 	of->slot = take_slot(of->write_path);
 	return 0;
 }

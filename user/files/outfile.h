@@ -3,8 +3,9 @@
  * Output files that never cost the user a file: an output is refused when
  * it is the same file as an input (also through a symlink or hard link),
  * and is written to a temporary file beside it that replaces the old file
- * only once complete. A failed write, an error or Ctrl-C (SIGINT, SIGTERM,
- * SIGHUP) removes the temporary and leaves the old file as it was.
+ * only once complete. A failed write or an error removes the temporary and
+ * leaves the old file as it was; so does Ctrl-C when the program's signal
+ * handler calls mt_outfile_remove_pending() (the library installs none).
  *
  *   if (mt_outfile_check_inputs(out, inputs, n, err, sizeof(err)) ||
  *       mt_outfile_begin(&of, out, err, sizeof(err)))
@@ -50,6 +51,12 @@ int mt_outfile_commit(struct mt_outfile *of, char *err, size_t errlen);
 
 /* Removes the temporary (nothing when written in place). */
 void mt_outfile_abort(struct mt_outfile *of);
+
+/*
+ * Removes every temporary not yet committed or aborted. Async-signal-safe:
+ * for a SIGINT/SIGTERM/SIGHUP handler, before the program dies of the signal.
+ */
+void mt_outfile_remove_pending(void);
 
 /* The size of the committed file (what is on disk, e.g. after gzip); -1 if unknown. */
 long long mt_outfile_size(const struct mt_outfile *of);
