@@ -55,11 +55,11 @@ static int check_trigger(const struct mt_trigger_spec *s, const struct mt_prefli
 	}
 	if (access(env->kprobe_pmu, F_OK))
 		return mt_errmsg(err, errlen, EOPNOTSUPP,
-			    "trigger '%s': this kernel has no kprobes (built without CONFIG_KPROBES: %s is missing); use a uprobe: or slow: trigger",
-			    s->text, env->kprobe_pmu);
+				 "trigger '%s': this kernel has no kprobes (built without CONFIG_KPROBES: %s is missing); use a uprobe: or slow: trigger",
+				 s->text, env->kprobe_pmu);
 	if (kernel_has(env->kallsyms, s->symbol) == 0)
 		return mt_errmsg(err, errlen, ENOENT, "trigger '%s': the kernel has no function '%s' (%s)",
-			    s->text, s->symbol, env->kallsyms);
+				 s->text, s->symbol, env->kallsyms);
 	return 0;
 }
 
@@ -117,10 +117,10 @@ static int check_room(const struct mt_capture_opts *o, struct mt_preflight *p, c
 	p->free_bytes = (uint64_t)vfs.f_bavail * vfs.f_frsize;
 	if (p->free_bytes < p->worst_case)
 		return mt_errmsg(err, errlen, ENOSPC,
-			    "not enough room for a snapshot in %s: %.1f MiB free, the worst case needs %.1f MiB (%u CPUs x %.1f MiB of PT%s); free space, write elsewhere (-o) or use a smaller --buffer-size",
-			    dir, p->free_bytes / 1048576.0, p->worst_case / 1048576.0, p->cpus,
-			    o->buffer_size / 1048576.0,
-			    o->embed || o->kernel ? ", plus copied code" : "");
+				 "not enough room for a snapshot in %s: %.1f MiB free, the worst case needs %.1f MiB (%u CPUs x %.1f MiB of PT%s); free space, write elsewhere (-o) or use a smaller --buffer-size",
+				 dir, p->free_bytes / 1048576.0, p->worst_case / 1048576.0, p->cpus,
+				 o->buffer_size / 1048576.0,
+				 o->embed || o->kernel ? ", plus copied code" : "");
 	if (o->snapshots > 1 && p->free_bytes / o->snapshots < p->worst_case)
 		snprintf(p->note, sizeof(p->note),
 			 "%s has room for %llu of the %u snapshots in the worst case (%.1f MiB each)",

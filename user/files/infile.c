@@ -41,7 +41,7 @@ static int slurp(int fd, const char *name, uint64_t max, char *err, size_t errle
 
 	if (mfd < 0)
 		return mt_errmsg(err, errlen, errno, "%s: cannot buffer the input: %s", name,
-			    strerror(errno));
+				 strerror(errno));
 	for (;;) {
 		ssize_t n = read(fd, buf, sizeof(buf));
 
@@ -56,7 +56,7 @@ static int slurp(int fd, const char *name, uint64_t max, char *err, size_t errle
 		total += (uint64_t)n;
 		if (max && total > max) {
 			e = mt_errmsg(err, errlen, EFBIG, "%s: input is larger than %llu bytes", name,
-				 (unsigned long long)max);
+				      (unsigned long long)max);
 			break;
 		}
 		for (ssize_t done = 0; done < n;) {
@@ -66,7 +66,7 @@ static int slurp(int fd, const char *name, uint64_t max, char *err, size_t errle
 				continue;
 			if (k < 0) {
 				e = mt_errmsg(err, errlen, errno, "%s: cannot buffer the input: %s", name,
-					 strerror(errno));
+					      strerror(errno));
 				goto out;
 			}
 			done += k;

@@ -62,10 +62,10 @@ int mt_outfile_check_inputs(const char *output, const char *const *inputs, size_
 			continue;
 		if (in.st_dev == out.st_dev && in.st_ino == out.st_ino && S_ISREG(in.st_mode))
 			return mt_errmsg(err, errlen, EEXIST,
-				    "output %s is the input %s itself%s: choose another output file",
-				    strcmp(output, "-") ? output : "(standard output)", inputs[i],
-				    strcmp(output, inputs[i]) && strcmp(output, "-") ?
-				    " (a link to it)" : "");
+					 "output %s is the input %s itself%s: choose another output file",
+					 strcmp(output, "-") ? output : "(standard output)", inputs[i],
+					 strcmp(output, inputs[i]) && strcmp(output, "-") ?
+					 " (a link to it)" : "");
 	}
 	return 0;
 }
@@ -135,7 +135,7 @@ int mt_outfile_begin(struct mt_outfile *of, const char *output, char *err, size_
 	fd = mkstemps(of->write_path, (int)keep + 1);
 	if (fd < 0)
 		return mt_errmsg(err, errlen, errno, "cannot create a file in %s for %s: %s", dir, output,
-			    strerror(errno));
+				 strerror(errno));
 	/* On failure mkstemp's 0600 stays: safe, and the data is what matters. */
 	(void)fchmod(fd, new_file_mode(&st, exists));
 	close(fd);
@@ -165,7 +165,7 @@ int mt_outfile_commit(struct mt_outfile *of, char *err, size_t errlen)
 		close(fd);
 	if (!e && rename(of->write_path, of->path))
 		e = mt_errmsg(err, errlen, errno, "cannot rename the finished output to %s: %s", of->path,
-			 strerror(errno));
+			      strerror(errno));
 	if (e) {
 		mt_outfile_abort(of);
 		return e;
