@@ -293,18 +293,83 @@ static int write_trigger(const struct mt_collect_in *in, const struct mtrace_sta
  * per name (the vdso is the same in every process). A mapping that cannot
  * be read ([vsyscall]) is skipped: decode then reports it as missing.
  */
-static void embed_special(struct mt_bundle_writer *w, const struct mt_map_list *maps,
-			  struct mt_collect_out *out)
+/*
+ * The vdso is one image per kernel and ABI, mapped into every process: when
+ * the target's copy cannot be read (a process at exit), ours of the same
+ * size is the same bytes.
+ */
+static ssize_t own_vdso(uint8_t *buf, uint64_t len)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	unsigned long long lo, hi;
+	char line[256];
+	ssize_t got = -1;
+
+	while (f && got < 0 && fgets(line, sizeof(line), f))
+		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &lo, &hi) == 2 &&
+		    hi - lo == len) {
+			memcpy(buf, (const void *)(uintptr_t)lo, len);
+			got = (ssize_t)len;
+		}
+	if (f)
+		fclose(f);
+	return got;
+}
+
+/* Whether process PID runs a 64-bit executable (a 32-bit one has the other vdso). */
+static int is_64bit(uint32_t pid)
+{
+	unsigned char id[5] = { 0 };
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fread(id, 1, sizeof(id), f) != sizeof(id))
+		id[0] = 0;
+	fclose(f);
+	return !memcmp(id, "\177ELF", 4) && id[4] == 2;	/* ELFCLASS64 */
+}
+
+/* M's bytes through the process, else (at exit) through the exiting thread. */
+static ssize_t read_special(const struct mt_collect_in *in, const struct mt_bundle_map *m,
+			    uint8_t *buf, uint64_t len)
+{
+	ssize_t got = -1;
+
+	for (int via = 0; via < 2 && got != (ssize_t)len; via++) {
+		char src[80];
+		int fd;
+
+		if (via && (m->pid != (uint32_t)in->pid || !in->exit_tid))
+			break;
+		if (via)
+			snprintf(src, sizeof(src), "/proc/%u/task/%d/mem", m->pid, (int)in->exit_tid);
+		else
+			snprintf(src, sizeof(src), "/proc/%u/mem", m->pid);
+		fd = open(src, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		got = pread(fd, buf, len, (off_t)m->start);
+		close(fd);
+	}
+	if (got != (ssize_t)len && !strcmp(m->path, "[vdso]") && is_64bit(m->pid))
+		got = own_vdso(buf, len);
+	return got;
+}
+
+static void embed_special(const struct mt_collect_in *in, struct mt_bundle_writer *w,
+			  const struct mt_map_list *maps, struct mt_collect_out *out)
 {
 	for (size_t i = 0; i < maps->n; i++) {
 		const struct mt_bundle_map *m = &maps->maps[i];
 		struct mt_bundle_file f = { .path = m->path };
 		uint64_t len = m->end - m->start;
-		char src[64];
 		uint8_t *buf;
 		ssize_t got;
 		size_t j;
-		int fd;
 
 		if (!(m->prot & MT_BUNDLE_PROT_EXEC) || m->path[0] != '[' || len > SPECIAL_MAX)
 			continue;
@@ -312,15 +377,11 @@ static void embed_special(struct mt_bundle_writer *w, const struct mt_map_list *
 			;
 		if (j < i)
 			continue;
-		snprintf(src, sizeof(src), "/proc/%u/mem", m->pid);
-		fd = open(src, O_RDONLY | O_CLOEXEC);
-		buf = fd >= 0 ? malloc(len) : NULL;
-		got = buf ? pread(fd, buf, len, (off_t)m->start) : -1;
+		buf = malloc(len);
+		got = buf ? read_special(in, m, buf, len) : -1;
 		if (got == (ssize_t)len && mt_bundle_write_file(w, &f, buf, len) == 0)
 			out->files++;
 		free(buf);
-		if (fd >= 0)
-			close(fd);
 	}
 }
 
@@ -387,7 +448,7 @@ static int write_processes(const struct mt_collect_in *in, const struct sw_vec *
 	}
 	out->maps = maps.n;
 	out->threads = threads.n;
-	embed_special(w, &maps, out);
+	embed_special(in, w, &maps, out);
 	for (size_t i = 0; in->opts->embed && i < maps.n; i++) {
 		const struct mt_bundle_map *m = &maps.maps[i];
 		struct mt_bundle_file f = { .path = m->path, .build_id = m->build_id,

@@ -119,6 +119,15 @@ static double ms_from(const struct decode_report *rep, uint64_t ns)
 	return ns >= rep->first_ns ? (double)(ns - rep->first_ns) / 1e6 : 0;
 }
 
+static size_t count_gap_threads(const struct decode_report *rep)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < rep->nthreads; i++)
+		n += rep->threads[i].nomap_gaps != 0;
+	return n;
+}
+
 /* The threads that lost code to gaps; returns their number. */
 static size_t print_gap_threads(const struct decode_report *rep)
 {
@@ -201,7 +210,7 @@ static void explain_nothing(const struct decode_report *rep, struct mt_bundle_re
 int decode_report_print(const struct decode_report *rep, struct mt_bundle_reader *r,
 			const struct mt_decode_stats *s, int allow_missing)
 {
-	size_t gaps = 0;
+	size_t gaps = 0, outside;
 
 	if (rep->nmissing) {
 		cli_err("missing code: %zu mapping%s had no usable binary:", rep->nmissing,
@@ -218,6 +227,10 @@ int decode_report_print(const struct decode_report *rep, struct mt_bundle_reader
 		} else if (s->insns) {
 			cli_err("  the trace never entered them: nothing was lost");
 		}
+	} else if ((outside = count_gap_threads(rep))) {
+		/* Code outside every mapping is no binary that could be found: no exit 3. */
+		cli_err("%zu thread%s entered code outside every mapping (JIT code, or a uprobe's single-step slot): those stretches are gaps in the trace",
+			outside, outside > 1 ? "s" : "");
 	}
 	if (!s->insns)
 		explain_nothing(rep, r, s);
