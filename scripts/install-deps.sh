@@ -32,7 +32,7 @@ want=("${build_pkgs[@]}")
 [ "${1:-}" = --build ] || want+=("${test_pkgs[@]}")
 
 if [ "$(id -u)" -ne 0 ]; then
-	echo "install-deps: run as root (sudo $0)" >&2
+	echo "install-deps: run as root (scripts/as-root $0)" >&2
 	exit 1
 fi
 

@@ -72,7 +72,7 @@ if "$ptgen" --walk "$prog" --insns 2000000 -o "$work/w.mtrace" >/dev/null 2>&1; 
 	script -qec "$bin decode -o $work/w.pftrace $work/w.mtrace" /dev/null >"$work/tty.out" 2>&1
 	tr '\r' '\n' <"$work/tty.out" >"$work/tty.lines"
 	if grep -Eq 'decoding \[#* *\] +[0-9]+% of [0-9.]+ MiB of PT' "$work/tty.lines" &&
-		grep -q $'\033\[K.*mtrace-user decode: wrote' "$work/tty.lines"; then
+		grep -q $'\033\[K.*mtrace-user: wrote' "$work/tty.lines"; then
 		echo "PASS cli/decode-progress-tty"
 	else
 		echo "FAIL cli/decode-progress-tty: $(head -c 600 "$work/tty.out" | cat -v)"

@@ -22,8 +22,8 @@ fi
 
 expect_re export 0 '^  perf script -i out\.data --symfs out\.data\.symfs --itrace=cr' \
 	"$bin" export --perf-data out.data plt.mtrace
-expect_re export-usage 2 '^usage: mtrace-user export' "$bin" export plt.mtrace
-expect_re export-bad-bundle 1 '^mtrace-user export: .*not-there' \
+expect_re export-usage 2 '^mtrace-user: export needs --perf-data OUT' "$bin" export plt.mtrace
+expect_re export-bad-bundle 1 '^mtrace-user: .*not-there' \
 	"$bin" export -p x.data not-there.mtrace
 
 # The printed command, run as printed, decodes calls with symbols.
@@ -52,11 +52,14 @@ expect_re decode-perf-data 0 'wrote plt\.pftrace' \
 expect_re convert 0 '^wrote back\.mtrace: 1 CPUs' \
 	"$bin" convert --symfs out.data.symfs out.data -o back.mtrace
 expect_re convert-readable 0 'pt-data' "$bin" bundle-info back.mtrace
-expect_re convert-usage 2 '^usage: mtrace-user convert' "$bin" convert out.data
+expect_re convert-usage 2 '^mtrace-user: convert needs -o OUT' "$bin" convert out.data
+expect_re convert-onto-input 2 'is the input out.data itself' "$bin" convert out.data -o out.data
+expect_re export-onto-input 2 'is the input plt.mtrace itself' "$bin" export -p plt.mtrace plt.mtrace
 expect_re convert-not-perf 1 'not a perf\.data file' "$bin" convert plt.mtrace -o y.mtrace
 head -c 700 out.data >cut.data
-expect_re decode-truncated 1 '^mtrace-user decode: cut\.data: .*truncated' "$bin" decode cut.data
-if [ -e y.mtrace ] || ls ./*.tmp.* >/dev/null 2>&1; then
+expect_re decode-truncated 1 '^mtrace-user: cut\.data: .*truncated' "$bin" decode cut.data
+# Temporaries are hidden (.tmp-XXXXXX-NAME, files/outfile.h).
+if [ -e y.mtrace ] || ls -A | grep -q '^\.tmp-'; then
 	echo "FAIL $suite/no-partial-output: a failed command left a file"
 else
 	echo "PASS $suite/no-partial-output"

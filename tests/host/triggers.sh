@@ -32,8 +32,10 @@ start() {
 	log=$work/target.log
 	"$target" "$lib" >"$log" 2>&1 &
 	tpid=$!
-	for _ in $(seq 100); do
+	# Generous: an ASan build on a loaded machine can take seconds to start.
+	for _ in $(seq 1200); do
 		grep -q '^ready' "$log" && break
+		kill -0 "$tpid" 2>/dev/null || break
 		sleep 0.05
 	done
 	read -r _ pidf af bf workf < <(grep '^ready' "$log")

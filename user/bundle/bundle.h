@@ -180,6 +180,20 @@ struct mt_bundle_section_info {
 };
 
 int mt_bundle_open(struct mt_bundle_reader **out, const char *path, char *err, size_t errlen);
+
+/* What opening a bundle may commit to; zero fields take the defaults. */
+struct mt_bundle_limits {
+	/*
+	 * The sum of every section's declared decompressed size. Default:
+	 * 64 times the file's size, at least 256 MiB, at most the machine's
+	 * memory; a bundle declaring more is refused at open.
+	 */
+	uint64_t max_total_raw;
+};
+
+/* Reads the regular file FD (kept open by the caller), called NAME in messages. */
+int mt_bundle_open_fd(struct mt_bundle_reader **out, int fd, const char *name,
+		      const struct mt_bundle_limits *lim, char *err, size_t errlen);
 /* Reads a bundle held in memory; buf must outlive the reader. */
 int mt_bundle_open_mem(struct mt_bundle_reader **out, const void *buf, size_t len,
 		       char *err, size_t errlen);
@@ -245,5 +259,7 @@ int mt_bundle_kallsyms(struct mt_bundle_reader *r, const char **text, size_t *le
 /* ---- 5. Tools ---- */
 /* `mtrace-user bundle-info FILE`: the header and one line per section. */
 int mt_bundle_print_info(const char *path, FILE *out);
+/* The same for an open bundle, called NAME. */
+void mt_bundle_print_info_of(struct mt_bundle_reader *r, const char *name, FILE *out);
 
 #endif

@@ -66,25 +66,31 @@ static void print_summary(struct mt_bundle_reader *r, FILE *out)
 		mt_bundle_ktext_count(r));
 }
 
+void mt_bundle_print_info_of(struct mt_bundle_reader *r, const char *name, FILE *out)
+{
+	uint16_t major, minor;
+
+	mt_bundle_version(r, &major, &minor);
+	fprintf(out, "%s: mtrace bundle format %u.%u, %zu sections\n", name, major, minor,
+		mt_bundle_section_count(r));
+	print_sections(r, out);
+	print_summary(r, out);
+}
+
 int mt_bundle_print_info(const char *path, FILE *out)
 {
 	struct mt_bundle_reader *r;
 	char err[512];
-	uint16_t major, minor;
 	int rc;
 
 	if (!path || !out)
 		return -EINVAL;
 	rc = mt_bundle_open(&r, path, err, sizeof(err));
 	if (rc) {
-		fprintf(stderr, "mtrace: %s\n", err);
+		fprintf(stderr, "mtrace-user: %s\n", err);
 		return rc;
 	}
-	mt_bundle_version(r, &major, &minor);
-	fprintf(out, "%s: mtrace bundle format %u.%u, %zu sections\n", path, major, minor,
-		mt_bundle_section_count(r));
-	print_sections(r, out);
-	print_summary(r, out);
+	mt_bundle_print_info_of(r, path, out);
 	mt_bundle_close(r);
 	return 0;
 }

@@ -219,6 +219,12 @@ static int rd_walk(struct mt_bundle_reader *r)
 		s->off = off;
 		if ((err = rd_frame(r, s, &next)))
 			return err;
+		r->total_raw += s->h.raw_size;
+		if (r->max_total_raw && r->total_raw > r->max_total_raw)
+			return rd_err(r, s, -EFBIG,
+				      "the sections so far declare %llu bytes decompressed from a %zu-byte file, more than the limit of %llu (--max-decompressed SIZE raises it)",
+				      (unsigned long long)r->total_raw, r->size,
+				      (unsigned long long)r->max_total_raw);
 		if (s->h.type == MT_BUNDLE_SEC_END) {
 			r->nsecs--;             /* END is framing, not content */
 			return rd_end(r, s, next);
@@ -265,6 +271,18 @@ static int rd_finish_open(struct mt_bundle_reader *r, struct mt_bundle_reader **
 	return 0;
 }
 
+/* The default limit on the sum of declared payload sizes (bundle_reader_internal.h). */
+static uint64_t default_total_limit(size_t file_size)
+{
+	uint64_t lim = (uint64_t)file_size * RD_FAST_RATIO;
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	uint64_t mem = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : 0;
+
+	if (lim < RD_MIN_TOTAL)
+		lim = RD_MIN_TOTAL;
+	return mem && lim > mem ? mem : lim;
+}
+
 int mt_bundle_open_mem(struct mt_bundle_reader **out, const void *buf, size_t len,
 		       char *err, size_t errlen)
 {
@@ -281,14 +299,53 @@ int mt_bundle_open_mem(struct mt_bundle_reader **out, const void *buf, size_t le
 	}
 	r->base = buf ? buf : (const uint8_t *)"";
 	r->size = len;
+	r->max_total_raw = default_total_limit(len);
 	return rd_finish_open(r, out, NULL, err, errlen);
 }
 
-int mt_bundle_open(struct mt_bundle_reader **out, const char *path, char *err, size_t errlen)
+int mt_bundle_open_fd(struct mt_bundle_reader **out, int fd, const char *name,
+		      const struct mt_bundle_limits *lim, char *err, size_t errlen)
 {
 	struct mt_bundle_reader *r;
 	struct stat st;
 	void *map;
+	int rc;
+
+	if (!out || fd < 0 || !name) {
+		copy_err(err, errlen, NULL, "mt_bundle_open_fd: invalid argument");
+		return -EINVAL;
+	}
+	*out = NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		copy_err(err, errlen, name, "not a regular file");
+		return -EINVAL;
+	}
+	if (st.st_size == 0) {
+		copy_err(err, errlen, name, "empty file, not an mtrace bundle");
+		return -ENODATA;
+	}
+	/* Every byte is read for its checksum: fault the mapping in up front, in bulk. */
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	if (map == MAP_FAILED) {
+		rc = -errno;
+		copy_err(err, errlen, name, strerror(-rc));
+		return rc;
+	}
+	if (rd_new(&r)) {
+		munmap(map, (size_t)st.st_size);
+		copy_err(err, errlen, name, "out of memory");
+		return -ENOMEM;
+	}
+	r->base = map;
+	r->size = (size_t)st.st_size;
+	r->mapped = true;
+	r->max_total_raw = lim && lim->max_total_raw ? lim->max_total_raw
+						     : default_total_limit(r->size);
+	return rd_finish_open(r, out, name, err, errlen);
+}
+
+int mt_bundle_open(struct mt_bundle_reader **out, const char *path, char *err, size_t errlen)
+{
 	int fd, rc;
 
 	if (!out || !path) {
@@ -296,39 +353,16 @@ int mt_bundle_open(struct mt_bundle_reader **out, const char *path, char *err, s
 		return -EINVAL;
 	}
 	*out = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO given by mistake must not hang the open. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		rc = -errno;
 		copy_err(err, errlen, path, strerror(-rc));
 		return rc;
 	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		copy_err(err, errlen, path, "not a regular file");
-		return -EINVAL;
-	}
-	if (st.st_size == 0) {
-		close(fd);
-		copy_err(err, errlen, path, "empty file, not an mtrace bundle");
-		return -ENODATA;
-	}
-	/* Every byte is read for its checksum: fault the mapping in up front, in bulk. */
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-	rc = -errno;
+	rc = mt_bundle_open_fd(out, fd, path, NULL, err, errlen);
 	close(fd);
-	if (map == MAP_FAILED) {
-		copy_err(err, errlen, path, strerror(-rc));
-		return rc;
-	}
-	if (rd_new(&r)) {
-		munmap(map, (size_t)st.st_size);
-		copy_err(err, errlen, path, "out of memory");
-		return -ENOMEM;
-	}
-	r->base = map;
-	r->size = (size_t)st.st_size;
-	r->mapped = true;
-	return rd_finish_open(r, out, path, err, errlen);
+	return rc;
 }
 
 void mt_bundle_close(struct mt_bundle_reader *r)

@@ -24,6 +24,12 @@
 #define RD_MAX_RATIO 32768ULL
 #define RD_FAST_RATIO 64ULL
 #define RD_WINDOW_LOG MT_BUNDLE_ZSTD_WINDOW_LOG_MAX
+/*
+ * Without an explicit limit, the payloads of all sections together may
+ * declare RD_FAST_RATIO times the file's size, at least RD_MIN_TOTAL and
+ * at most the machine's memory: more is a forged bundle, not a snapshot.
+ */
+#define RD_MIN_TOTAL (256ULL << 20)
 #define RD_MAX_DESC (64U * 1024)
 #define RD_MAX_ENTRY 4096U
 
@@ -65,6 +71,8 @@ struct mt_bundle_reader {
 	uint16_t major, minor;
 	struct rd_section *secs;
 	size_t nsecs;
+	uint64_t max_total_raw;         /* limit on the sum of declared raw sizes */
+	uint64_t total_raw;
 
 	size_t cpu_sec, cfg_sec, trig_sec, kallsyms_sec, clock_sec;
 	struct mt_bundle_cpu_desc cpu;

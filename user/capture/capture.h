@@ -48,6 +48,8 @@ struct mt_capture_opts {
 	int freeze;                     /* enum mt_trigger_freeze_pref (--freeze) */
 	int quiet;
 	int temporary_bundles;          /* removed after decoding: summaries do not name them */
+	const char *trace_output;       /* the top-level form's traces, never an input either */
+	int dry_run;                    /* check and print the plan; touch nothing */
 };
 
 void mt_capture_opts_init(struct mt_capture_opts *o);
@@ -86,7 +88,9 @@ int mt_capture_output_path(const char *base, unsigned int index, unsigned int to
 
 /*
  * The whole `record` workflow; returns the process exit status. *taken is
- * the number of bundles written (1 to o->snapshots, also after an error).
+ * the number of bundles written (1 to o->snapshots, also after an error;
+ * 0 after a dry run). Every trigger, the target and the output are checked
+ * (capture_preflight.h) before the device is opened or the target started.
  */
 int mt_capture_record(const struct mt_capture_opts *o, unsigned int *taken);
 

@@ -4,6 +4,7 @@
 
 #include <cpuid.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #include <x86intrin.h>
 
 #include "capture/capture_procfs.h"
@@ -291,6 +293,108 @@ static int write_trigger(const struct mt_collect_in *in, const struct mtrace_sta
 	return mt_bundle_write_trigger(w, &t);
 }
 
+/* The largest special mapping copied (the vdso is two pages, [uprobes] one). */
+#define SPECIAL_MAX (1U << 20)
+
+/*
+ * Executable mappings that exist in no file ([vdso], [uprobes]) are copied
+ * from the process's memory into the bundle, always: without them every
+ * call into the vdso (clock_gettime) would decode as missing code. One copy
+ * per name (the vdso is the same in every process). A mapping that cannot
+ * be read ([vsyscall]) is skipped: decode then reports it as missing.
+ */
+/*
+ * The vdso is one image per kernel and ABI, mapped into every process: when
+ * the target's copy cannot be read (a process at exit), ours of the same
+ * size is the same bytes.
+ */
+static ssize_t own_vdso(uint8_t *buf, uint64_t len)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	unsigned long long lo, hi;
+	char line[256];
+	ssize_t got = -1;
+
+	while (f && got < 0 && fgets(line, sizeof(line), f))
+		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &lo, &hi) == 2 &&
+		    hi - lo == len) {
+			memcpy(buf, (const void *)(uintptr_t)lo, len);
+			got = (ssize_t)len;
+		}
+	if (f)
+		fclose(f);
+	return got;
+}
+
+/* Whether process PID runs a 64-bit executable (a 32-bit one has the other vdso). */
+static int is_64bit(uint32_t pid)
+{
+	unsigned char id[5] = { 0 };
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fread(id, 1, sizeof(id), f) != sizeof(id))
+		id[0] = 0;
+	fclose(f);
+	return !memcmp(id, "\177ELF", 4) && id[4] == 2;	/* ELFCLASS64 */
+}
+
+/* M's bytes through the process, else (at exit) through the exiting thread. */
+static ssize_t read_special(const struct mt_collect_in *in, const struct mt_bundle_map *m,
+			    uint8_t *buf, uint64_t len)
+{
+	ssize_t got = -1;
+
+	for (int via = 0; via < 2 && got != (ssize_t)len; via++) {
+		char src[80];
+		int fd;
+
+		if (via && (m->pid != (uint32_t)in->pid || !in->exit_tid))
+			break;
+		if (via)
+			snprintf(src, sizeof(src), "/proc/%u/task/%d/mem", m->pid, (int)in->exit_tid);
+		else
+			snprintf(src, sizeof(src), "/proc/%u/mem", m->pid);
+		fd = open(src, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		got = pread(fd, buf, len, (off_t)m->start);
+		close(fd);
+	}
+	if (got != (ssize_t)len && !strcmp(m->path, "[vdso]") && is_64bit(m->pid))
+		got = own_vdso(buf, len);
+	return got;
+}
+
+static void embed_special(const struct mt_collect_in *in, struct mt_bundle_writer *w,
+			  const struct mt_map_list *maps, struct mt_collect_out *out)
+{
+	for (size_t i = 0; i < maps->n; i++) {
+		const struct mt_bundle_map *m = &maps->maps[i];
+		struct mt_bundle_file f = { .path = m->path };
+		uint64_t len = m->end - m->start;
+		uint8_t *buf;
+		ssize_t got;
+		size_t j;
+
+		if (!(m->prot & MT_BUNDLE_PROT_EXEC) || m->path[0] != '[' || len > SPECIAL_MAX)
+			continue;
+		for (j = 0; j < i && strcmp(maps->maps[j].path, m->path); j++)
+			;
+		if (j < i)
+			continue;
+		buf = malloc(len);
+		got = buf ? read_special(in, m, buf, len) : -1;
+		if (got == (ssize_t)len && mt_bundle_write_file(w, &f, buf, len) == 0)
+			out->files++;
+		free(buf);
+	}
+}
+
 /* The processes whose maps and threads matter: the target, or every one seen running. */
 static size_t pids_of_interest(const struct mt_collect_in *in, const struct sw_vec *sv,
 			       pid_t **pids)
@@ -354,6 +458,7 @@ static int write_processes(const struct mt_collect_in *in, const struct sw_vec *
 	}
 	out->maps = maps.n;
 	out->threads = threads.n;
+	embed_special(in, w, &maps, out);
 	for (size_t i = 0; in->opts->embed && i < maps.n; i++) {
 		const struct mt_bundle_map *m = &maps.maps[i];
 		struct mt_bundle_file f = { .path = m->path, .build_id = m->build_id,
@@ -425,6 +530,30 @@ static int partial_name(const char *path, char *tmp, size_t len)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+/*
+ * An older bundle at PATH may be the only record of a rare event: like
+ * perf.data.old, it stays as PATH.old (one generation) instead of being
+ * replaced. A hard link keeps PATH in place until the rename replaces it.
+ * KEPT gets the .old name, or "" when there was nothing to keep.
+ */
+static int keep_older(const char *path, char *kept, size_t len)
+{
+	struct stat st;
+
+	kept[0] = '\0';
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return 0;
+	if ((size_t)snprintf(kept, len, "%s.old", path) >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (unlink(kept) && errno != ENOENT)
+		return -1;
+	if (link(path, kept) == 0 || rename(path, kept) == 0)
+		return 0;
+	return -1;
+}
+
 int mt_capture_collect(const struct mt_collect_in *in, const char *path,
 		       struct mt_collect_out *out, char *err, size_t errlen)
 {
@@ -476,6 +605,9 @@ int mt_capture_collect(const struct mt_collect_in *in, const char *path,
 	}
 	if ((e = mt_bundle_writer_finish(w)))
 		e = col_fail(err, errlen, e, "%s: %s", path, mt_bundle_writer_errmsg(w));
+	else if (strcmp(tmp, path) && keep_older(path, out->kept, sizeof(out->kept)))
+		e = col_fail(err, errlen, -errno, "cannot keep the older %s as %s: %s", path,
+			     out->kept, strerror(errno));
 	else if (strcmp(tmp, path) && rename(tmp, path))
 		e = col_fail(err, errlen, -errno, "cannot rename %s to %s: %s", tmp, path,
 			     strerror(errno));

@@ -51,6 +51,7 @@ struct mt_collect_out {
 	int clobbered;
 	uint64_t ktext_bytes;           /* --kernel: kernel code copied from /proc/kcore */
 	char warning[MT_CAPTURE_ERRLEN]; /* something the bundle lacks, or "" */
+	char kept[4096 + 8];            /* the older bundle of that name, now PATH.old; or "" */
 };
 
 int mt_capture_collect(const struct mt_collect_in *in, const char *path,

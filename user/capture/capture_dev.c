@@ -45,6 +45,11 @@ static int open_error(const char *path, int e, char *err, size_t errlen)
 			return dev_fail(err, errlen, -e,
 					"%s does not exist although the mtrace module is loaded: is devtmpfs mounted on /dev?",
 					path);
+		/* modprobe is no advice where the kernel cannot load modules at all. */
+		if (stat("/proc/modules", &st))
+			return dev_fail(err, errlen, -e,
+					"%s does not exist: the mtrace kernel module is not loaded, and this kernel cannot load modules (CONFIG_MODULES is off; 'mtrace-user doctor' checks every prerequisite)",
+					path);
 		return dev_fail(err, errlen, -e,
 				"%s does not exist: the mtrace kernel module is not loaded (load it with 'modprobe mtrace'; 'mtrace-user doctor' checks every prerequisite)",
 				path);

@@ -21,6 +21,28 @@
 #define CAP_PERFMON_BIT 38
 #define CAP_BPF_BIT 39
 
+/*
+ * Where the checked files live: "" on a real run, a directory holding a
+ * faked /proc, /sys ... in tests (mt_doctor_run_at). Set once per run.
+ */
+static const char *root = "";
+
+/* ROOT + PATH, in one of a few rotating buffers (a check uses at most two at once). */
+static const char *at(const char *path)
+{
+	static char buf[4][512];
+	static int i;
+
+	i = (i + 1) % 4;
+	snprintf(buf[i], sizeof(buf[i]), "%s%s", root, path);
+	return buf[i];
+}
+
+static int exists(const char *path)
+{
+	return access(at(path), F_OK) == 0;
+}
+
 /* Facts gathered once and shared by several checks. */
 struct facts {
 	int module_loaded;
@@ -29,6 +51,7 @@ struct facts {
 	int kfunc;                      /* module registered its kfunc */
 	unsigned long long cap_eff;
 	int kmajor, kminor;
+	int signing_enforced;           /* Secure Boot or sig_enforce: only signed modules load */
 };
 
 static void set(struct mt_check *c, enum mt_check_status st, const char *fix, const char *fmt,
@@ -49,7 +72,7 @@ static void set(struct mt_check *c, enum mt_check_status st, const char *fix, co
 /* First line of a small file, without its newline; "" when unreadable. */
 static const char *read_line(const char *path, char *buf, size_t len)
 {
-	FILE *f = fopen(path, "re");
+	FILE *f = fopen(at(path), "re");
 
 	buf[0] = '\0';
 	if (f) {
@@ -144,7 +167,7 @@ static void check_cpu(struct mt_check *c, const struct facts *f)
 			 "the loaded module simulates PT: captures run, but hold only injected bytes");
 	} else if (c->status == MT_CHECK_FAIL) {
 		snprintf(c->fix, sizeof(c->fix),
-			 "record on an Intel machine; bundles decode anywhere ('mtrace-user decode')");
+			 "this machine cannot record; 'make demo' runs the whole product in a QEMU guest, bundles recorded on an Intel PT machine decode here ('mtrace-user decode'), and so do perf.data files where this build imports them ('mtrace-user --help')");
 	}
 }
 
@@ -154,12 +177,25 @@ static void check_module(struct mt_check *c, struct facts *f)
 	char err[512];
 
 	c->name = "module";
-	f->module_loaded = access("/sys/module/mtrace", F_OK) == 0;
+	f->module_loaded = exists("/sys/module/mtrace");
 	if (mt_dev_open(&dev, err, sizeof(err))) {
-		set(c, MT_CHECK_FAIL,
-		    f->module_loaded ? "see the error above" :
-		    "sudo modprobe mtrace (install it with 'sudo make install' or dkms); a machine without PT can load it with the simulated backend for tests",
-		    "%s", err);
+		char disabled[8];
+
+		/* Without module support, modprobe is no advice. */
+		if (!f->module_loaded && !exists("/proc/modules"))
+			set(c, MT_CHECK_FAIL,
+			    "use a kernel built with CONFIG_MODULES=y (Debian's is); without the module, decode bundles recorded elsewhere",
+			    "this kernel has no module support (CONFIG_MODULES is off: no /proc/modules): the mtrace module cannot be loaded");
+		else if (!f->module_loaded &&
+			 !strcmp(read_line("/proc/sys/kernel/modules_disabled", disabled,
+					   sizeof(disabled)), "1"))
+			set(c, MT_CHECK_FAIL, "reboot (the setting cannot be undone while running), then modprobe mtrace before anything sets it",
+			    "module loading is disabled (kernel.modules_disabled=1): the mtrace module cannot be loaded");
+		else
+			set(c, MT_CHECK_FAIL,
+			    f->module_loaded ? "see the error above" :
+			    "sudo modprobe mtrace (install it with 'sudo make install' or dkms); a machine without PT can load it with the simulated backend for tests",
+			    "%s", err);
 		return;
 	}
 	f->dev_ok = 1;
@@ -242,7 +278,7 @@ static void check_kernel(struct mt_check *c, struct facts *f)
 static void check_btf(struct mt_check *c, const struct facts *f)
 {
 	c->name = "btf";
-	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+	if (access(at("/sys/kernel/btf/vmlinux"), R_OK)) {
 		set(c, MT_CHECK_FAIL, "use a kernel built with CONFIG_DEBUG_INFO_BTF=y (Debian's is)",
 		    "no /sys/kernel/btf/vmlinux: the BPF trigger programs (CO-RE) cannot load");
 		return;
@@ -251,7 +287,7 @@ static void check_btf(struct mt_check *c, const struct facts *f)
 		set(c, MT_CHECK_INFO, NULL, "kernel BTF present; module BTF not checked (no module)");
 		return;
 	}
-	if (access("/sys/kernel/btf/mtrace", R_OK))
+	if (access(at("/sys/kernel/btf/mtrace"), R_OK))
 		set(c, MT_CHECK_WARN, "rebuild the module with pahole installed (package dwarves)",
 		    "no /sys/kernel/btf/mtrace: triggers freeze through the user-space fallback (longer skid)");
 	else if (!f->kfunc || f->kmajor * 1000 + f->kminor < 6002)
@@ -264,7 +300,7 @@ static void check_btf(struct mt_check *c, const struct facts *f)
 static void check_bpf(struct mt_check *c)
 {
 	c->name = "uprobes";
-	if (access("/sys/bus/event_source/devices/uprobe", F_OK))
+	if (!exists("/sys/bus/event_source/devices/uprobe"))
 		set(c, MT_CHECK_FAIL, "use a kernel with CONFIG_UPROBE_EVENTS=y",
 		    "no uprobe PMU: uprobe, uretprobe and slow: triggers cannot attach");
 	else
@@ -280,12 +316,68 @@ static void check_kernel_tracing(struct mt_check *c, const struct facts *f)
 	if (kptr >= 2 || (kptr == 1 && !has_cap(f, CAP_SYS_ADMIN_BIT)))
 		set(c, MT_CHECK_WARN, "sysctl kernel.kptr_restrict=0 (or 1 and run as root)",
 		    "kptr_restrict=%d hides kernel addresses: --kernel traces cannot be symbolized", kptr);
-	else if (access("/proc/kcore", R_OK))
+	else if (!exists("/proc/kcore"))
+		set(c, MT_CHECK_WARN,
+		    "for --kernel, use a kernel built with CONFIG_PROC_KCORE=y; tracing user space is unaffected",
+		    "this kernel has no /proc/kcore (CONFIG_PROC_KCORE is off): --kernel cannot copy kernel code for decoding");
+	else if (access(at("/proc/kcore"), R_OK))
 		set(c, MT_CHECK_WARN, "run as root (reading /proc/kcore needs CAP_SYS_RAWIO)",
 		    "/proc/kcore is not readable: --kernel cannot copy kernel code for decoding");
 	else
 		set(c, MT_CHECK_OK, NULL, "kallsyms addresses visible (kptr_restrict=%d), /proc/kcore readable",
 		    kptr);
+}
+
+static void check_kprobes(struct mt_check *c)
+{
+	c->name = "kprobes";
+	if (!exists("/sys/bus/event_source/devices/kprobe"))
+		set(c, MT_CHECK_WARN, "use uprobe: or slow: triggers, or a kernel built with CONFIG_KPROBES=y",
+		    "no kprobe PMU (CONFIG_KPROBES is off): kprobe: triggers cannot attach");
+	else
+		set(c, MT_CHECK_OK, NULL, "kprobe PMU present: kprobe: triggers can attach");
+}
+
+/* The EFI variable SecureBoot: 4 bytes of attributes, then 1 when enabled. */
+#define SECURE_BOOT_VAR "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-e0800c3c7780"
+
+static int secure_boot_on(void)
+{
+	unsigned char v[5];
+	FILE *f = fopen(at(SECURE_BOOT_VAR), "re");
+	size_t n;
+
+	if (!f)
+		return 0;
+	n = fread(v, 1, sizeof(v), f);
+	fclose(f);
+	return n == sizeof(v) && v[4] == 1;
+}
+
+static void check_signing(struct mt_check *c, struct facts *f)
+{
+	char enforce[8], lockdown[128];
+	int sb = secure_boot_on();
+
+	c->name = "secure-boot";
+	read_line("/sys/module/module/parameters/sig_enforce", enforce, sizeof(enforce));
+	read_line("/sys/kernel/security/lockdown", lockdown, sizeof(lockdown));
+	/* Lockdown (which Secure Boot turns on) refuses unsigned modules like sig_enforce. */
+	f->signing_enforced = !strcmp(enforce, "Y") || strstr(lockdown, "[integrity]") ||
+			      strstr(lockdown, "[confidentiality]");
+	if (!f->signing_enforced) {
+		set(c, MT_CHECK_OK, NULL, "Secure Boot %s; unsigned modules load", sb ? "on" : "off");
+		return;
+	}
+	if (f->module_loaded) {
+		set(c, MT_CHECK_OK, NULL, "%smodule signatures enforced; mtrace is loaded, so it is signed",
+		    sb ? "Secure Boot on, " : "");
+		return;
+	}
+	set(c, MT_CHECK_FAIL,
+	    "let DKMS sign the module with its key and enroll that key: 'sudo mokutil --import /var/lib/dkms/mok.pub', reboot, choose 'Enroll MOK' in the MOK manager, then 'sudo modprobe mtrace'",
+	    "%s: the kernel loads only signed modules; an unsigned mtrace.ko is refused",
+	    sb ? "Secure Boot is on" : "module signatures are enforced");
 }
 
 /* A running `perf ... intel_pt ...` owns PT: the module would refuse to arm. */
@@ -328,10 +420,16 @@ static void check_perf(struct mt_check *c)
 
 int mt_doctor_run(mt_check_report report, void *ctx)
 {
+	return mt_doctor_run_at("", report, ctx);
+}
+
+int mt_doctor_run_at(const char *fs_root, mt_check_report report, void *ctx)
+{
 	struct facts f = { 0 };
 	struct mt_check c;
 	int fails = 0;
 
+	root = fs_root;
 	f.cap_eff = cap_eff();
 	/* The module first: the CPU verdict depends on whether it simulates PT. */
 	struct mt_check module = { 0 };
@@ -350,9 +448,12 @@ int mt_doctor_run(mt_check_report report, void *ctx)
 	RUN(check_caps(&c, &f));
 	RUN(check_kernel(&c, &f));
 	RUN(check_btf(&c, &f));
+	RUN(check_signing(&c, &f));
 	RUN(check_bpf(&c));
+	RUN(check_kprobes(&c));
 	RUN(check_perf(&c));
 	RUN(check_kernel_tracing(&c, &f));
 #undef RUN
+	root = "";
 	return fails;
 }

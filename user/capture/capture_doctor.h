@@ -26,6 +26,12 @@ typedef void (*mt_check_report)(const struct mt_check *c, void *ctx);
 
 /* Runs every check; returns the number of MT_CHECK_FAIL results. */
 int mt_doctor_run(mt_check_report report, void *ctx);
+/*
+ * The same with the kernel's files (/proc, /sys) looked up under FS_ROOT,
+ * for tests on a faked machine; the CPU, the device and this process's
+ * capabilities are still the real ones.
+ */
+int mt_doctor_run_at(const char *fs_root, mt_check_report report, void *ctx);
 
 /* Pure parts, exposed for tests. */
 /* The freeze path a kernel version allows: "kfunc (kprobe hook)", ... */

@@ -27,6 +27,7 @@
 
 #include "capture/capture_collect.h"
 #include "capture/capture_dev.h"
+#include "capture/capture_preflight.h"
 #include "capture/capture_procfs.h"
 #include "capture/capture_target.h"
 #include "trigger/trigger.h"
@@ -57,6 +58,8 @@ struct session {
 	struct mt_trigger_set *trig;
 	struct mt_trig_event ev;        /* the last trigger record */
 	struct mt_thread_list seen;     /* the target's threads and names while armed */
+	struct mt_preflight plan;       /* what the checks before arming found */
+	int usage;                      /* the failed check was the command line's fault */
 	char err[MT_CAPTURE_ERRLEN];
 };
 
@@ -223,6 +226,8 @@ static void print_summary(const struct session *s, unsigned int index, const cha
 	    c->maps, c->threads, c->clobbered ? ", CLOBBERED by another PT user" : "",
 	    paths[c->path < 6 ? c->path : 0], (long long)c->skid_ns_trigger_cpu,
 	    (long long)c->skid_ns_max);
+	if (c->kept[0])
+		msg(s, "the older bundle of that name is kept as %s", c->kept);
 	if (c->warning[0])
 		msg(s, "warning: %s", c->warning);
 	if (c->sb_lost)
@@ -382,6 +387,17 @@ static void finish(struct session *s)
 	mt_target_free(&s->target);
 }
 
+/* Triggers, target and outputs, before anything irreversible. */
+static int preflight(struct session *s)
+{
+	if (!mt_capture_preflight(s->o, s->specs, s->nspecs, NULL, &s->plan, &s->usage, s->err,
+				  sizeof(s->err)))
+		return 0;
+	finish(s);
+	error_exit(s);
+	return -1;
+}
+
 /* Everything that needs no device: bad options are usage errors (exit 2). */
 static int parse_options(struct session *s)
 {
@@ -414,6 +430,15 @@ int mt_capture_record(const struct mt_capture_opts *o, unsigned int *taken)
 	in.seen = &s.seen;
 	if (parse_options(&s))
 		return 2;
+	if (preflight(&s))
+		return s.usage ? 2 : 1;
+	if (s.plan.note[0])
+		msg(&s, "warning: %s", s.plan.note);
+	if (o->dry_run) {
+		mt_capture_print_plan(o, s.specs, s.nspecs, &s.plan, stderr);
+		finish(&s);
+		return 0;
+	}
 	if (block_signals(&set) || (s.sigfd = signalfd(-1, &set, SFD_CLOEXEC)) < 0) {
 		snprintf(s.err, sizeof(s.err), "signalfd: %s", strerror(errno));
 		return error_exit(&s);

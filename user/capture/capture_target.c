@@ -43,14 +43,16 @@ static void target_init(struct mt_target *t)
 }
 
 /* execvp's PATH search, done up front so a typo fails before arming. */
-static int find_command(const char *cmd, char *err, size_t errlen)
+int mt_target_find_command(const char *cmd, char *found, size_t len, char *err, size_t errlen)
 {
 	const char *path = getenv("PATH");
 	char buf[4096];
 
 	if (strchr(cmd, '/')) {
-		if (access(cmd, X_OK) == 0)
+		if (access(cmd, X_OK) == 0) {
+			snprintf(found, len, "%s", cmd);
 			return 0;
+		}
 		return tgt_fail(err, errlen, -errno, "cannot run '%s': %s", cmd, strerror(errno));
 	}
 	for (const char *p = path ? path : "/usr/local/bin:/usr/bin:/bin"; *p;) {
@@ -58,8 +60,10 @@ static int find_command(const char *cmd, char *err, size_t errlen)
 		struct stat st;
 
 		snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, n ? p : ".", cmd);
-		if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
+		if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0) {
+			snprintf(found, len, "%s", buf);
 			return 0;
+		}
 		p += n + (p[n] == ':');
 	}
 	return tgt_fail(err, errlen, -ENOENT, "cannot run '%s': command not found in PATH", cmd);
@@ -108,10 +112,11 @@ static int seize_all(pid_t pid)
 
 int mt_target_launch(struct mt_target *t, char **argv, char *err, size_t errlen)
 {
+	char found[4096];
 	int go[2], st[2], e;
 
 	target_init(t);
-	if ((e = find_command(argv[0], err, errlen)))
+	if ((e = mt_target_find_command(argv[0], found, sizeof(found), err, errlen)))
 		return e;
 	if (pipe2(go, O_CLOEXEC))
 		return tgt_fail(err, errlen, -errno, "pipe: %s", strerror(errno));

@@ -42,6 +42,8 @@ enum mt_target_event {
  * resets the signal mask and dispositions it inherits.
  */
 int mt_target_launch(struct mt_target *t, char **argv, char *err, size_t errlen);
+/* Where CMD would be run from (execvp's PATH search) into FOUND; 0 or -errno. */
+int mt_target_find_command(const char *cmd, char *found, size_t len, char *err, size_t errlen);
 /* Checks that pid is a live process (not a thread id) and seizes its threads. */
 int mt_target_attach(struct mt_target *t, pid_t pid, char *err, size_t errlen);
 /* Lets a launched child exec; fails with the exec error if exec failed. */

@@ -2,6 +2,9 @@
 /* `mtrace-user convert PERF.DATA -o OUT.mtrace`: a perf recording as a bundle. */
 #include "commands.h"
 
+#include "cli_msg.h"
+#include "files/outfile.h"
+
 #include "perfdata/perfdata_import.h"
 
 #include <getopt.h>
@@ -36,7 +39,8 @@ int cmd_convert(int argc, char **argv)
 	char err[1024];
 	int c, e;
 
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			out = optarg;
@@ -51,27 +55,31 @@ int cmd_convert(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			usage(stderr);
-			return 2;
+			return cli_bad_option(c, argv, "convert");
 		}
 	}
 	if (!out || optind != argc - 1) {
-		usage(stderr);
-		return 2;
+		cli_err("convert needs -o OUT and one perf.data (see 'mtrace-user convert --help')");
+		return CLI_EXIT_USAGE;
+	}
+	/* Before anything is opened for writing: the perf.data is never the output. */
+	if (mt_outfile_check_inputs(out, (const char *const *)&argv[optind], 1, err, sizeof(err))) {
+		cli_err("%s", err);
+		return CLI_EXIT_USAGE;
 	}
 	if (perfdata_open(&f, argv[optind])) {
-		fprintf(stderr, "mtrace-user convert: %s: %s\n", argv[optind], f.err);
+		cli_err("%s: %s", argv[optind], f.err);
 		perfdata_close(&f);
 		return 1;
 	}
 	e = perfdata_import(&f, out, &io, &st, err, sizeof(err));
 	perfdata_close(&f);
 	if (e) {
-		fprintf(stderr, "mtrace-user convert: %s: %s\n", argv[optind], err);
+		cli_err("%s: %s", argv[optind], err);
 		return 1;
 	}
 	if (st.warning[0])
-		fprintf(stderr, "mtrace-user convert: warning: %s\n", st.warning);
+		cli_err("warning: %s", st.warning);
 	printf("wrote %s: %zu %s, %zu bytes of PT, %zu threads, %zu maps, %zu switches, "
 	       "%zu binaries embedded\n",
 	       out, st.streams, st.per_thread ? "threads' buffers" : "CPUs", st.pt_bytes, st.threads,

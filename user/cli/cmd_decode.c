@@ -2,7 +2,11 @@
 /* `mtrace-user decode BUNDLE`: a snapshot bundle to a Perfetto trace or text. */
 #include "commands.h"
 
+#include "capture/capture.h"
+#include "cli_input.h"
+#include "cli_msg.h"
 #include "decode_bundle.h"
+#include "files/outfile.h"
 #include "narrow_args.h"
 #include "perfdata/perfdata_import.h"
 
@@ -16,10 +20,11 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: mtrace-user decode [OPTIONS] BUNDLE|PERF.DATA\n\n"
-		"Decodes a snapshot bundle, or a perf.data recorded with perf record -e intel_pt//,\n"
-		"into every traced thread's calls and returns.\n\n"
+		"Decodes a snapshot bundle (a file, or - for standard input), or a perf.data\n"
+		"recorded with perf record -e intel_pt//, into every traced thread's calls and\n"
+		"returns.\n\n"
 		"  -o, --output FILE     where to write (default: trace.pftrace, or trace.json for\n"
-		"                        --format=json; text: stdout);\n"
+		"                        --format=json; text: stdout); never one of the inputs;\n"
 		"                        a .gz name gives gzip-compressed output\n"
 		"  -f, --format FORMAT   perfetto (default), json (Chrome JSON), text, or svg (a\n"
 		"                        self-contained interactive flame graph, trace.svg)\n"
@@ -27,112 +32,157 @@ static void usage(FILE *out)
 		"                        chart (each thread's calls in time order)\n"
 		"      --debug-path PATH separate debug files: directories searched by build-id\n"
 		"                        and .gnu_debuglink (default :.debug:/usr/lib/debug)\n"
-		"  -j, --jobs N          decode N CPU streams at once (default: online CPUs)\n"
+		"      --symfs DIR       look for the recorded binaries under DIR (as perf --symfs)\n"
+		"      --path-map OLD=NEW  look for binaries recorded under OLD in NEW (repeatable)\n"
 		"      --embedded-only   use only binaries embedded in the bundle\n"
+		"      --allow-missing   exit 0 even when traced code had no binary (else 3)\n"
+		"      --max-decompressed SIZE  refuse bundles declaring more than SIZE bytes\n"
+		"                        decompressed (default: 64 times the file, at least 256M,\n"
+		"                        at most the machine's memory)\n"
+		"  -j, --jobs N          decode N CPU streams at once (default: online CPUs)\n"
 		"      --keep-open       leave calls still running at the snapshot's end open\n"
 		"                        instead of ending them there marked truncated\n"
-		"  -q, --quiet           no warnings about missing binaries\n"
-		"      --symfs DIR       perf.data input: binaries under DIR (as perf --symfs)\n\n%s",
+		"  -q, --quiet           no warnings or statistics (the missing-code account stays)\n"
+		"\nExit status: 0 decoded, 1 failed (an older output file is kept), 2 bad usage,\n"
+		"3 decoded but traced code had no binary (see the summary).\n\n%s",
 		narrow_help);
 }
+
+enum {
+	OPT_DEBUG_PATH = 256,
+	OPT_EMBEDDED_ONLY,
+	OPT_KEEP_OPEN,
+	OPT_ALLOW_MISSING,
+	OPT_SYMFS,
+	OPT_PATH_MAP,
+	OPT_MAX_DECOMPRESSED,
+	OPT_SVG,
+};
 
 struct decode_args {
 	const char *bundle;
 	struct decode_request q;
-	struct perfdata_import_opts perf;
+	struct mt_bundle_limits lim;
 };
+
+static int add_path_map(struct decode_request *q, char *arg)
+{
+	char *eq = strchr(arg, '=');
+	struct mt_path_map *v;
+
+	if (!eq || eq == arg || arg[0] != '/' || eq[1] != '/') {
+		cli_err("--path-map wants OLD=NEW with two absolute paths, not '%s'", arg);
+		return CLI_EXIT_USAGE;
+	}
+	v = realloc(q->path_maps, (q->npath_maps + 1) * sizeof(*v));
+	if (!v) {
+		cli_err("out of memory");
+		return CLI_EXIT_FAIL;
+	}
+	*eq = '\0';	/* argv is ours to cut */
+	v[q->npath_maps++] = (struct mt_path_map){ arg, eq + 1 };
+	q->path_maps = v;
+	return 0;
+}
+
+/* One option; 0, -1 for --help, or an exit status. */
+static int take(int c, char *arg, char **argv, struct decode_args *a)
+{
+	char err[MT_CAPTURE_ERRLEN];
+	long v;
+	int rc;
+
+	switch (c) {
+	case 'o': a->q.output = arg; return 0;
+	case 'f':
+		if (!strcmp(arg, "perfetto"))
+			a->q.format = DECODE_PERFETTO;
+		else if (!strcmp(arg, "json"))
+			a->q.format = DECODE_JSON;
+		else if (!strcmp(arg, "text"))
+			a->q.format = DECODE_TEXT;
+		else if (!strcmp(arg, "svg"))
+			a->q.format = DECODE_SVG;
+		else {
+			cli_err("unknown format '%s' (perfetto, json, text, svg)", arg);
+			return CLI_EXIT_USAGE;
+		}
+		return 0;
+	case OPT_SVG:
+		if (strcmp(arg, "graph") && strcmp(arg, "chart")) {
+			cli_err("--svg wants graph or chart, not '%s'", arg);
+			return CLI_EXIT_USAGE;
+		}
+		a->q.svg_chart = arg[0] == 'c';
+		return 0;
+	case OPT_DEBUG_PATH: a->q.debug_path = arg; return 0;
+	case 'j':
+		if (mt_capture_parse_uint(arg, "--jobs", 1, 1024, &v, err, sizeof(err))) {
+			cli_err("%s", err);
+			return CLI_EXIT_USAGE;
+		}
+		a->q.jobs = (unsigned int)v;
+		return 0;
+	case 'q': a->q.quiet = 1; return 0;
+	case OPT_EMBEDDED_ONLY: a->q.embedded_only = 1; return 0;
+	case OPT_KEEP_OPEN: a->q.keep_open = 1; return 0;
+	case OPT_ALLOW_MISSING: a->q.allow_missing = 1; return 0;
+	case OPT_SYMFS:
+		if (!*arg) {
+			cli_err("--symfs wants a directory");
+			return CLI_EXIT_USAGE;
+		}
+		a->q.symfs = arg;
+		return 0;
+	case OPT_PATH_MAP: return add_path_map(&a->q, arg);
+	case OPT_MAX_DECOMPRESSED:
+		if (mt_capture_parse_size(arg, &a->lim.max_total_raw, err, sizeof(err)) ||
+		    !a->lim.max_total_raw) {
+			cli_err("--max-decompressed: %s", err[0] ? err : "wants a size above 0");
+			return CLI_EXIT_USAGE;
+		}
+		return 0;
+	case 'h': usage(stdout); return -1;
+	default:
+		rc = narrow_option(c, arg, &a->q);
+		return rc >= 0 ? rc : cli_bad_option(c, argv, "decode");
+	}
+}
 
 static int parse(int argc, char **argv, struct decode_args *a)
 {
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, 'f' },
-		{ "debug-path", required_argument, NULL, 'd' },
+		{ "debug-path", required_argument, NULL, OPT_DEBUG_PATH },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
-		{ "embedded-only", no_argument, NULL, 'E' },
-		{ "keep-open", no_argument, NULL, 'K' },
-		{ "svg", required_argument, NULL, 'S' },
+		{ "embedded-only", no_argument, NULL, OPT_EMBEDDED_ONLY },
+		{ "keep-open", no_argument, NULL, OPT_KEEP_OPEN },
+		{ "allow-missing", no_argument, NULL, OPT_ALLOW_MISSING },
+		{ "symfs", required_argument, NULL, OPT_SYMFS },
+		{ "path-map", required_argument, NULL, OPT_PATH_MAP },
+		{ "max-decompressed", required_argument, NULL, OPT_MAX_DECOMPRESSED },
+		{ "svg", required_argument, NULL, OPT_SVG },
 		NARROW_OPTIONS,
-		{ "symfs", required_argument, NULL, 'Y' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char *end;
-	long v;
 	int c, rc;
 
 	memset(a, 0, sizeof(*a));
-	a->q.who = "mtrace-user decode";
-	while ((c = getopt_long(argc, argv, "o:f:j:qh", opts, NULL)) != -1) {
-		if ((rc = narrow_option(c, optarg, a->q.who, &a->q)) >= 0) {
-			if (rc)
-				return rc;
-			continue;
-		}
-		switch (c) {
-		case 'o':
-			a->q.output = optarg;
-			break;
-		case 'f':
-			if (!strcmp(optarg, "perfetto")) {
-				a->q.format = DECODE_PERFETTO;
-			} else if (!strcmp(optarg, "json")) {
-				a->q.format = DECODE_JSON;
-			} else if (!strcmp(optarg, "text")) {
-				a->q.format = DECODE_TEXT;
-			} else if (!strcmp(optarg, "svg")) {
-				a->q.format = DECODE_SVG;
-			} else {
-				fprintf(stderr, "mtrace-user decode: unknown format '%s' (perfetto, json, text, svg)\n",
-					optarg);
-				return 2;
-			}
-			break;
-		case 'S':
-			if (strcmp(optarg, "graph") && strcmp(optarg, "chart")) {
-				fprintf(stderr, "mtrace-user decode: --svg wants graph or chart, not '%s'\n",
-					optarg);
-				return 2;
-			}
-			a->q.svg_chart = optarg[0] == 'c';
-			break;
-		case 'd':
-			a->q.debug_path = optarg;
-			break;
-		case 'j':
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || *end || v < 1 || v > 1024) {
-				fprintf(stderr, "mtrace-user decode: --jobs wants 1..1024, not '%s'\n",
-					optarg);
-				return 2;
-			}
-			a->q.jobs = (unsigned int)v;
-			break;
-		case 'q':
-			a->q.quiet = 1;
-			break;
-		case 'E':
-			a->q.embedded_only = 1;
-			break;
-		case 'K':
-			a->q.keep_open = 1;
-			break;
-		case 'Y':
-			a->perf.symfs = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		default:
-			usage(stderr);
-			return 2;
-		}
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:f:j:qh", opts, NULL)) != -1)
+		if ((rc = take(c, optarg, argv, a)))
+			return rc;
+	if (optind == argc) {
+		cli_err("decode needs a bundle (see 'mtrace-user decode --help')");
+		return CLI_EXIT_USAGE;
 	}
-	if (optind != argc - 1) {
-		usage(stderr);
-		return 2;
+	if (optind < argc - 1) {
+		cli_err("decode takes one bundle, not also '%s' (see 'mtrace-user decode --help')",
+			argv[optind + 1]);
+		return CLI_EXIT_USAGE;
 	}
 	a->bundle = argv[optind];
 	return 0;
@@ -142,25 +192,38 @@ int cmd_decode(int argc, char **argv)
 {
 	struct mt_bundle_reader *r;
 	struct decode_args a;
-	char err[512];
+	const char *output;
+	char err[640];
 	int rc = parse(argc, argv, &a);
 
-	if (rc)
-		return rc == 1 ? 0 : rc;
+	if (rc) {
+		free(a.q.path_maps);
+		return rc < 0 ? 0 : rc;
+	}
+	output = decode_output_name(&a.q);
+	/* Before anything is opened for writing: the bundle is never the output. */
+	if (mt_outfile_check_inputs(output ? output : "-", &a.bundle, 1, err, sizeof(err))) {
+		cli_err("%s", err);
+		free(a.q.path_maps);
+		return CLI_EXIT_USAGE;
+	}
 	if (perfdata_is_perf_data(a.bundle)) {
+		struct perfdata_import_opts po = { .symfs = a.q.symfs };
 		struct perfdata_import_stats st;
 
-		if (perfdata_import_open(a.bundle, &a.perf, &r, &st, err, sizeof(err)) < 0) {
-			fprintf(stderr, "mtrace-user decode: %s\n", err);
-			return 1;
+		if (perfdata_import_open(a.bundle, &po, &r, &st, err, sizeof(err)) < 0) {
+			cli_err("%s", err);
+			free(a.q.path_maps);
+			return CLI_EXIT_FAIL;
 		}
 		if (st.warning[0] && !a.q.quiet)
-			fprintf(stderr, "mtrace-user decode: warning: %s: %s\n", a.bundle, st.warning);
-	} else if (mt_bundle_open(&r, a.bundle, err, sizeof(err)) < 0) {
-		fprintf(stderr, "mtrace-user decode: %s\n", err);
-		return 1;
+			cli_err("warning: %s: %s", a.bundle, st.warning);
+	} else if (cli_open_bundle(a.bundle, &a.lim, &r)) {
+		free(a.q.path_maps);
+		return CLI_EXIT_FAIL;
 	}
-	rc = decode_bundle(r, a.bundle, &a.q);
+	rc = decode_bundle(r, cli_input_name(a.bundle), &a.q);
 	mt_bundle_close(r);
+	free(a.q.path_maps);
 	return rc;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "capture/capture_doctor.h"
+#include "cli_msg.h"
 
 static void print_check(const struct mt_check *c, void *ctx)
 {
@@ -24,14 +25,16 @@ int cmd_doctor(int argc, char **argv)
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		printf("usage: mtrace-user doctor\n\n"
 		       "Checks every prerequisite of a capture on this machine (CPU and Intel PT,\n"
-		       "the mtrace module and its ABI, /dev/mtrace, privileges, kernel version and\n"
-		       "freeze path, BTF, uprobes, PT owned by perf, kernel-tracing settings) and\n"
-		       "prints each problem with its fix. Exit status 0 when a capture can work.\n");
+		       "module support and the mtrace module with its ABI, /dev/mtrace, privileges,\n"
+		       "kernel version and freeze path, BTF, Secure Boot and module signing,\n"
+		       "uprobes, kprobes, PT owned by perf, kernel-tracing settings and /proc/kcore)\n"
+		       "and prints each problem with its fix. Exit status 0 when a capture can work.\n");
 		return 0;
 	}
 	if (argc != 1) {
-		fprintf(stderr, "usage: mtrace-user doctor\n");
-		return 2;
+		cli_err("doctor takes no arguments, not '%s' (see 'mtrace-user doctor --help')",
+			argv[1]);
+		return CLI_EXIT_USAGE;
 	}
 	fails = mt_doctor_run(print_check, NULL);
 	if (fails)

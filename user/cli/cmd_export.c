@@ -2,6 +2,10 @@
 /* `mtrace-user export --perf-data OUT BUNDLE`: a bundle as a perf.data file. */
 #include "commands.h"
 
+#include "cli_input.h"
+#include "cli_msg.h"
+#include "files/outfile.h"
+
 #include "bundle/bundle.h"
 #include "perfdata/perfdata_export.h"
 
@@ -48,7 +52,8 @@ int cmd_export(int argc, char **argv)
 	char err[1024];
 	int c, e;
 
-	while ((c = getopt_long(argc, argv, "p:h", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":p:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			out = optarg;
@@ -60,26 +65,28 @@ int cmd_export(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			usage(stderr);
-			return 2;
+			return cli_bad_option(c, argv, "export");
 		}
 	}
 	if (!out || optind != argc - 1) {
-		usage(stderr);
-		return 2;
+		cli_err("export needs --perf-data OUT and one bundle (see 'mtrace-user export --help')");
+		return CLI_EXIT_USAGE;
 	}
-	if (mt_bundle_open(&r, argv[optind], err, sizeof(err)) < 0) {
-		fprintf(stderr, "mtrace-user export: %s\n", err);
-		return 1;
+	/* Before anything is opened for writing: the bundle is never the output. */
+	if (mt_outfile_check_inputs(out, (const char *const *)&argv[optind], 1, err, sizeof(err))) {
+		cli_err("%s", err);
+		return CLI_EXIT_USAGE;
 	}
+	if (cli_open_bundle(argv[optind], NULL, &r))
+		return CLI_EXIT_FAIL;
 	e = perfdata_export(r, out, &eo, &st, err, sizeof(err));
 	mt_bundle_close(r);
 	if (e) {
-		fprintf(stderr, "mtrace-user export: %s\n", err);
+		cli_err("%s", err);
 		return 1;
 	}
 	if (st.warning[0])
-		fprintf(stderr, "mtrace-user export: warning: %s\n", st.warning);
+		cli_err("warning: %s", st.warning);
 	printf("wrote %s: %zu CPUs, %zu bytes of PT, %zu threads, %zu maps, %zu switches;\n"
 	       "%zu binaries in %s\ndecode it with perf:\n  perf script -i ",
 	       out, st.cpus, st.pt_bytes, st.threads, st.maps, st.switches, st.binaries, st.symfs);

@@ -3,6 +3,9 @@
 #include "commands.h"
 
 #include "bundle/bundle.h"
+#include "cli_input.h"
+#include "cli_msg.h"
+#include "decode/decode.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -10,19 +13,60 @@
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: mtrace-user bundle-info FILE\n\n"
-		     "Checks a snapshot bundle (every section's checksum and structure) and\n"
-		     "prints its format version, its sections with their sizes, and a summary.\n");
+		     "Checks a snapshot bundle (a file, or - for standard input: every section's\n"
+		     "checksum and structure), prints its format version, its sections with their\n"
+		     "sizes and a summary, and whether 'mtrace-user decode' can decode it here\n"
+		     "(exit status 1 when it would refuse it).\n");
+}
+
+static void count_missing(void *ctx, const char *msg)
+{
+	(void)msg;
+	++*(size_t *)ctx;
+}
+
+/* What decode would say before decoding: its set-up is the same checks. */
+static int print_decodable(struct mt_bundle_reader *r)
+{
+	size_t missing = 0;
+	struct mt_decode_opts o = { .jobs = 1, .missing = count_missing, .warn_ctx = &missing };
+	struct mt_decode *d;
+	char err[512];
+
+	if (mt_decode_open(&d, r, &o, err, sizeof(err)) < 0) {
+		printf("decode: refused: %s\n", err);
+		return 1;
+	}
+	mt_decode_free(d);
+	if (missing)
+		printf("decode: possible; %zu mapping%s without a usable binary on this machine (decode lists them)\n",
+		       missing, missing > 1 ? "s" : "");
+	else
+		printf("decode: possible\n");
+	return 0;
 }
 
 int cmd_info(int argc, char **argv)
 {
+	struct mt_bundle_reader *r;
+	int rc;
+
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		usage(stdout);
 		return 0;
 	}
-	if (argc != 2 || argv[1][0] == '-') {
-		usage(stderr);
-		return 2;
+	if (argc == 2 && argv[1][0] == '-' && argv[1][1]) {
+		cli_err("unknown option '%s' (see 'mtrace-user bundle-info --help')", argv[1]);
+		return CLI_EXIT_USAGE;
 	}
-	return mt_bundle_print_info(argv[1], stdout) ? 1 : 0;
+	if (argc != 2) {
+		cli_err("bundle-info takes one bundle (see 'mtrace-user bundle-info --help')");
+		return CLI_EXIT_USAGE;
+	}
+	if (cli_open_bundle(argv[1], NULL, &r))
+		return CLI_EXIT_FAIL;
+	mt_bundle_print_info_of(r, cli_input_name(argv[1]), stdout);
+	rc = print_decodable(r);
+	mt_bundle_close(r);
+	return rc;
 }

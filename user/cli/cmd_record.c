@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "capture/capture.h"
+#include "cli_msg.h"
 #include "decode_bundle.h"
 #include "record_decode.h"
 #include "trigger/trigger.h"
@@ -76,6 +77,9 @@ static void usage(FILE *out, int decode)
 	      "      --cyc[=N]          cycle-accurate mode, CYC threshold encoding N (default 1)\n"
 	      "      --psb-freq N       PSB frequency encoding 0-15 (CPUID-checked)\n"
 	      "      --no-retcomp       no RET compression: a timing point at every return\n"
+	      "      --dry-run          check everything and print what would be traced, where\n"
+	      "                         each probe lands and where the snapshot goes; then exit\n"
+	      "                         without arming, launching or writing anything\n"
 	      "  -q, --quiet            no progress messages\n"
 	      "  -h, --help             this help\n"
 	      "\n"
@@ -102,6 +106,7 @@ enum {
 	OPT_EMBED,
 	OPT_FREEZE,
 	OPT_KEEP_BUNDLE,
+	OPT_DRY_RUN,
 };
 
 static const struct option long_opts[] = {
@@ -121,6 +126,7 @@ static const struct option long_opts[] = {
 	{ "embed", no_argument, NULL, OPT_EMBED },
 	{ "freeze", required_argument, NULL, OPT_FREEZE },
 	{ "keep-bundle", required_argument, NULL, OPT_KEEP_BUNDLE },
+	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -187,9 +193,9 @@ static int take_option(int c, const char *arg, struct mt_capture_opts *o, const 
 			return bad("invalid --freeze path: expected auto, notify or sigstop");
 		return 0;
 	case 'q': o->quiet = 1; return 0;
+	case OPT_DRY_RUN: o->dry_run = 1; return 0;
 	default:
-		fprintf(stderr, "mtrace-user: see 'mtrace-user record --help'\n");
-		return 2;
+		return -1;	/* getopt's '?' or ':': the caller names the option */
 	}
 }
 
@@ -209,8 +215,9 @@ static int record_main(int argc, char **argv, int decode)
 		o.output = DECODE_DEFAULT_PERFETTO;
 	o.triggers = trig;
 	optind = 1;
+	opterr = 0;
 	/* '+': the first non-option starts the command, whose options are its own. */
-	while (!rc && (c = getopt_long(argc, argv, "+p:ao:n:t:b:kqh", long_opts, NULL)) != -1) {
+	while (!rc && (c = getopt_long(argc, argv, "+:p:ao:n:t:b:kqh", long_opts, NULL)) != -1) {
 		if (c == 'h') {
 			usage(stdout, decode);
 			free(trig);
@@ -220,8 +227,8 @@ static int record_main(int argc, char **argv, int decode)
 			keep_bundle = optarg;
 		else if (c == OPT_KEEP_BUNDLE)
 			rc = bad("--keep-bundle is for 'mtrace-user [OPTIONS] -- CMD'; record always writes its bundle");
-		else
-			rc = take_option(c, optarg, &o, trig, err, sizeof(err));
+		else if ((rc = take_option(c, optarg, &o, trig, err, sizeof(err))) < 0)
+			rc = cli_bad_option(c, argv, decode ? "" : "record");
 	}
 	if (!rc) {
 		/* A bare trailing "--" still names an (empty) command, for a precise message. */

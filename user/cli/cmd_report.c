@@ -3,6 +3,9 @@
  * or (--json) a script (report/report.h). */
 #include "commands.h"
 
+#include "cli_input.h"
+#include "cli_msg.h"
+
 #include "narrow_args.h"
 #include "report/report.h"
 
@@ -49,7 +52,7 @@ static int number(const char *opt, const char *s, unsigned int lo, unsigned int 
 	errno = 0;
 	x = strtol(s, &end, 10);
 	if (errno || *end || x < (long)lo || x > (long)hi) {
-		fprintf(stderr, "mtrace-user report: --%s wants %u..%u, not '%s'\n", opt, lo, hi, s);
+		cli_err("--%s wants %u..%u, not '%s'", opt, lo, hi, s);
 		return 2;
 	}
 	*v = (unsigned int)x;
@@ -73,10 +76,11 @@ static int parse(int argc, char **argv, struct report_args *a)
 	const char *env = getenv("NO_COLOR"), *term = getenv("TERM");
 	int c, rc = 0;
 
-	*a = (struct report_args){ .width = 80, .top = 8, .q.who = "mtrace-user report" };
+	*a = (struct report_args){ .width = 80, .top = 8, };
 	a->color = isatty(STDOUT_FILENO) && !(env && *env) && !(term && !strcmp(term, "dumb"));
-	while (!rc && (c = getopt_long(argc, argv, "j:h", opts, NULL)) != -1) {
-		if ((rc = narrow_option(c, optarg, a->q.who, &a->q)) >= 0)
+	opterr = 0;
+	while (!rc && (c = getopt_long(argc, argv, ":j:h", opts, NULL)) != -1) {
+		if ((rc = narrow_option(c, optarg, &a->q)) >= 0)
 			continue;
 		rc = 0;
 		switch (c) {
@@ -90,16 +94,16 @@ static int parse(int argc, char **argv, struct report_args *a)
 			if (!strcmp(optarg, "always") || !strcmp(optarg, "never"))
 				a->color = optarg[0] == 'a';
 			else if (strcmp(optarg, "auto"))
-				rc = (fprintf(stderr, "mtrace-user report: --color wants auto, always or "
-						      "never, not '%s'\n", optarg), 2);
+				rc = (cli_err("--color wants auto, always or never, not '%s'", optarg),
+				      CLI_EXIT_USAGE);
 			break;
 		case 'h': usage(stdout); return 1;
-		default: usage(stderr); return 2;
+		default: return cli_bad_option(c, argv, "report");
 		}
 	}
 	if (!rc && optind >= argc) {
-		usage(stderr);
-		rc = 2;
+		cli_err("report needs a bundle (see 'mtrace-user report --help')");
+		rc = CLI_EXIT_USAGE;
 	}
 	return rc;
 }
@@ -117,12 +121,10 @@ static int collect(const char *path, const struct report_args *a, struct mt_repo
 	int rc;
 
 	narrow_decode_opts(&a->q, &o);
-	if (mt_bundle_open(&r, path, err, sizeof(err)) < 0) {
-		fprintf(stderr, "mtrace-user report: %s\n", err);
-		return 1;
-	}
+	if (cli_open_bundle(path, NULL, &r))
+		return CLI_EXIT_FAIL;
 	if (mt_decode_open(&d, r, &o, err, sizeof(err)) < 0) {
-		fprintf(stderr, "mtrace-user report: %s: %s\n", path, err);
+		cli_err("%s: %s", path, err);
 		mt_bundle_close(r);
 		return 1;
 	}
@@ -139,7 +141,7 @@ static int collect(const char *path, const struct report_args *a, struct mt_repo
 	mt_decode_free(d);
 	mt_bundle_close(r);
 	if (rc) {
-		fprintf(stderr, "mtrace-user report: %s: out of memory\n", path);
+		cli_err("%s: out of memory", path);
 		mt_report_free(rep);
 		return 1;
 	}

@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: MIT
 /* One open bundle through the decoder into the requested output (decode_bundle.h). */
 #include "decode_bundle.h"
-#include "narrow_args.h"
 
+#include "cli_msg.h"
+#include "decode_report.h"
 #include "decode/decode.h"
 #include "decode/pfout.h"
 #include "decode/textout.h"
+#include "files/outfile.h"
+#include "narrow_args.h"
 #include "svg/svg.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,7 +22,6 @@
 /* A one-line progress bar on stderr, redrawn at most ten times a second
  * and erased when the CPU streams are done. */
 struct progress_bar {
-	const char *who;
 	double last;
 	int shown;
 };
@@ -51,142 +54,239 @@ static void draw_progress(void *ctx, uint64_t done, uint64_t total)
 	memset(bar, ' ', sizeof(bar) - 1);
 	memset(bar, '#', pct * (sizeof(bar) - 1) / 100);
 	bar[sizeof(bar) - 1] = '\0';
-	fprintf(stderr, "\r%s: decoding [%s] %3u%% of %.1f MiB of PT", p->who, bar, pct,
+	fprintf(stderr, "\r" CLI_PREFIX "decoding [%s] %3u%% of %.1f MiB of PT", bar, pct,
 		total / 1048576.0);
 }
 
 static void print_warning(void *ctx, const char *msg)
 {
-	const struct decode_request *q = ctx;
-
-	fprintf(stderr, "%s: warning: %s\n", q->who, msg);
+	(void)ctx;
+	cli_err("warning: %s", msg);
 }
 
-static int run_text(struct mt_decode *d, const struct decode_request *q)
+const char *decode_output_name(const struct decode_request *q)
 {
-	struct mt_textout t = { d, stdout };
-	struct mt_decode_sink sink;
-	int rc;
+	if (q->output)
+		return strcmp(q->output, "-") ? q->output : NULL;
+	if (q->format == DECODE_TEXT)
+		return NULL;
+	if (q->format == DECODE_SVG)
+		return DECODE_DEFAULT_SVG;
+	return q->format == DECODE_JSON ? DECODE_DEFAULT_JSON : DECODE_DEFAULT_PERFETTO;
+}
 
-	if (q->output && strcmp(q->output, "-")) {
-		t.out = fopen(q->output, "w");
+/* After a failed write: what became of the file the user had. */
+static void tell_kept(const char *output)
+{
+	if (!access(output, F_OK))
+		cli_err("%s was left as it was before", output);
+}
+
+/* Text to OF (NULL: standard output). */
+static int run_text(struct mt_decode *d, const struct decode_request *q, struct mt_outfile *of,
+		    struct decode_report *rep)
+{
+	const char *output = decode_output_name(q);
+	struct mt_textout t = { d, stdout };
+	struct mt_decode_sink sink, inner;
+	char err[PATH_MAX + 128];
+	int rc, e = 0;
+
+	if (of) {
+		t.out = fopen(of->write_path, "w");
 		if (!t.out) {
-			fprintf(stderr, "%s: %s: %s\n", q->who, q->output, strerror(errno));
-			return 1;
+			cli_err("cannot write %s: %s", output, strerror(errno));
+			mt_outfile_abort(of);
+			return CLI_EXIT_FAIL;
 		}
 	}
-	sink = mt_textout_sink(&t);
+	inner = mt_textout_sink(&t);
+	sink = decode_report_sink(rep, &inner);
 	rc = narrow_run(d, q, &sink, NULL);
-	if (t.out != stdout && fclose(t.out))
-		rc = -1;
-	if (rc)
-		fprintf(stderr, "%s: writing %s failed\n", q->who, q->output ? q->output : "stdout");
-	return rc ? 1 : 0;
+	if (fflush(t.out) || ferror(t.out))
+		e = errno ? errno : EIO;
+	if (t.out != stdout && fclose(t.out) && !e)
+		e = errno;
+	if (rc || e)
+		cli_err("writing %s failed%s%s", output ? output : "standard output", e ? ": " : "",
+			e ? strerror(e) : "");
+	if (!of)
+		return rc || e ? CLI_EXIT_FAIL : 0;
+	if (rc || e) {
+		mt_outfile_abort(of);
+		tell_kept(output);
+		return CLI_EXIT_FAIL;
+	}
+	if (mt_outfile_commit(of, err, sizeof(err))) {
+		cli_err("%s", err);
+		tell_kept(output);
+		return CLI_EXIT_FAIL;
+	}
+	return 0;
 }
 
-static int run_svg(struct mt_decode *d, const char *name, const struct decode_request *q)
+/* The SVG is built in memory and written once the decode is done. */
+static int run_svg(struct mt_decode *d, const char *name, const struct decode_request *q,
+		   struct mt_outfile *of, struct decode_report *rep)
 {
-	const char *output = q->output ? q->output : DECODE_DEFAULT_SVG;
+	const char *output = decode_output_name(q);
 	struct mt_svg *g = mt_svg_new(q->svg_chart ? MT_SVG_CHART : MT_SVG_GRAPH);
-	struct mt_decode_sink sink;
-	FILE *out;
-	char title[256];
-	int rc;
+	struct mt_decode_sink sink, inner;
+	char title[256], err[PATH_MAX + 128];
+	FILE *out = NULL;
+	int rc, e = 0;
 
-	if (!g)
-		return 1;
-	sink = mt_svg_sink(g, mt_decode_label, d);
-	rc = narrow_run(d, q, &sink, NULL);
-	out = rc ? NULL : fopen(output, "w");
-	if (!rc && !out)
-		fprintf(stderr, "%s: %s: %s\n", q->who, output, strerror(errno));
-	snprintf(title, sizeof(title), "%s: %s", name, q->svg_chart ? "flame chart" : "flame graph");
-	if (out && (mt_svg_write(g, out, title) | fclose(out))) {
-		fprintf(stderr, "%s: writing %s failed\n", q->who, output);
-		rc = -1;
-	} else if (!out) {
-		rc = -1;
-	} else if (!q->quiet) {
-		fprintf(stderr, "%s: wrote %s\n", q->who, output);
+	if (!g) {
+		cli_err("out of memory");
+		mt_outfile_abort(of);
+		return CLI_EXIT_FAIL;
 	}
+	inner = mt_svg_sink(g, mt_decode_label, d);
+	sink = decode_report_sink(rep, &inner);
+	rc = narrow_run(d, q, &sink, NULL);
+	if (!rc) {
+		out = fopen(of->write_path, "w");
+		e = out ? 0 : errno;
+	}
+	snprintf(title, sizeof(title), "%s: %s", name, q->svg_chart ? "flame chart" : "flame graph");
+	if (out && mt_svg_write(g, out, title))
+		e = errno ? errno : EIO;
+	if (out && fclose(out) && !e)
+		e = errno;
 	mt_svg_free(g);
-	return rc ? 1 : 0;
+	if (rc || e) {
+		cli_err("writing %s failed%s%s", output, e ? ": " : "", e ? strerror(e) : "");
+		mt_outfile_abort(of);
+		tell_kept(output);
+		return CLI_EXIT_FAIL;
+	}
+	if (mt_outfile_commit(of, err, sizeof(err))) {
+		cli_err("%s", err);
+		tell_kept(output);
+		return CLI_EXIT_FAIL;
+	}
+	if (!q->quiet)
+		cli_err("wrote %s", output);
+	return 0;
+}
+
+static void print_written(const char *output, const struct mt_outfile *of, const struct pf_stats *st)
+{
+	long long size = mt_outfile_size(of);
+
+	if (size < 0 || (uint64_t)size == st->bytes)
+		cli_err("wrote %s: %" PRIu64 " events, %" PRIu64 " bytes", output, st->events, st->bytes);
+	else
+		cli_err("wrote %s: %" PRIu64 " events, %lld bytes (%" PRIu64 " before compression)",
+			output, st->events, size, st->bytes);
 }
 
 static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r,
-			const struct decode_request *q)
+			const struct decode_request *q, struct mt_outfile *of,
+			struct decode_report *rep)
 {
 	int json = q->format == DECODE_JSON;
-	const char *output = q->output ? q->output
-				       : json ? DECODE_DEFAULT_JSON : DECODE_DEFAULT_PERFETTO;
-	struct mt_decode_sink sink;
+	const char *output = decode_output_name(q);
+	struct mt_decode_sink sink, inner;
 	struct pf_options o;
 	struct mt_pfout po;
 	struct pf_stats st;
 	struct pf_writer *w;
+	char err[PATH_MAX + 128];
 	uint64_t end = UINT64_MAX;
 	int rc;
 
+	if (!output)
+		output = "-";
 	pf_options_init(&o);
 	o.format = json ? PF_FORMAT_JSON : PF_FORMAT_PROTO;
 	o.keep_open_frames = q->keep_open;
-	if (pf_writer_open(&w, output, &o) < 0) {
-		fprintf(stderr, "%s: %s\n", q->who, pf_last_error());
-		return 1;
+	o.name = output;
+	if (pf_writer_open(&w, of->write_path, &o) < 0) {
+		cli_err("%s", pf_last_error());
+		mt_outfile_abort(of);
+		return CLI_EXIT_FAIL;
 	}
-	rc = mt_pfout_init(&po, d, r, w, &sink);
+	rc = mt_pfout_init(&po, d, r, w, &inner);
+	sink = decode_report_sink(rep, &inner);
 	if (!rc)
 		rc = narrow_run(d, q, &sink, &end);
 	end = end < mt_pfout_end_ns(&po) ? end : mt_pfout_end_ns(&po);
 	if (!rc)
 		rc = mt_pfout_finish(&po, end);
 	if (rc)
-		fprintf(stderr, "%s: %s\n", q->who, po.err[0] ? po.err : pf_writer_error(w));
+		cli_err("%s", po.err[0] ? po.err : pf_writer_error(w));
 	if (pf_writer_close(w, end, &st) < 0 && !rc) {
-		fprintf(stderr, "%s: %s\n", q->who, pf_last_error());
+		cli_err("%s", pf_last_error());
 		rc = -1;
 	}
 	mt_pfout_fini(&po);
-	if (!rc)
-		fprintf(stderr, "%s: wrote %s: %" PRIu64 " events, %" PRIu64 " bytes\n", q->who,
-			output, st.events, st.bytes);
-	return rc ? 1 : 0;
+	if (!rc && mt_outfile_commit(of, err, sizeof(err))) {
+		cli_err("%s", err);
+		rc = -1;
+	}
+	if (rc) {
+		mt_outfile_abort(of);
+		tell_kept(output);
+		return CLI_EXIT_FAIL;
+	}
+	print_written(output, of, &st);
+	return 0;
 }
 
 int decode_bundle(struct mt_bundle_reader *r, const char *name, const struct decode_request *q)
 {
-	struct progress_bar bar = { .who = q->who };
+	struct progress_bar bar = { 0 };
 	/* The bar only on a terminal: logs and pipes get the summary lines. */
 	int show_bar = !q->quiet && isatty(STDERR_FILENO);
+	struct decode_report rep = { 0 };
 	struct mt_decode_opts dopts = {
 		.debug_path = q->debug_path,
 		.jobs = q->jobs,
 		.embedded_only = q->embedded_only,
+		.path_maps = q->path_maps,
+		.npath_maps = q->npath_maps,
+		.symfs = q->symfs,
 		.warn = q->quiet ? NULL : print_warning,
-		.warn_ctx = (void *)q,
+		.missing = decode_report_missing,
+		.warn_ctx = &rep,
 		.progress = show_bar ? draw_progress : NULL,
 		.progress_ctx = &bar,
 	};
+	const char *output = decode_output_name(q);
 	const struct mt_decode_stats *s;
+	struct mt_outfile of;
 	struct mt_decode *d;
-	char err[512];
-	int rc;
+	char err[PATH_MAX + 128];
+	int rc, missing;
 
+	/* The output first: a bad -o must fail before any decoding work. */
+	if (mt_outfile_begin(&of, output ? output : "-", err, sizeof(err))) {
+		cli_err("%s", err);
+		return CLI_EXIT_FAIL;
+	}
 	narrow_decode_opts(q, &dopts);
 	if (mt_decode_open(&d, r, &dopts, err, sizeof(err)) < 0) {
-		fprintf(stderr, "%s: %s: %s\n", q->who, name, err);
-		return 1;
+		cli_err("%s: %s", name, err);
+		mt_outfile_abort(&of);
+		decode_report_free(&rep);
+		return CLI_EXIT_FAIL;
 	}
-	rc = q->format == DECODE_TEXT  ? run_text(d, q)
-	     : q->format == DECODE_SVG ? run_svg(d, name, q)
-				       : run_perfetto(d, r, q);
+	if (q->format == DECODE_TEXT)
+		rc = run_text(d, q, output ? &of : NULL, &rep);
+	else if (q->format == DECODE_SVG)
+		rc = run_svg(d, name, q, &of, &rep);
+	else
+		rc = run_perfetto(d, r, q, &of, &rep);
 	s = mt_decode_get_stats(d);
 	if (!q->quiet)
-		fprintf(stderr, "%s: %" PRIu64 " bytes of PT from %" PRIu64 " CPUs, %" PRIu64
-				" threads, %" PRIu64 " instructions, %" PRIu64 " events, %" PRIu64
-				" decode errors, %" PRIu64 " overflows\n",
-			q->who, s->pt_bytes, s->cpus, s->threads, s->insns, s->events, s->errors,
+		cli_err("%" PRIu64 " bytes of PT from %" PRIu64 " CPUs, %" PRIu64 " threads, %" PRIu64
+			" instructions, %" PRIu64 " events, %" PRIu64 " decode errors, %" PRIu64
+			" overflows", s->pt_bytes, s->cpus, s->threads, s->insns, s->events, s->errors,
 			s->overflows);
+	/* The account of missing code is no warning: -q does not hide it. */
+	missing = rc ? 0 : decode_report_print(&rep, r, s, q->allow_missing);
 	mt_decode_free(d);
-	return rc;
+	decode_report_free(&rep);
+	return rc ? rc : missing;
 }

@@ -9,6 +9,9 @@
 
 #include "bundle/bundle.h"
 #include "narrow/narrow.h"
+#include "decode/binfile.h"
+
+#include <stddef.h>
 
 #define DECODE_DEFAULT_PERFETTO "trace.pftrace"
 #define DECODE_DEFAULT_JSON "trace.json"
@@ -19,7 +22,6 @@
 enum decode_format { DECODE_PERFETTO, DECODE_JSON, DECODE_TEXT, DECODE_SVG };
 
 struct decode_request {
-	const char *who;		/* prefix of every message, e.g. "mtrace-user decode" */
 	const char *output;		/* NULL: the format's default (text: stdout) */
 	enum decode_format format;
 	const char *debug_path;		/* NULL: the default search path */
@@ -31,9 +33,20 @@ struct decode_request {
 	struct mt_narrow_opts narrow;
 	uint32_t cpus[DECODE_MAX_LIST], tids[DECODE_MAX_LIST];
 	size_t ncpus, ntids;
+	int allow_missing;		/* exit 0 even when traced code had no binary */
+	const char *symfs;		/* root directory for the recorded paths */
+	struct mt_path_map *path_maps;	/* --path-map OLD=NEW, in order */
+	size_t npath_maps;
 };
 
-/* Decodes R (called NAME in messages) as Q asks; returns the exit status. */
+/* The output file the request writes; NULL: standard output. */
+const char *decode_output_name(const struct decode_request *q);
+
+/*
+ * Decodes R (called NAME in messages) as Q asks; returns the exit status
+ * (cli_msg.h). The output is written atomically (files/outfile.h): on any
+ * failure or Ctrl-C an older file of that name stays as it was.
+ */
 int decode_bundle(struct mt_bundle_reader *r, const char *name, const struct decode_request *q);
 
 #endif

@@ -2,6 +2,8 @@
 /* mtrace-user: dispatch to a subcommand. */
 #include "commands.h"
 
+#include "cli_msg.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -17,6 +19,7 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+	cli_remove_outputs_on_signals();
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
@@ -35,6 +38,6 @@ int main(int argc, char **argv)
 	for (const struct mt_command *c = mt_commands; c->name; c++)
 		if (!strcmp(argv[1], c->name))
 			return c->run(argc - 1, argv + 1);
-	fprintf(stderr, "mtrace-user: unknown command '%s' (see mtrace-user --help)\n", argv[1]);
-	return 2;
+	cli_err("unknown command '%s' (see 'mtrace-user --help')", argv[1]);
+	return CLI_EXIT_USAGE;
 }

@@ -2,6 +2,8 @@
 /* decode's narrowing options; see narrow_args.h. */
 #include "narrow_args.h"
 
+#include "cli_msg.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +22,7 @@ const char narrow_help[] =
 	"  Durations: a number with ns, us, ms or s (default ns).\n";
 
 /* A comma-separated list of numbers into V (at most DECODE_MAX_LIST). */
-static int parse_list(const char *who, const char *opt, const char *s, uint32_t *v, size_t *n)
+static int parse_list(const char *opt, const char *s, uint32_t *v, size_t *n)
 {
 	const char *p = s;
 	char *end;
@@ -32,9 +34,8 @@ static int parse_list(const char *who, const char *opt, const char *s, uint32_t 
 		x = strtoul(p, &end, 10);
 		if (errno || end == p || x > UINT32_MAX || (*end && *end != ',') ||
 		    *n == DECODE_MAX_LIST) {
-			fprintf(stderr, "%s: --%s wants numbers separated by commas (at most %d), "
-					"not '%s'\n",
-				who, opt, DECODE_MAX_LIST, s);
+			cli_err("--%s wants numbers separated by commas (at most %d), not '%s'", opt,
+				DECODE_MAX_LIST, s);
 			return 2;
 		}
 		v[(*n)++] = (uint32_t)x;
@@ -43,15 +44,15 @@ static int parse_list(const char *who, const char *opt, const char *s, uint32_t 
 	return 0;
 }
 
-static int parse_duration(const char *who, const char *opt, const char *s, uint64_t *ns)
+static int parse_duration(const char *opt, const char *s, uint64_t *ns)
 {
 	if (!mt_narrow_parse_duration(s, ns))
 		return 0;
-	fprintf(stderr, "%s: --%s wants a duration (e.g. 2ms), not '%s'\n", who, opt, s);
+	cli_err("--%s wants a duration (e.g. 2ms), not '%s'", opt, s);
 	return 2;
 }
 
-int narrow_option(int c, const char *arg, const char *who, struct decode_request *q)
+int narrow_option(int c, const char *arg, struct decode_request *q)
 {
 	struct mt_narrow_opts *o = &q->narrow;
 	char err[256];
@@ -60,7 +61,7 @@ int narrow_option(int c, const char *arg, const char *who, struct decode_request
 
 	switch (c) {
 	case 'A':
-		if (parse_duration(who, "around-trigger", arg, &v))
+		if (parse_duration("around-trigger", arg, &v))
 			return 2;
 		if (v > INT64_MAX)
 			v = INT64_MAX;
@@ -70,22 +71,22 @@ int narrow_option(int c, const char *arg, const char *who, struct decode_request
 	case 'T':
 		if (!mt_narrow_parse_time(arg, o, err, sizeof(err)))
 			return 0;
-		fprintf(stderr, "%s: %s\n", who, err);
+		cli_err("%s", err);
 		return 2;
 	case 'I':
-		return parse_list(who, "tid", arg, q->tids, &q->ntids);
+		return parse_list("tid", arg, q->tids, &q->ntids);
 	case 'C':
-		return parse_list(who, "cpu", arg, q->cpus, &q->ncpus);
+		return parse_list("cpu", arg, q->cpus, &q->ncpus);
 	case 'F':
 		o->function = arg;
 		return 0;
 	case 'M':
-		return parse_duration(who, "min-duration", arg, &o->min_duration);
+		return parse_duration("min-duration", arg, &o->min_duration);
 	case 'D':
 		errno = 0;
 		v = strtoul(arg, &end, 10);
 		if (errno || *end || v < 1 || v > 4096) {
-			fprintf(stderr, "%s: --max-depth wants 1..4096, not '%s'\n", who, arg);
+			cli_err("--max-depth wants 1..4096, not '%s'", arg);
 			return 2;
 		}
 		o->max_depth = (unsigned int)v;

@@ -24,8 +24,8 @@
 extern const char narrow_help[];
 
 /* Option C with ARG into Q: 0, the exit status of a bad value (a line
- * prefixed WHO said why), or -1 when C is none of them. */
-int narrow_option(int c, const char *arg, const char *who, struct decode_request *q);
+ * said why), or -1 when C is none of them. */
+int narrow_option(int c, const char *arg, struct decode_request *q);
 /* The decoder's share of Q's narrowing (CPUs and threads) into O. */
 void narrow_decode_opts(const struct decode_request *q, struct mt_decode_opts *o);
 /* Runs D into SINK through Q's narrowing; *END (if given) becomes where

@@ -11,7 +11,9 @@
  */
 #include "record_decode.h"
 
+#include "cli_msg.h"
 #include "decode_bundle.h"
+#include "files/outfile.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -101,7 +103,7 @@ static void allow_interrupts(void)
 static int decode_snapshot(const struct mt_capture_opts *o, struct mt_bundle_reader *r,
 			   unsigned int index, unsigned int taken)
 {
-	struct decode_request q = { .who = "mtrace-user", .quiet = o->quiet };
+	struct decode_request q = { .quiet = o->quiet };
 	char output[PATH_MAX], name[32];
 
 	if (mt_capture_output_path(o->output, index, o->snapshots, output, sizeof(output))) {
@@ -122,13 +124,16 @@ int record_decode(const struct mt_capture_opts *o, const char *keep_bundle)
 	struct mt_bundle_reader **r;
 	char dir[PATH_MAX] = "", base[PATH_MAX + sizeof("/snapshot" BUNDLE_EXT)];
 	unsigned int taken;
+	char err[PATH_MAX + 128];
 	int rc;
 
 	if (ends_with(o->output, BUNDLE_EXT))
 		return usage_error("-o %s: this form writes a Perfetto trace; 'mtrace-user record -o FILE' writes a bundle, --keep-bundle FILE keeps one",
 				   o->output);
-	if (keep_bundle && !strcmp(keep_bundle, o->output))
+	if (keep_bundle && (!strcmp(keep_bundle, o->output) ||
+			    mt_outfile_check_inputs(o->output, &keep_bundle, 1, err, sizeof(err))))
 		return usage_error("--keep-bundle %s: the same file as the Perfetto trace", keep_bundle);
+	ro.trace_output = o->output;
 	if (keep_bundle) {
 		ro.output = keep_bundle;
 	} else {
@@ -153,7 +158,12 @@ int record_decode(const struct mt_capture_opts *o, const char *keep_bundle)
 	for (unsigned int i = 0; i < taken; i++) {
 		if (!r[i])
 			continue;
-		if (decode_snapshot(o, r[i], i + 1, taken))
+		int d = decode_snapshot(o, r[i], i + 1, taken);
+
+		/* A failure outranks decoded-with-missing-code (3), which outranks success. */
+		if (d == CLI_EXIT_MISSING && !rc)
+			rc = d;
+		else if (d && d != CLI_EXIT_MISSING)
 			rc = 1;
 		mt_bundle_close(r[i]);
 	}

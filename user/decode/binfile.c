@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,26 +143,63 @@ sys_err:
 	return -1;
 }
 
+/* The local file for recorded PATH (--path-map, then --symfs); malloc'd. */
+static char *local_path(const struct mt_bincache *c, const char *path)
+{
+	const char *rest = path, *dir = "";
+	char *out;
+
+	for (size_t i = 0; i < c->nmaps; i++) {
+		size_t n = strlen(c->maps[i].from);
+
+		while (n > 1 && c->maps[i].from[n - 1] == '/')
+			n--;
+		/* Whole components only: /opt/app maps /opt/app/x, not /opt/apple. */
+		if (!strncmp(path, c->maps[i].from, n) && (path[n] == '/' || !path[n])) {
+			dir = c->maps[i].to;
+			rest = path + n;
+			break;
+		}
+	}
+	if (asprintf(&out, "%s%s%s", c->symfs ? c->symfs : "", dir, rest) < 0)
+		return NULL;
+	return out;
+}
+
 static struct mt_binfile *load(struct mt_bincache *c, const char *path, const uint8_t *bid,
 			       size_t bid_len, char *err, size_t errlen)
 {
 	struct mt_binfile *b = calloc(1, sizeof(*b));
+	char where[PATH_MAX + 16] = "";
 	bool local_ok;
 
 	if (!b)
 		return NULL;
 	b->memfd = -1;
 	b->name = strdup(path);
-	b->open_path = strdup(path);
+	b->open_path = local_path(c, path);
 	if (!b->name || !b->open_path) {
 		binfile_free(b);
 		return NULL;
 	}
-	snprintf(err, errlen, "%s: %s", path, "no such file, and no copy in the bundle");
-	local_ok = !c->embedded_only && path[0] == '/' && !read_elf(b, path);
-	if (local_ok && bid_len && !same_id(b, bid, bid_len))
-		snprintf(err, errlen, "%s: local file has another build-id, and no copy in the bundle",
+	if (strcmp(b->open_path, path))
+		snprintf(where, sizeof(where), " (looked for %s)", b->open_path);
+	if (c->embedded_only)
+		snprintf(err, errlen, "%s: not embedded in the bundle (--embedded-only ignores local files)",
 			 path);
+	else
+		snprintf(err, errlen, "%s: no such file%s, and no copy in the bundle", path, where);
+	local_ok = !c->embedded_only && b->open_path[0] == '/' && !read_elf(b, b->open_path);
+	/* Not under --symfs or the mapped directory: the recorded path (build-ids still guard). */
+	if (!local_ok && !c->embedded_only && where[0] && path[0] == '/' && !read_elf(b, path)) {
+		free(b->open_path);
+		b->open_path = strdup(path);
+		local_ok = b->open_path != NULL;
+		where[0] = '\0';
+	}
+	if (local_ok && bid_len && !same_id(b, bid, bid_len))
+		snprintf(err, errlen, "%s: local file%s has another build-id, and no copy in the bundle",
+			 path, where);
 	/* The bundle's copy wins unless the local file is provably the same. */
 	if ((!local_ok || (bid_len && !same_id(b, bid, bid_len))) &&
 	    use_embedded(c, b, path, bid, bid_len, err, errlen)) {

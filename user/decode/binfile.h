@@ -38,10 +38,21 @@ struct mt_binfile {
 	char sym_err[MT_SYM_ERRLEN];
 };
 
+/* Recorded paths starting with the directory FROM are looked for under TO. */
+struct mt_path_map {
+	const char *from, *to;
+};
+
 struct mt_bincache {
 	struct mt_bundle_reader *bundle;	/* may be NULL */
 	struct mt_sym_options symopt;
 	bool embedded_only;	/* never open local files */
+	/* Where a recorded path is looked for locally: the first matching
+	 * map rewrites its start, then SYMFS (a root directory) is put
+	 * before it. Both NULL/0: the path as recorded. */
+	const struct mt_path_map *maps;
+	size_t nmaps;
+	const char *symfs;
 	struct mt_binfile **files;
 	size_t nfiles;
 	pthread_mutex_t lock;

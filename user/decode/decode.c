@@ -17,7 +17,12 @@ static void warn(struct mt_decode *d, const char *msg)
 
 static void proc_warn(void *ctx, const char *msg)
 {
-	warn(ctx, msg);
+	struct mt_decode *d = ctx;
+
+	if (d->opts.missing)
+		d->opts.missing(d->opts.warn_ctx, msg);
+	else
+		warn(d, msg);
 }
 
 /* The processes are in pid order (see build_procs()). */
@@ -159,10 +164,13 @@ int mt_decode_open(struct mt_decode **out, struct mt_bundle_reader *r,
 	symopt.debug_path = d->opts.debug_path;
 	mt_bincache_init(&d->bins, r, &symopt);
 	d->bins.embedded_only = d->opts.embedded_only;
+	d->bins.maps = d->opts.path_maps;
+	d->bins.nmaps = d->opts.npath_maps;
+	d->bins.symfs = d->opts.symfs;
 	mt_funcs_init(&d->funcs, &d->bins);
 	if (mt_bundle_get_cpu(r, &cpu) < 0 || mt_bundle_get_pt_config(r, &ptc) < 0) {
-		snprintf(err, errlen, "bundle lacks its CPU or PT configuration: %s",
-			 mt_bundle_reader_errmsg(r));
+		snprintf(err, errlen, "the bundle has no %s section: it cannot be decoded",
+			 mt_bundle_get_cpu(r, &cpu) < 0 ? "cpu" : "pt-config");
 		goto fail;
 	}
 	rc = mt_decode_pt_config(&cpu, &ptc, &d->cfg, err, errlen);

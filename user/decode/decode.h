@@ -37,9 +37,16 @@ struct mt_decode_opts {
 	unsigned int jobs;
 	/* Use only the binaries embedded in the bundle, never local files. */
 	int embedded_only;
-	/* Non-fatal problems (a binary not found, ...); may be NULL. */
+	/* Where recorded paths are looked for locally (binfile.h); may be NULL. */
+	const struct mt_path_map *path_maps;
+	size_t npath_maps;
+	const char *symfs;
+	/* Non-fatal problems (an unknown CPU model, ...); may be NULL. */
 	void (*warn)(void *ctx, const char *msg);
 	void *warn_ctx;
+	/* A mapping without usable code (once per mapping, with warn_ctx);
+	 * NULL: such messages go to warn. */
+	void (*missing)(void *ctx, const char *msg);
 	/* Progress of the CPU streams, the long part of a decode: DONE of
 	 * TOTAL bytes of PT, at least every 4096 blocks, never two calls at
 	 * once, last with DONE == TOTAL; may be NULL. */

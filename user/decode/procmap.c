@@ -52,10 +52,16 @@ static int add_sections(struct mt_proc *p, struct mt_pmap *pm,
 	return added;
 }
 
+/*
+ * Mappings whose code no bundle can hold are not looked for: [vsyscall] is
+ * emulated by the kernel (executing it traps), and [uprobes] holds the
+ * single-step copies of probed instructions, which cannot be read.
+ */
 static bool usable(const struct mt_bundle_map *m, uint32_t pid)
 {
 	return m->pid == pid && m->event != MT_BUNDLE_MAP_MUNMAP &&
-	       (m->prot & MT_BUNDLE_PROT_EXEC) && m->path && m->path[0] && m->end > m->start;
+	       (m->prot & MT_BUNDLE_PROT_EXEC) && m->path && m->path[0] && m->end > m->start &&
+	       strcmp(m->path, "[vsyscall]") && strcmp(m->path, "[uprobes]");
 }
 
 int mt_proc_build(struct mt_proc *p, uint32_t pid, const struct mt_bundle_map *maps, size_t n,

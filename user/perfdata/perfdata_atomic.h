@@ -1,22 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Output files written atomically: the bytes go to a temporary file in the
- * destination's directory, renamed over the destination only when complete,
- * so a reader never sees half a file and a failed run leaves the old one.
+ * perf.data and symfs outputs as stdio streams over files/outfile.h: the
+ * bytes go to its temporary beside the destination, which replaces the
+ * destination only when complete; a failed run leaves the old file.
  */
 #ifndef MTRACE_PERFDATA_ATOMIC_H
 #define MTRACE_PERFDATA_ATOMIC_H
+
+#include "files/outfile.h"
 
 #include <stddef.h>
 #include <stdio.h>
 
 struct pd_atomic {
 	FILE *f;
-	char *path;     /* destination */
-	char *tmp;      /* the temporary file while open */
+	struct mt_outfile of;
 };
 
-/* Opens a temporary file next to PATH for writing ("wb+"). */
+/* Opens the temporary for PATH for writing ("wb+"). */
 int pd_atomic_open(struct pd_atomic *a, const char *path, char *err, size_t errlen);
 /* Flushes, closes and renames the temporary file to the destination. */
 int pd_atomic_commit(struct pd_atomic *a, char *err, size_t errlen);

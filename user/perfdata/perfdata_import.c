@@ -3,11 +3,13 @@
 #include "perfdata/perfdata_import.h"
 
 #include "bundle/bundle.h"
+#include "files/outfile.h"
 #include "perfdata/perfdata_export.h"
 #include "perfdata/perfdata_symfs.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stddef.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -97,12 +99,16 @@ static int grow(struct imp *x, void **v, size_t n, size_t *cap, size_t esz)
 bool perfdata_is_perf_data(const char *path)
 {
 	char magic[8];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Non-blocking: a FIFO is a bundle stream, never a perf.data, and must
+	 * not hang here. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
 	bool yes;
 
 	if (fd < 0)
 		return false;
-	yes = read(fd, magic, sizeof(magic)) == sizeof(magic) && !memcmp(magic, PERFDATA_MAGIC, 8);
+	yes = !fstat(fd, &st) && S_ISREG(st.st_mode) &&
+	      read(fd, magic, sizeof(magic)) == sizeof(magic) && !memcmp(magic, PERFDATA_MAGIC, 8);
 	close(fd);
 	return yes;
 }
@@ -754,8 +760,8 @@ int perfdata_import(struct perfdata_file *f, const char *out,
 	struct imp x = { .f = f, .opts = opts, .st = st };
 	struct perfdata_rec r;
 	uint64_t pos = 0;
-	char tmp[4096];
-	int e, fd;
+	struct mt_outfile of;
+	int e;
 
 	memset(st, 0, sizeof(*st));
 	while ((e = perfdata_next(f, &pos, &r)) > 0)
@@ -785,17 +791,12 @@ int perfdata_import(struct perfdata_file *f, const char *out,
 		st->threads = x.nth;
 		if (!x.pt_attr->attr.exclude_kernel)
 			warn(&x, "kernel code in the trace is not decoded from a perf.data (user code is)");
-		if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", out) >= sizeof(tmp))
-			e = fail(&x, -ENAMETOOLONG, "%s: name too long", out);
-		else if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0)
-			e = fail(&x, -errno, "cannot create %s: %s", tmp, strerror(errno));
-		else {
-			close(fd);
-			e = write_bundle(&x, tmp);
-			if (!e && rename(tmp, out))
-				e = fail(&x, -errno, "cannot write %s: %s", out, strerror(errno));
+		if ((e = mt_outfile_begin(&of, out, x.err, sizeof(x.err))) == 0) {
+			e = write_bundle(&x, of.write_path);
 			if (e)
-				unlink(tmp);
+				mt_outfile_abort(&of);
+			else
+				e = mt_outfile_commit(&of, x.err, sizeof(x.err));
 		}
 	}
 	if (e)

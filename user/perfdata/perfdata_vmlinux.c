@@ -2,6 +2,8 @@
 /* A vmlinux-like ELF of a bundle's kernel text; see perfdata_vmlinux.h. */
 #include "perfdata/perfdata_vmlinux.h"
 
+#include "files/outfile.h"
+
 #include "kcore/kallsyms.h"
 
 #include <errno.h>
@@ -88,7 +90,8 @@ int perfdata_write_vmlinux(struct mt_bundle_reader *r, const char *path,
 	struct mt_ksyms ks = { 0 };
 	struct mt_bundle_ktext kt;
 	Elf64_Sym *syms = NULL;
-	char *strtab = NULL, tmp[4200];
+	char *strtab = NULL;
+	struct mt_outfile of = { .slot = -1 };
 	const uint8_t *code;
 	const char *ktext;
 	size_t len, klen, nsyms = 0, strsz = 0;
@@ -113,10 +116,12 @@ int perfdata_write_vmlinux(struct mt_bundle_reader *r, const char *path,
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path);
-	if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0) {
+	if ((rc = mt_outfile_begin(&of, path, err, errlen)))
+		goto out;
+	if ((fd = open(of.write_path, O_WRONLY | O_TRUNC | O_CLOEXEC)) < 0) {
 		rc = -errno;
-		snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		mt_outfile_abort(&of);
 		goto out;
 	}
 	elf_version(EV_CURRENT);
@@ -162,14 +167,16 @@ int perfdata_write_vmlinux(struct mt_bundle_reader *r, const char *path,
 		goto elf_fail;
 	elf_end(e);
 	e = NULL;
-	if (close(fd) || rename(tmp, path)) {
+	if (close(fd)) {
 		fd = -1;
 		rc = -errno;
 		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		unlink(tmp);
+		mt_outfile_abort(&of);
 		goto out;
 	}
 	fd = -1;
+	if ((rc = mt_outfile_commit(&of, err, errlen)))
+		goto out;
 	*out = (struct perfdata_kernel_text){ kt.addr, len, nsyms - 1 };
 	rc = 1;
 	goto out;
@@ -182,7 +189,7 @@ elf_fail:
 	if (fd >= 0) {
 		close(fd);
 		fd = -1;
-		unlink(tmp);
+		mt_outfile_abort(&of);
 	}
 out:
 	mt_ksyms_free(&ks);

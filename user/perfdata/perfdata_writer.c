@@ -114,11 +114,11 @@ static int put(struct perfdata_writer *w, const void *p, size_t len)
 	if (!w->data_start) {
 		w->data_start = attrs_offset(w) + w->nattrs * attr_entry_size();
 		if (fseeko(w->out.f, (off_t)w->data_start, SEEK_SET))
-			return fail(w, -errno, "%s: %s", w->out.path, strerror(errno));
+			return fail(w, -errno, "%s: %s", w->out.of.path, strerror(errno));
 		w->pos = w->data_start;
 	}
 	if (len && fwrite(p, 1, len, w->out.f) != len)
-		return fail(w, errno ? -errno : -EIO, "cannot write %s: %s", w->out.path,
+		return fail(w, errno ? -errno : -EIO, "cannot write %s: %s", w->out.of.path,
 			    strerror(errno ? errno : EIO));
 	w->pos += len;
 	return 0;
@@ -311,7 +311,7 @@ int perfdata_writer_finish(struct perfdata_writer *w)
 		if (w->feats[bit].data && (e = put(w, w->feats[bit].data, w->feats[bit].len)))
 			return e;
 	if (fseeko(w->out.f, 0, SEEK_SET))
-		return fail(w, -errno, "%s: %s", w->out.path, strerror(errno));
+		return fail(w, -errno, "%s: %s", w->out.of.path, strerror(errno));
 	w->pos = 0;
 	if ((e = put(w, &h, sizeof(h))))
 		return e;

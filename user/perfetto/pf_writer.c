@@ -129,7 +129,9 @@ int pf_writer_open(struct pf_writer **wp, const char *path, const struct pf_opti
 	}
 	w->ops = w->opt.format == PF_FORMAT_JSON ? &pf_json_ops : &pf_proto_ops;
 	w->next_uuid = 1;
-	w->path = strdup(path);
+	/* Messages name the output as the user knows it (not a temporary file). */
+	w->path = strdup(w->opt.name ? w->opt.name : path);
+	w->opt.name = NULL;
 	w->marker_func = intern_name(w, "[deeper frames hidden]");
 	w->gap_func = intern_name(w, "trace gap");
 	w->trigger_func = intern_name(w, "trigger");
@@ -484,9 +486,9 @@ static void size_warning(struct pf_writer *w)
 	if (!w->opt.warn_events || w->stats.events <= w->opt.warn_events)
 		return;
 	fprintf(log,
-		"mtrace: %s has %" PRIu64 " events; the Perfetto UI gets slow above a few million.\n"
-		"mtrace: narrow the snapshot with a window around the trigger (e.g. --window=5ms)\n"
-		"mtrace: or open it through a native back end: trace_processor --httpd %s\n",
+		"mtrace-user: %s has %" PRIu64 " events; the Perfetto UI gets slow above a few million:"
+		" record a smaller snapshot (--buffer-size) or open it through a native back end:"
+		" trace_processor --httpd %s\n",
 		w->path, w->stats.events, w->path);
 }
 

@@ -95,6 +95,9 @@ struct pf_options {
 	FILE *log;
 	/* zlib level (1..9) for ".gz" output. */
 	int gzip_level;
+	/* The output's name in messages when the path opened is a temporary
+	 * file (files/outfile.h); NULL: the path. Copied at open. */
+	const char *name;
 };
 
 /* Frame flags, fixed per function (part of the interned identity). */

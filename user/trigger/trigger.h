@@ -65,6 +65,9 @@ uint32_t mt_trigger_freeze_path(enum mt_trig_freeze method);
  */
 int mt_trigger_resolve(const struct mt_trigger_spec *spec, uint64_t *file_offset,
 		       char *err, size_t errlen);
+/* The same, also giving the link-time address (SYMBOL + OFF, as nm shows it). */
+int mt_trigger_locate(const struct mt_trigger_spec *spec, uint64_t *link_addr,
+		      uint64_t *file_offset, char *err, size_t errlen);
 
 /* ---- the armed trigger set --------------------------------------------- */
 

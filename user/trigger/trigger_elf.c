@@ -192,6 +192,14 @@ static int vaddr_to_offset(Elf *elf, const char *path, uint64_t vaddr, uint64_t 
 int mt_trigger_resolve(const struct mt_trigger_spec *spec, uint64_t *file_offset,
 		       char *err, size_t errlen)
 {
+	uint64_t vaddr;
+
+	return mt_trigger_locate(spec, &vaddr, file_offset, err, errlen);
+}
+
+int mt_trigger_locate(const struct mt_trigger_spec *spec, uint64_t *link_addr,
+		      uint64_t *file_offset, char *err, size_t errlen)
+{
 	uint64_t vaddr = spec->addr;
 	GElf_Ehdr eh;
 	Elf *elf = NULL;
@@ -222,6 +230,7 @@ int mt_trigger_resolve(const struct mt_trigger_spec *spec, uint64_t *file_offset
 	}
 	if (spec->symbol && lookup_symbol(elf, spec, &vaddr, err, errlen))
 		goto out;
+	*link_addr = vaddr;
 	rc = vaddr_to_offset(elf, spec->path, vaddr, file_offset, err, errlen);
 out:
 	elf_end(elf);

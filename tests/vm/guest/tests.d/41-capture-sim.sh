@@ -140,6 +140,19 @@ expect_error() {
 	[ $rc -eq 1 ] && echo "$out" | grep -q "$want"
 }
 
+# A second record to the same name keeps the first bundle as NAME.old.
+keep_older_bundle() {
+	fresh
+	mtrace-user record -b 64K -o $T/same.mtrace -- /bin/true 2>$T/same1.log ||
+		{ cat $T/same1.log; return 1; }
+	cp $T/same.mtrace $T/first.mtrace
+	mtrace-user record -b 64K -o $T/same.mtrace -- /bin/true 2>$T/same2.log ||
+		{ cat $T/same2.log; return 1; }
+	cat $T/same2.log
+	grep -q "the older bundle of that name is kept as $T/same.mtrace.old" $T/same2.log &&
+		cmp $T/first.mtrace $T/same.mtrace.old && ! cmp -s $T/same.mtrace $T/same.mtrace.old
+}
+
 busy_device() {
 	fresh
 	mtrace-user record -o $T/busy.mtrace -- /bin/capture_spin 1 $T/spin 2>$T/busy.log &
@@ -167,6 +180,7 @@ run_case capture-trigger-sigstop trigger_snapshot sigstop fallback
 run_case capture-kernel-embed kernel_embed
 run_case capture-killed-capture killed_capture
 run_case capture-busy-device busy_device
+run_case capture-keeps-older-bundle keep_older_bundle
 run_case capture-no-such-pid expect_error "process 999999 does not exist" \
 	mtrace-user record -p 999999
 run_case capture-unsupported-mtc expect_error \

@@ -1,0 +1,267 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Nothing the user had is lost: outputs never replace inputs and are written
+# atomically (failure, ENOSPC, Ctrl-C keep the old file); record checks
+# everything before it arms or launches; decode tells what it could not
+# decode; inputs from pipes and FIFOs; one-line errors with one prefix.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+build=$(realpath "${O:-$top/build}")	# the tests change directory
+bin=$build/san/mtrace-user
+ptgen=$build/rel/tests/ptgen/ptgen
+programs=$build/san/tests/ptgen/programs
+corpus=$top/tests/fuzz/corpus/fuzz_bundle
+
+suite=dataloss
+# shellcheck source=tests/lib/expect.sh
+. "$top/tests/lib/expect.sh"
+
+work=$(mktemp -d)
+mnt=
+cleanup() {
+	[ -n "$mnt" ] && umount "$mnt" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+pass() { echo "PASS $suite/$1"; }
+fail() { echo "FAIL $suite/$1: $2"; }
+# leftovers DIR: temporary outputs left behind, if any.
+leftovers() { find "$1" -maxdepth 1 -name '.tmp-*' | tr '\n' ' '; }
+
+# ---- 1. an output that is an input is refused, the bundle untouched ------
+cp "$corpus/sample-zstd.mtrace" "$work/b.mtrace"
+cp "$work/b.mtrace" "$work/orig"
+ln -s b.mtrace "$work/sym.mtrace"
+ln "$work/b.mtrace" "$work/hard.mtrace"
+for how in same sym hard; do
+	case $how in
+	same) out=$work/b.mtrace ;;
+	sym) out=$work/sym.mtrace ;;
+	hard) out=$work/hard.mtrace ;;
+	esac
+	for fmt in perfetto text; do
+		expect "same-file-$how-$fmt" 2 "is the input $work/b.mtrace itself" \
+			"$bin" decode -f "$fmt" -o "$out" "$work/b.mtrace"
+		cmp -s "$work/b.mtrace" "$work/orig" || fail "same-file-$how-$fmt-kept" "the bundle changed"
+	done
+done
+# Through standard output too (>> appends to the bundle itself).
+"$bin" decode -q -f text "$work/b.mtrace" >>"$work/b.mtrace" 2>"$work/err"
+rc=$?
+if [ $rc -eq 2 ] && cmp -s "$work/b.mtrace" "$work/orig" && grep -q 'is the input' "$work/err"; then
+	pass same-file-stdout
+else
+	fail same-file-stdout "exit $rc, $(cat "$work/err")"
+fi
+
+# ---- 2. atomic outputs -------------------------------------------------------
+# A walk big enough that its decode takes a while (for Ctrl-C) and whose
+# trace does not fit a 1 MiB file system (for ENOSPC).
+if ! "$ptgen" --walk "$programs/recursion" --insns 20000000 -o "$work/w.mtrace" >/dev/null 2>&1; then
+	fail walk "ptgen could not generate a walk"
+fi
+echo "the previous trace" >"$work/old.pftrace"
+# A background job starts with SIGINT ignored; Ctrl-C reaches a foreground one: restore it.
+python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
+	"$bin" decode -q -o "$work/old.pftrace" "$work/w.mtrace" 2>"$work/err" &
+pid=$!
+seen=
+# Signalled once the decode writes: into its temporary, or (without one) into the file itself.
+for _ in $(seq 1 2000); do
+	if [ -n "$(leftovers "$work")" ] || ! grep -qx "the previous trace" "$work/old.pftrace"; then
+		seen=1
+		kill -INT $pid
+		break
+	fi
+	kill -0 $pid 2>/dev/null || break
+	sleep 0.005
+done
+wait $pid
+rc=$?
+if [ -z "$seen" ]; then
+	echo "SKIP $suite/ctrl-c-keeps-old: the decode ended before it was seen writing"
+elif [ "$(cat "$work/old.pftrace")" = "the previous trace" ] && [ -z "$(leftovers "$work")" ] &&
+	[ $rc -eq 130 ]; then
+	pass ctrl-c-keeps-old
+else
+	fail ctrl-c-keeps-old "exit $rc, old file: $(head -c 40 "$work/old.pftrace" | tr -d '\0' | cat -v), left: $(leftovers "$work")"
+fi
+
+mnt=$work/tiny
+mkdir "$mnt"
+if mount -t tmpfs -o size=1m tmpfs "$mnt" 2>"$work/mount.err"; then
+	echo "the previous trace" >"$mnt/t.pftrace"
+	"$bin" decode -q -o "$mnt/t.pftrace" "$work/w.mtrace" 2>"$work/err"
+	rc=$?
+	if [ $rc -eq 1 ] && grep -q 'No space left on device' "$work/err" &&
+		grep -q 't.pftrace was left as it was before' "$work/err" &&
+		[ "$(cat "$mnt/t.pftrace")" = "the previous trace" ] && [ -z "$(leftovers "$mnt")" ]; then
+		pass enospc-keeps-old
+	else
+		fail enospc-keeps-old "exit $rc, $(cat "$work/err"), old: $(head -c 40 "$mnt/t.pftrace" | tr -d '\0' | cat -v), left: $(leftovers "$mnt")"
+	fi
+	# record refuses up front when the worst-case bundle cannot fit.
+	expect record-no-room 1 "not enough room for a snapshot in $mnt" \
+		"$bin" record -o "$mnt/s.mtrace" -- /bin/true
+	umount "$mnt"
+	mnt=
+else
+	echo "SKIP $suite/enospc-keeps-old: cannot mount a tmpfs ($(head -1 "$work/mount.err"))"
+	echo "SKIP $suite/record-no-room: cannot mount a tmpfs"
+fi
+
+# The mode of a replaced file is kept; a symlinked output replaces its target.
+echo old >"$work/mode.pftrace"
+chmod 640 "$work/mode.pftrace"
+ln -s mode.pftrace "$work/link.pftrace"
+if "$bin" decode -q -o "$work/link.pftrace" "$corpus/sample-zstd.mtrace" 2>/dev/null &&
+	[ -L "$work/link.pftrace" ] && [ "$(stat -c %a "$work/mode.pftrace")" = 640 ] &&
+	! grep -qx old "$work/mode.pftrace"; then
+	pass replace-keeps-mode-and-link
+else
+	fail replace-keeps-mode-and-link "$(ls -l "$work/mode.pftrace" "$work/link.pftrace")"
+fi
+# A .gz output reports the size on disk, and the size before compression.
+out=$("$bin" decode -o "$work/t.pftrace.gz" "$corpus/sample-zstd.mtrace" 2>&1)
+size=$(stat -c %s "$work/t.pftrace.gz")
+if grep -q "wrote $work/t.pftrace.gz: [0-9]* events, $size bytes ([0-9]* before compression)" <<<"$out"; then
+	pass gz-real-size
+else
+	fail gz-real-size "file has $size bytes: $out"
+fi
+
+# ---- 3. record validates before arming or launching -------------------------
+rm -f "$work/marker"
+for form in record top; do
+	if [ $form = record ]; then cmd=("$bin" record); else cmd=("$bin"); fi
+	mkdir "$work/$form"
+	out=$(cd "$work/$form" && "${cmd[@]}" --trigger uprobe:/nonexistent:fn -- touch "$work/marker" 2>&1)
+	rc=$?
+	if [ $rc -eq 1 ] && grep -q "trigger 'uprobe:/nonexistent:fn': cannot open /nonexistent" <<<"$out" &&
+		! grep -q module <<<"$out" && [ ! -e "$work/marker" ] && [ -z "$(ls -A "$work/$form")" ]; then
+		pass "missing-trigger-file-first-$form"
+	else
+		fail "missing-trigger-file-first-$form" "exit $rc, marker $([ -e "$work/marker" ] && echo created || echo absent): $out"
+	fi
+done
+expect missing-symbol 1 "function 'no_such_fn' not found in /bin/true" \
+	"$bin" record -t uprobe:/bin/true:no_such_fn -- /bin/true
+expect missing-command 1 "cannot run 'no-such-command-xyz': command not found in PATH" \
+	"$bin" record -- no-such-command-xyz
+expect output-is-command 2 "output /bin/true is the input /bin/true itself" \
+	"$bin" record -o /bin/true -- /bin/true
+expect trace-output-is-trigger-file 2 "output $programs/recursion is the input" \
+	"$bin" -o "$programs/recursion" -t "uprobe:$programs/recursion:main" -- true
+ln -sf "$programs/recursion" "$work/b.mtrace.pftrace"
+expect trace-output-links-to-trigger-file 2 "is the input $programs/recursion itself" \
+	"$bin" -o "$work/b.mtrace.pftrace" -t "uprobe:$programs/recursion:main" -- true
+rm -f "$work/b.mtrace.pftrace"
+expect output-dir-missing 1 "cannot create a file in /nonexistent-dir" \
+	"$bin" record -o /nonexistent-dir/x.mtrace -- /bin/true
+expect dead-pid 1 "process 2147483646 does not exist" "$bin" record -p 2147483646
+if [ ! -e /sys/bus/event_source/devices/kprobe ]; then
+	expect kprobe-unsupported 1 "this kernel has no kprobes" "$bin" record -t kprobe:do_sys_open -- /bin/true
+else
+	expect kprobe-no-function 1 "the kernel has no function 'no_such_kernel_fn_xyz'" \
+		"$bin" record -t kprobe:no_such_kernel_fn_xyz -- /bin/true
+fi
+out=$("$bin" record --dry-run -o "$work/d.mtrace" -t "uprobe:$programs/recursion:fib,tid=7" -- touch "$work/marker" 2>&1)
+rc=$?
+addr=$(nm "$programs/recursion" | awk '$3 == "fib" { print $1 }' | sed 's/^0*//')
+if [ $rc -eq 0 ] && grep -q "dry run: nothing is armed, launched or written" <<<"$out" &&
+	grep -q "would run /usr/bin/touch" <<<"$out" &&
+	grep -q "$programs/recursion, fib at 0x$addr (file offset 0x[0-9a-f]*), thread 7 only" <<<"$out" &&
+	grep -q "to $work/d.mtrace (worst case" <<<"$out" &&
+	[ ! -e "$work/marker" ] && [ ! -e "$work/d.mtrace" ]; then
+	pass dry-run
+else
+	fail dry-run "exit $rc (fib at 0x$addr): $out"
+fi
+
+# ---- 4. missing code is told, with its own exit status ----------------------
+mkdir -p "$work/app" "$work/moved" "$work/root/$work/app"
+cp "$programs/threads" "$work/app/threads"
+if (cd "$work/app" && "$ptgen" --cpus 2 -o "$work/thr.mtrace" -- ./threads) >/dev/null 2>&1; then
+	expect all-present 0 "3 threads" "$bin" decode -o "$work/t.pftrace" "$work/thr.mtrace"
+	mv "$work/app/threads" "$work/moved/threads"
+	out=$("$bin" decode -q -o "$work/t.pftrace" "$work/thr.mtrace" 2>&1)
+	rc=$?
+	if [ $rc -eq 3 ] && grep -q "missing code: 1 mapping had no usable binary" <<<"$out" &&
+		grep -q "$work/app/threads: no such file, and no copy in the bundle" <<<"$out" &&
+		grep -q "2 of the bundle's 3 threads have no decoded code" <<<"$out" &&
+		grep -q "stretch.* of code without a binary, between" <<<"$out"; then
+		pass missing-binary-exit-3
+	else
+		fail missing-binary-exit-3 "exit $rc: $out"
+	fi
+	expect allow-missing 0 "accepted with --allow-missing" \
+		"$bin" decode -q --allow-missing -o "$work/t.pftrace" "$work/thr.mtrace"
+	expect path-map 0 "3 threads" \
+		"$bin" decode --path-map "$work/app=$work/moved" -o "$work/t.pftrace" "$work/thr.mtrace"
+	cp "$work/moved/threads" "$work/root/$work/app/threads"
+	expect symfs 0 "3 threads" \
+		"$bin" decode --symfs "$work/root" -o "$work/t.pftrace" "$work/thr.mtrace"
+	mv "$work/moved/threads" "$work/app/threads"
+	expect embedded-only-says-not-embedded 3 "$work/app/threads: not embedded in the bundle (--embedded-only ignores local files)" \
+		"$bin" decode -q --embedded-only -o "$work/t.pftrace" "$work/thr.mtrace"
+else
+	fail missing-binary-exit-3 "ptgen could not trace the threads program"
+fi
+expect bad-path-map 2 "--path-map wants OLD=NEW with two absolute paths, not 'a=b'" \
+	"$bin" decode --path-map a=b "$work/thr.mtrace"
+
+# ---- 5. inputs: -, pipes, FIFOs, decompression cap --------------------------
+expect stdin 0 "wrote $work/s.pftrace" sh -c "\"$bin\" decode -o \"$work/s.pftrace\" - <\"$corpus/sample-zstd.mtrace\""
+expect pipe 0 "wrote $work/s.pftrace" sh -c "cat \"$corpus/sample-zstd.mtrace\" | \"$bin\" decode -o \"$work/s.pftrace\" -"
+expect bundle-info-stdin 0 "standard input: mtrace bundle format" \
+	sh -c "\"$bin\" bundle-info - <\"$corpus/sample-zstd.mtrace\""
+mkfifo "$work/fifo"
+"$bin" decode -o "$work/f.pftrace" "$work/fifo" >"$work/fifo.out" 2>&1 &
+pid=$!
+sleep 1.5
+if grep -q "waiting for data on $work/fifo" "$work/fifo.out"; then
+	pass fifo-says-waiting
+else
+	fail fifo-says-waiting "no notice after 1.5 s: $(cat "$work/fifo.out")"
+fi
+cat "$corpus/sample-zstd.mtrace" >"$work/fifo"
+timeout 20 tail --pid=$pid -f /dev/null
+wait $pid
+rc=$?
+[ $rc -eq 0 ] && grep -q "wrote $work/f.pftrace" "$work/fifo.out" && pass fifo-input ||
+	fail fifo-input "exit $rc: $(cat "$work/fifo.out")"
+# A FIFO nobody writes to: the open itself never blocks (the wait is in poll, with a notice).
+mkfifo "$work/fifo2"
+timeout 3 "$bin" bundle-info "$work/fifo2" >"$work/fifo2.out" 2>&1
+grep -q "waiting for data on $work/fifo2" "$work/fifo2.out" && pass fifo-open-no-block ||
+	fail fifo-open-no-block "$(cat "$work/fifo2.out")"
+expect directory-input 1 "$work: is a directory" "$bin" decode "$work"
+expect max-decompressed 1 "more than the limit of 1024 (--max-decompressed SIZE raises it)" \
+	"$bin" decode --max-decompressed 1K -o "$work/x.pftrace" "$corpus/sample-zstd.mtrace"
+expect bad-max-decompressed 2 "--max-decompressed: invalid size 'lots'" \
+	"$bin" decode --max-decompressed lots "$corpus/sample-zstd.mtrace"
+
+# ---- 6. errors: one prefix, one line, the real cause -------------------------
+expect_re no-errno-after-success 1 '^mtrace-user: .*future-minor.mtrace: the bundle has no pt-config section: it cannot be decoded$' \
+	"$bin" decode -o "$work/x.pftrace" "$corpus/future-minor.mtrace"
+expect bundle-info-flags-reject 1 "decode: refused: the bundle has no pt-config section" \
+	"$bin" bundle-info "$corpus/future-minor.mtrace"
+expect bundle-info-decodable 0 "decode: possible" "$bin" bundle-info "$corpus/sample-zstd.mtrace"
+for c in "decode --bogus x" "record --bogus" "--bogus" "bundle-info --bogus" "decode -o" "record -p"; do
+	# shellcheck disable=SC2086
+	out=$("$bin" $c 2>&1)
+	rc=$?
+	if [ $rc -eq 2 ] && [ "$(wc -l <<<"$out")" -eq 1 ] && grep -q '^mtrace-user: ' <<<"$out" &&
+		! grep -q usage <<<"$out"; then
+		pass "one-line-usage-error:${c// /_}"
+	else
+		fail "one-line-usage-error:${c// /_}" "exit $rc: $out"
+	fi
+done
+out=$("$bin" decode -o "$work/x.pftrace" "$corpus/sample-zstd.mtrace" 2>&1)
+if ! grep -qv '^mtrace-user: ' <<<"$out"; then pass one-prefix; else fail one-prefix "$out"; fi
+
+# ---- 7. zero instructions are explained --------------------------------------
+expect zero-insns-explained 0 "no instructions decoded: none of the 11256 bytes of PT holds a sync point (PSB)" \
+	"$bin" decode -o "$work/x.pftrace" "$corpus/sample-raw.mtrace"

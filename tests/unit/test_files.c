@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: MIT
+/*
+ * files/: outputs that are never an input and replace an older file only
+ * when complete; inputs from streams.
+ */
+#include "mt_test.h"
+
+#include "files/infile.h"
+#include "files/outfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char dir[64];
+
+static const char *at(const char *name)
+{
+	static char buf[4][128];
+	static int i;
+
+	i = (i + 1) % 4;
+	snprintf(buf[i], sizeof(buf[i]), "%s/%s", dir, name);
+	return buf[i];
+}
+
+static void put(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	MT_ASSERT(f);
+	fputs(text, f);
+	MT_ASSERT_EQ(fclose(f), 0);
+}
+
+static int holds(const char *path, const char *text)
+{
+	char buf[256] = "";
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return !strcmp(buf, text);
+}
+
+static void fresh_dir(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/mt-files-XXXXXX");
+	MT_ASSERT(mkdtemp(dir));
+}
+
+static void remove_dir(void)
+{
+	char cmd[96];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	MT_ASSERT_EQ(system(cmd), 0);
+}
+
+MT_TEST(output_that_is_an_input_is_refused)
+{
+	char err[512], path[128];
+	const char *in = path;
+
+	fresh_dir();
+	snprintf(path, sizeof(path), "%s", at("b.mtrace"));
+	put(in, "bundle");
+	MT_ASSERT_EQ(symlink("b.mtrace", at("sym")), 0);
+	MT_ASSERT_EQ(link(in, at("hard")), 0);
+	MT_ASSERT_EQ(mt_outfile_check_inputs(in, &in, 1, err, sizeof(err)), -EEXIST);
+	MT_ASSERT_MSG(strstr(err, "is the input"), "%s", err);
+	MT_ASSERT_EQ(mt_outfile_check_inputs(at("sym"), &in, 1, err, sizeof(err)), -EEXIST);
+	MT_ASSERT_MSG(strstr(err, "(a link to it)"), "%s", err);
+	MT_ASSERT_EQ(mt_outfile_check_inputs(at("hard"), &in, 1, err, sizeof(err)), -EEXIST);
+	/* An input reached through a symlink is the same file too. */
+	{
+		const char *via = at("sym");
+
+		MT_ASSERT_EQ(mt_outfile_check_inputs(in, &via, 1, err, sizeof(err)), -EEXIST);
+	}
+	put(at("other"), "x");
+	MT_ASSERT_EQ(mt_outfile_check_inputs(at("other"), &in, 1, err, sizeof(err)), 0);
+	MT_ASSERT_EQ(mt_outfile_check_inputs(at("new"), &in, 1, err, sizeof(err)), 0);
+	MT_ASSERT_EQ(mt_outfile_check_inputs("/dev/null", &in, 1, err, sizeof(err)), 0);
+	MT_ASSERT(holds(in, "bundle"));
+	remove_dir();
+}
+
+MT_TEST(old_file_replaced_only_on_commit)
+{
+	struct mt_outfile of;
+	const char *out;
+	struct stat st;
+	char err[512];
+
+	fresh_dir();
+	out = at("t.pftrace.gz");
+	put(out, "old");
+	MT_ASSERT_EQ(chmod(out, 0640), 0);
+	MT_ASSERT_MSG(mt_outfile_begin(&of, out, err, sizeof(err)) == 0, "%s", err);
+	MT_ASSERT(!of.in_place);
+	/* Beside the target, hidden, keeping its suffix (gzip is chosen by name). */
+	MT_ASSERT_MSG(!strncmp(of.write_path, at(".tmp-"), strlen(at(".tmp-"))), "%s", of.write_path);
+	MT_ASSERT(strlen(of.write_path) > 3 &&
+		  !strcmp(of.write_path + strlen(of.write_path) - 3, ".gz"));
+	put(of.write_path, "new");
+	MT_ASSERT(holds(out, "old"));
+	MT_ASSERT_MSG(mt_outfile_commit(&of, err, sizeof(err)) == 0, "%s", err);
+	MT_ASSERT(holds(out, "new"));
+	MT_ASSERT_EQ(stat(out, &st), 0);
+	MT_ASSERT_EQ(st.st_mode & 07777, 0640);
+	MT_ASSERT_EQ(mt_outfile_size(&of), 3);
+	remove_dir();
+}
+
+MT_TEST(abort_keeps_old_file_and_leaves_nothing)
+{
+	struct mt_outfile of;
+	char err[512], tmp[PATH_MAX];
+	const char *out;
+
+	fresh_dir();
+	out = at("t.pftrace");
+	put(out, "old");
+	MT_ASSERT_EQ(mt_outfile_begin(&of, out, err, sizeof(err)), 0);
+	snprintf(tmp, sizeof(tmp), "%s", of.write_path);
+	put(tmp, "half a trace");
+	mt_outfile_abort(&of);
+	MT_ASSERT(holds(out, "old"));
+	MT_ASSERT(access(tmp, F_OK) != 0);
+	remove_dir();
+}
+
+MT_TEST(symlinked_output_replaces_its_target)
+{
+	struct mt_outfile of;
+	struct stat st;
+	char err[512];
+
+	fresh_dir();
+	put(at("real"), "old");
+	MT_ASSERT_EQ(symlink("real", at("link")), 0);
+	MT_ASSERT_EQ(mt_outfile_begin(&of, at("link"), err, sizeof(err)), 0);
+	put(of.write_path, "new");
+	MT_ASSERT_EQ(mt_outfile_commit(&of, err, sizeof(err)), 0);
+	MT_ASSERT_EQ(lstat(at("link"), &st), 0);
+	MT_ASSERT(S_ISLNK(st.st_mode));
+	MT_ASSERT(holds(at("real"), "new"));
+	remove_dir();
+}
+
+MT_TEST(bad_destinations)
+{
+	struct mt_outfile of;
+	char err[512];
+
+	fresh_dir();
+	MT_ASSERT_EQ(mt_outfile_begin(&of, dir, err, sizeof(err)), -EISDIR);
+	MT_ASSERT_MSG(strstr(err, "is a directory"), "%s", err);
+	MT_ASSERT_EQ(mt_outfile_begin(&of, at("no/such/dir/t"), err, sizeof(err)), -ENOENT);
+	MT_ASSERT_MSG(strstr(err, "cannot create a file in"), "%s", err);
+	MT_ASSERT_EQ(mt_outfile_begin(&of, "", err, sizeof(err)), -EINVAL);
+	/* Special files and "-" are written in place. */
+	MT_ASSERT_EQ(mt_outfile_begin(&of, "/dev/null", err, sizeof(err)), 0);
+	MT_ASSERT(of.in_place && !strcmp(of.write_path, "/dev/null"));
+	MT_ASSERT_EQ(mt_outfile_commit(&of, err, sizeof(err)), 0);
+	MT_ASSERT_EQ(mt_outfile_begin(&of, "-", err, sizeof(err)), 0);
+	MT_ASSERT(of.in_place && !strcmp(of.write_path, "/dev/stdout"));
+	remove_dir();
+}
+
+/* A pipe is read to its end into a memory file; a cap stops endless streams. */
+MT_TEST(stream_input_is_buffered)
+{
+	char name[64], err[512], buf[16] = "";
+	int p[2], fd;
+
+	MT_ASSERT_EQ(pipe(p), 0);
+	MT_ASSERT_EQ(write(p[1], "bundle bytes", 12), 12);
+	close(p[1]);
+	snprintf(name, sizeof(name), "/proc/self/fd/%d", p[0]);
+	fd = mt_infile_open(name, 0, NULL, err, sizeof(err));
+	MT_ASSERT_MSG(fd >= 0, "%s", err);
+	MT_ASSERT_EQ(pread(fd, buf, sizeof(buf), 0), 12);
+	MT_ASSERT_STREQ(buf, "bundle bytes");
+	close(fd);
+	close(p[0]);
+
+	MT_ASSERT_EQ(pipe(p), 0);
+	MT_ASSERT_EQ(write(p[1], "0123456789", 10), 10);
+	close(p[1]);
+	snprintf(name, sizeof(name), "/proc/self/fd/%d", p[0]);
+	MT_ASSERT_EQ(mt_infile_open(name, 4, NULL, err, sizeof(err)), -EFBIG);
+	MT_ASSERT_MSG(strstr(err, "larger than 4 bytes"), "%s", err);
+	close(p[0]);
+	MT_ASSERT_EQ(mt_infile_open("/nonexistent", 0, NULL, err, sizeof(err)), -ENOENT);
+	MT_ASSERT_STREQ(err, "/nonexistent: No such file or directory");
+}
+
+/* What a signal handler calls: every unfinished temporary goes, the old file stays. */
+MT_TEST(pending_temporaries_removed)
+{
+	struct mt_outfile a, b;
+	char err[512];
+
+	fresh_dir();
+	put(at("a"), "old a");
+	MT_ASSERT_EQ(mt_outfile_begin(&a, at("a"), err, sizeof(err)), 0);
+	MT_ASSERT_EQ(mt_outfile_begin(&b, at("b"), err, sizeof(err)), 0);
+	put(a.write_path, "half");
+	mt_outfile_remove_pending();
+	MT_ASSERT(access(a.write_path, F_OK) != 0 && access(b.write_path, F_OK) != 0);
+	MT_ASSERT(holds(at("a"), "old a"));
+	/* A commit after that fails cleanly and keeps the old file. */
+	MT_ASSERT(mt_outfile_commit(&a, err, sizeof(err)) < 0);
+	MT_ASSERT(holds(at("a"), "old a"));
+	mt_outfile_abort(&b);
+	remove_dir();
+}

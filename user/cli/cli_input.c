@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT
+/* Opening command-line bundles (cli_input.h). */
+#include "cli_input.h"
+
+#include "cli_msg.h"
+#include "files/infile.h"
+
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *cli_input_name(const char *arg)
+{
+	return strcmp(arg, "-") ? arg : "standard input";
+}
+
+static void waiting(const char *name)
+{
+	cli_err("waiting for data on %s (a FIFO nobody writes to yet; Ctrl-C to stop)", name);
+}
+
+int cli_open_bundle(const char *arg, const struct mt_bundle_limits *lim,
+		    struct mt_bundle_reader **r)
+{
+	/* A stream is held in memory: never more than half of it (/dev/zero is a stream too). */
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	uint64_t max = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize / 2 : 0;
+	char err[640];
+	int fd = mt_infile_open(arg, max, waiting, err, sizeof(err));
+
+	*r = NULL;
+	if (fd < 0) {
+		cli_err("%s", err);
+		return 1;
+	}
+	if (mt_bundle_open_fd(r, fd, cli_input_name(arg), lim, err, sizeof(err)) < 0) {
+		cli_err("%s", err);
+		close(fd);
+		return 1;
+	}
+	close(fd);	/* the reader keeps its mapping */
+	return 0;
+}

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A bundle named on the command line: a file, "-" (standard input), a pipe
+ * or a FIFO (files/infile.h), opened within the decompression limit.
+ */
+#ifndef MTRACE_CLI_INPUT_H
+#define MTRACE_CLI_INPUT_H
+
+#include "bundle/bundle.h"
+
+/* What messages call ARG ("standard input" for "-"). */
+const char *cli_input_name(const char *arg);
+
+/* Opens ARG into *R; 0, or 1 after printing why. */
+int cli_open_bundle(const char *arg, const struct mt_bundle_limits *lim,
+		    struct mt_bundle_reader **r);
+
+#endif

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * How mtrace-user speaks and ends: every message is one line on stderr
+ * starting with "mtrace-user: ", whatever the subcommand; usage errors name
+ * the bad argument in one line and point at --help instead of printing it;
+ * the exit statuses; what a fatal signal cleans up.
+ */
+#ifndef MTRACE_CLI_MSG_H
+#define MTRACE_CLI_MSG_H
+
+#define CLI_PREFIX "mtrace-user: "
+
+/* Exit statuses (mtrace-user(1)). */
+enum {
+	CLI_EXIT_OK = 0,
+	CLI_EXIT_FAIL = 1,	/* the work could not be done */
+	CLI_EXIT_USAGE = 2,	/* bad command line; nothing was done */
+	CLI_EXIT_MISSING = 3,	/* decoded, but some traced code had no binary */
+};
+
+void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * The one-line message for getopt's '?' or ':' (C) with opterr 0, for the
+ * command HELP_CMD ("decode"; "" for the top-level form). Returns 2.
+ */
+int cli_bad_option(int c, char **argv, const char *help_cmd);
+
+/*
+ * On SIGINT, SIGTERM and SIGHUP (where they have their default action):
+ * remove unfinished output files (files/outfile.h), then die of the signal
+ * as before. Called once, first thing in main().
+ */
+void cli_remove_outputs_on_signals(void);
+
+#endif

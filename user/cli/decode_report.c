@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: MIT
+/* The end-of-decode account of missing code (decode_report.h). */
+#include "decode_report.h"
+
+#include "cli_msg.h"
+#include "decode/blkdec.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* At most this many threads or mappings are named one by one. */
+#define REPORT_LIST 8
+
+static struct report_thread *find_thread(struct decode_report *rep, uint32_t pid, uint32_t tid)
+{
+	struct report_thread *t;
+
+	/* Events come in runs of one thread: the last one found is the usual hit. */
+	if (rep->last < rep->nthreads && rep->threads[rep->last].tid == tid &&
+	    rep->threads[rep->last].pid == pid)
+		return &rep->threads[rep->last];
+	for (size_t i = 0; i < rep->nthreads; i++)
+		if (rep->threads[i].tid == tid && rep->threads[i].pid == pid) {
+			rep->last = i;
+			return &rep->threads[i];
+		}
+	if (rep->nthreads == rep->cap) {
+		size_t cap = rep->cap ? rep->cap * 2 : 16;
+		struct report_thread *v = realloc(rep->threads, cap * sizeof(*v));
+
+		if (!v) {
+			rep->oom = 1;
+			return NULL;
+		}
+		rep->threads = v;
+		rep->cap = cap;
+	}
+	t = &rep->threads[rep->nthreads];
+	*t = (struct report_thread){ .pid = pid, .tid = tid };
+	rep->last = rep->nthreads++;
+	return t;
+}
+
+static int on_thread(void *ctx, uint32_t pid, uint32_t tid)
+{
+	struct decode_report *rep = ctx;
+
+	find_thread(rep, pid, tid);
+	return rep->inner.thread ? rep->inner.thread(rep->inner.ctx, pid, tid) : 0;
+}
+
+static int on_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const struct mt_ev *ev)
+{
+	struct decode_report *rep = ctx;
+
+	if (!rep->have_first) {
+		rep->first_ns = ns;
+		rep->have_first = 1;
+	}
+	if (ev->kind == MT_EV_GAP && ev->arg == MT_GAP_NOMAP) {
+		struct report_thread *t = find_thread(rep, pid, tid);
+
+		if (t) {
+			if (!t->nomap_gaps++)
+				t->first_ns = ns;
+			t->last_ns = ns;
+		}
+	}
+	return rep->inner.event(rep->inner.ctx, pid, tid, ns, ev);
+}
+
+static int on_trigger(void *ctx, uint64_t ns, const struct mt_bundle_trigger *t)
+{
+	struct decode_report *rep = ctx;
+
+	return rep->inner.trigger ? rep->inner.trigger(rep->inner.ctx, ns, t) : 0;
+}
+
+struct mt_decode_sink decode_report_sink(struct decode_report *rep,
+					 const struct mt_decode_sink *inner)
+{
+	rep->inner = *inner;
+	return (struct mt_decode_sink){ on_thread, on_event, on_trigger, rep };
+}
+
+void decode_report_missing(void *ctx, const char *msg)
+{
+	struct decode_report *rep = ctx;
+	char **v, *copy;
+
+	for (size_t i = 0; i < rep->nmissing; i++)
+		if (!strcmp(rep->missing[i], msg))
+			return;
+	v = realloc(rep->missing, (rep->nmissing + 1) * sizeof(*v));
+	copy = strdup(msg);
+	if (!v || !copy) {
+		free(copy);
+		if (v)
+			rep->missing = v;
+		rep->oom = 1;
+		return;
+	}
+	rep->missing = v;
+	rep->missing[rep->nmissing++] = copy;
+}
+
+static int decoded(const struct decode_report *rep, uint32_t tid)
+{
+	for (size_t i = 0; i < rep->nthreads; i++)
+		if (rep->threads[i].tid == tid)
+			return 1;
+	return 0;
+}
+
+static double ms_from(const struct decode_report *rep, uint64_t ns)
+{
+	return ns >= rep->first_ns ? (double)(ns - rep->first_ns) / 1e6 : 0;
+}
+
+static size_t count_gap_threads(const struct decode_report *rep)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < rep->nthreads; i++)
+		n += rep->threads[i].nomap_gaps != 0;
+	return n;
+}
+
+/* The threads that lost code to gaps; returns their number. */
+static size_t print_gap_threads(const struct decode_report *rep)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < rep->nthreads; i++) {
+		const struct report_thread *t = &rep->threads[i];
+
+		if (!t->nomap_gaps)
+			continue;
+		if (n++ < REPORT_LIST)
+			cli_err("  thread %u (pid %u): %" PRIu64 " stretch%s of code without a binary, "
+				"between %.3f and %.3f ms after the first event",
+				t->tid, t->pid, t->nomap_gaps, t->nomap_gaps > 1 ? "es" : "",
+				ms_from(rep, t->first_ns), ms_from(rep, t->last_ns));
+	}
+	if (n > REPORT_LIST)
+		cli_err("  ... and %zu more threads", n - REPORT_LIST);
+	return n;
+}
+
+/* The bundle's threads that got no event at all; returns their number. */
+static size_t print_silent_threads(const struct decode_report *rep, struct mt_bundle_reader *r)
+{
+	const struct mt_bundle_thread *th;
+	size_t n = mt_bundle_threads(r, &th), silent = 0;
+	char list[256] = "";
+	size_t len = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (decoded(rep, th[i].tid))
+			continue;
+		if (silent++ < REPORT_LIST && len < sizeof(list))
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%u (%s)",
+						silent > 1 ? ", " : "", th[i].tid,
+						th[i].comm ? th[i].comm : "?");
+	}
+	if (silent)
+		cli_err("  %zu of the bundle's %zu threads have no decoded code: %s%s", silent, n, list,
+			silent > REPORT_LIST ? ", ..." : "");
+	return silent;
+}
+
+static int has_psb(const uint8_t *p, size_t len)
+{
+	static const uint8_t psb[16] = { 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82,
+					 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82 };
+
+	return len >= sizeof(psb) && memmem(p, len, psb, sizeof(psb)) != NULL;
+}
+
+/* Why a decode gave no instructions, in the order a user can act on it. */
+static void explain_nothing(const struct decode_report *rep, struct mt_bundle_reader *r,
+			    const struct mt_decode_stats *s)
+{
+	size_t npt = mt_bundle_pt_count(r), psb = 0;
+
+	for (size_t i = 0; i < npt; i++) {
+		const uint8_t *data;
+		size_t len;
+
+		if (!mt_bundle_pt_data(r, i, &data, &len) && has_psb(data, len))
+			psb++;
+		mt_bundle_pt_release(r, i);
+	}
+	if (!s->pt_bytes)
+		cli_err("no instructions decoded: the snapshot holds no PT data (nothing ran on a traced CPU while armed)");
+	else if (!psb)
+		cli_err("no instructions decoded: none of the %" PRIu64 " bytes of PT holds a sync point (PSB), where decoding must start; record with a bigger --buffer-size or a lower --psb-freq",
+			s->pt_bytes);
+	else if (!mt_bundle_maps(r, NULL))
+		cli_err("no instructions decoded: the bundle has no memory maps, so there is no code to follow the trace through");
+	else if (rep->nmissing)
+		cli_err("no instructions decoded: the traced code is in the mappings without a binary listed above");
+	else
+		cli_err("no instructions decoded: the PT of %zu CPU%s (%zu with a sync point) holds no executed code of a traced thread: tracing was filtered out or disabled the whole time",
+			npt, npt == 1 ? "" : "s", psb);
+}
+
+int decode_report_print(const struct decode_report *rep, struct mt_bundle_reader *r,
+			const struct mt_decode_stats *s, int allow_missing)
+{
+	size_t gaps = 0, outside;
+
+	if (rep->nmissing) {
+		cli_err("missing code: %zu mapping%s had no usable binary:", rep->nmissing,
+			rep->nmissing > 1 ? "s" : "");
+		for (size_t i = 0; i < rep->nmissing && i < REPORT_LIST; i++)
+			cli_err("  %s", rep->missing[i]);
+		if (rep->nmissing > REPORT_LIST)
+			cli_err("  ... and %zu more", rep->nmissing - REPORT_LIST);
+		gaps = print_gap_threads(rep);
+		/* Only evidence counts: a thread without events may just not have run. */
+		if (gaps) {
+			print_silent_threads(rep, r);
+			cli_err("  the instructions executed there are unknown: without the code, PT cannot be followed through it");
+		} else if (s->insns) {
+			cli_err("  the trace never entered them: nothing was lost");
+		}
+	} else if ((outside = count_gap_threads(rep))) {
+		/* Code outside every mapping is no binary that could be found: no exit 3. */
+		cli_err("%zu thread%s entered code outside every mapping (JIT code, or a uprobe's single-step slot): those stretches are gaps in the trace",
+			outside, outside > 1 ? "s" : "");
+	}
+	if (!s->insns)
+		explain_nothing(rep, r, s);
+	if (!gaps)
+		return 0;
+	if (allow_missing) {
+		cli_err("accepted with --allow-missing: the trace lacks the code listed above");
+		return 0;
+	}
+	cli_err("traced code could not be decoded (exit status %d): find the files with --symfs DIR or --path-map OLD=NEW, record with --portable, or accept with --allow-missing",
+		CLI_EXIT_MISSING);
+	return CLI_EXIT_MISSING;
+}
+
+void decode_report_free(struct decode_report *rep)
+{
+	for (size_t i = 0; i < rep->nmissing; i++)
+		free(rep->missing[i]);
+	free(rep->missing);
+	free(rep->threads);
+	memset(rep, 0, sizeof(*rep));
+}

@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: MIT
+/* mt_errmsg() (errmsg.h). */
+#include "files/errmsg.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+int mt_errmsg(char *err, size_t errlen, int e, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -e;
+}

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: MIT
+/* Inputs from files, standard input, pipes and FIFOs (infile.h). */
+#include "files/infile.h"
+#include "files/errmsg.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Waits until FD has data or its end; a FIFO nobody writes yet gets one notice. */
+static int wait_readable(int fd, const char *name, void (*notify)(const char *name))
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int timeout = notify ? MT_INFILE_NOTIFY_MS : -1;
+
+	for (;;) {
+		int n = poll(&p, 1, timeout);
+
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		if (n == 0) {
+			notify(name);
+			timeout = -1;
+		}
+	}
+}
+
+/* Copies the stream FD (blocking reads) into a memory file; returns its descriptor. */
+static int slurp(int fd, const char *name, uint64_t max, char *err, size_t errlen)
+{
+	static char buf[1 << 16];
+	uint64_t total = 0;
+	int mfd = memfd_create("mtrace-input", MFD_CLOEXEC), e = 0;
+
+	if (mfd < 0)
+		return mt_errmsg(err, errlen, errno, "%s: cannot buffer the input: %s", name,
+				 strerror(errno));
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			e = mt_errmsg(err, errlen, errno, "%s: read failed: %s", name, strerror(errno));
+			break;
+		}
+		if (n == 0)
+			break;
+		total += (uint64_t)n;
+		if (max && total > max) {
+			e = mt_errmsg(err, errlen, EFBIG, "%s: input is larger than %llu bytes", name,
+				      (unsigned long long)max);
+			break;
+		}
+		for (ssize_t done = 0; done < n;) {
+			ssize_t k = write(mfd, buf + done, (size_t)(n - done));
+
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k < 0) {
+				e = mt_errmsg(err, errlen, errno, "%s: cannot buffer the input: %s", name,
+					      strerror(errno));
+				goto out;
+			}
+			done += k;
+		}
+	}
+out:
+	if (e) {
+		close(mfd);
+		return e;
+	}
+	return mfd;
+}
+
+int mt_infile_open(const char *name, uint64_t max_stream, void (*notify)(const char *name),
+		   char *err, size_t errlen)
+{
+	int stdin_ = !strcmp(name, "-");
+	const char *shown = stdin_ ? "standard input" : name;
+	struct stat st;
+	int fd, mfd;
+
+	err[0] = '\0';
+	/* O_NONBLOCK: opening a FIFO must not wait for its writer. */
+	fd = stdin_ ? dup(STDIN_FILENO) : open(name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return mt_errmsg(err, errlen, errno, "%s: %s", shown, strerror(errno));
+	if (fstat(fd, &st)) {
+		int e = errno;
+
+		close(fd);
+		return mt_errmsg(err, errlen, e, "%s: %s", shown, strerror(e));
+	}
+	if (S_ISDIR(st.st_mode)) {
+		close(fd);
+		return mt_errmsg(err, errlen, EISDIR, "%s: is a directory", shown);
+	}
+	if (S_ISREG(st.st_mode)) {
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+		return fd;
+	}
+	/*
+	 * A FIFO without a writer reads as empty: wait in poll() for one (with
+	 * a notice), then read normally. Standard input is read as it is; its
+	 * flags are shared with the shell and stay untouched.
+	 */
+	if (!stdin_ && S_ISFIFO(st.st_mode)) {
+		int e = wait_readable(fd, shown, notify);
+
+		if (e) {
+			close(fd);
+			return mt_errmsg(err, errlen, -e, "%s: %s", shown, strerror(-e));
+		}
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	}
+	mfd = slurp(fd, shown, max_stream, err, errlen);
+	close(fd);
+	return mfd;
+}
