@@ -4,6 +4,7 @@
 
 #include "cli_msg.h"
 #include "decode/blkdec.h"
+#include "util/mt_array.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -26,16 +27,9 @@ static struct report_thread *find_thread(struct decode_report *rep, uint32_t pid
 			rep->last = i;
 			return &rep->threads[i];
 		}
-	if (rep->nthreads == rep->cap) {
-		size_t cap = rep->cap ? rep->cap * 2 : 16;
-		struct report_thread *v = realloc(rep->threads, cap * sizeof(*v));
-
-		if (!v) {
-			rep->oom = 1;
-			return NULL;
-		}
-		rep->threads = v;
-		rep->cap = cap;
+	if (MT_ARRAY_RESERVE(rep->threads, rep->cap, rep->nthreads, 1)) {
+		rep->oom = 1;
+		return NULL;
 	}
 	t = &rep->threads[rep->nthreads];
 	*t = (struct report_thread){ .pid = pid, .tid = tid };
@@ -88,21 +82,17 @@ struct mt_decode_sink decode_report_sink(struct decode_report *rep,
 void decode_report_missing(void *ctx, const char *msg)
 {
 	struct decode_report *rep = ctx;
-	char **v, *copy;
+	char *copy;
 
 	for (size_t i = 0; i < rep->nmissing; i++)
 		if (!strcmp(rep->missing[i], msg))
 			return;
-	v = realloc(rep->missing, (rep->nmissing + 1) * sizeof(*v));
 	copy = strdup(msg);
-	if (!v || !copy) {
+	if (!copy || MT_ARRAY_RESERVE(rep->missing, rep->missing_cap, rep->nmissing, 1)) {
 		free(copy);
-		if (v)
-			rep->missing = v;
 		rep->oom = 1;
 		return;
 	}
-	rep->missing = v;
 	rep->missing[rep->nmissing++] = copy;
 }
 

@@ -26,7 +26,7 @@ struct decode_report {
 	uint64_t first_ns;		/* of the first event: times are told from it */
 	int have_first, oom;
 	char **missing;			/* distinct messages about mappings */
-	size_t nmissing;
+	size_t nmissing, missing_cap;
 };
 
 /* A sink that counts what passes and hands everything on to INNER. */
