@@ -73,6 +73,7 @@ int mtrace_caps_from_cpuid(const struct mtrace_cpuid *id,
 		memcpy(caps->c15, id->c15, sizeof(caps->c15));
 	caps->multi_topa = id->c14_0[2] & MT_PT_CAP_TOPA_MULTI;
 	caps->branch_always_on = needs_branch_en(id->leaf1_eax);
+	caps->va_bits = 48;
 	return 0;
 }
 
@@ -110,19 +111,8 @@ int mtrace_caps_intersect(struct mtrace_pt_caps *acc,
 	acc->c14_1[3] &= other->c14_1[3];
 	acc->multi_topa = acc->c14_0[2] & MT_PT_CAP_TOPA_MULTI;
 	acc->branch_always_on = acc->branch_always_on || other->branch_always_on;
+	acc->va_bits = min_u32(acc->va_bits, other->va_bits);
 	return 0;
-}
-
-static bool is_pow2(u64 v)
-{
-	return v && !(v & (v - 1));
-}
-
-static bool canonical48(u64 addr)
-{
-	u64 top = addr >> 47;
-
-	return top == 0 || top == 0x1ffff;
 }
 
 static bool all_zero(const void *p, size_t n)
@@ -197,8 +187,8 @@ static int encode_filters(const struct mtrace_config *cfg,
 				return -EINVAL;
 			continue;
 		}
-		if (f->reserved || !canonical48(f->start) ||
-		    !canonical48(f->end) || f->start > f->end ||
+		if (f->reserved || !mtrace_canonical(f->start, caps->va_bits) ||
+		    !mtrace_canonical(f->end, caps->va_bits) || f->start > f->end ||
 		    (f->action != MTRACE_FILTER_TRACE &&
 		     f->action != MTRACE_FILTER_STOP))
 			return -EINVAL;
@@ -215,9 +205,9 @@ static int check_sizes(const struct mtrace_config *cfg,
 {
 	u64 ring = cfg->ring_size, region = cfg->region_size;
 
-	if (!is_pow2(ring) || ring < MTRACE_RING_MIN || ring > MTRACE_RING_MAX)
+	if (!mtrace_is_pow2(ring) || ring < MTRACE_RING_MIN || ring > MTRACE_RING_MAX)
 		return -EINVAL;
-	if (!is_pow2(cfg->sb_records) || cfg->sb_records < MTRACE_SB_MIN ||
+	if (!mtrace_is_pow2(cfg->sb_records) || cfg->sb_records < MTRACE_SB_MIN ||
 	    cfg->sb_records > MTRACE_SB_MAX)
 		return -EINVAL;
 	if (!caps->multi_topa) {
@@ -229,7 +219,7 @@ static int check_sizes(const struct mtrace_config *cfg,
 	}
 	if (!region)
 		region = ring < (2ULL << 20) ? ring : (2ULL << 20);
-	if (!is_pow2(region) || region < MT_TOPA_REGION_MIN ||
+	if (!mtrace_is_pow2(region) || region < MT_TOPA_REGION_MIN ||
 	    region > MT_TOPA_REGION_MAX || region > ring)
 		return -EINVAL;
 	*region_size = region;

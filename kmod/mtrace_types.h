@@ -28,4 +28,9 @@ typedef __u64 u64;
 #define BIT_ULL(n)	(1ULL << (n))
 #endif
 
+static inline bool mtrace_is_pow2(u64 v)
+{
+	return v && !(v & (v - 1));
+}
+
 #endif /* MTRACE_TYPES_H */
