@@ -353,14 +353,20 @@ static long ioc_sim_inject(void __user *arg)
 	return err ? err : c.ret;
 }
 
-/* Another agent's write: past the model's rules, and now its owner's value. */
+/*
+ * Another agent's write, under the model's rules but for its output (the
+ * model cannot see that agent's memory); the value is now its owner's.
+ */
 static void sim_set_msr_local(void *info)
 {
 	struct sim_call *c = info;
 	struct mtrace_pcpu *pc = this_cpu_ptr(&mtrace_pcpu);
+	const char *why;
 
-	*mtrace_pt_model_reg(&pc->sim, c->msr.msr) = c->msr.value;
-	*mtrace_pt_model_reg(&pc->owner, c->msr.msr) = c->msr.value;
+	c->ret = mtrace_pt_model_wrmsr(&mtrace_sim_model, &pc->sim, c->msr.msr,
+				       c->msr.value, &why) ? -EINVAL : 0;
+	if (!c->ret)
+		*mtrace_pt_model_reg(&pc->owner, c->msr.msr) = c->msr.value;
 }
 
 static void sim_get_msr_local(void *info)
@@ -387,7 +393,7 @@ static int ioc_sim_msr(unsigned int cmd, void __user *arg)
 				       set ? sim_set_msr_local : sim_get_msr_local,
 				       &c, 1);
 	if (err || set)
-		return err;
+		return err ? err : c.ret;
 	return copy_to_user(arg, &c.msr, sizeof(c.msr)) ? -EFAULT : 0;
 }
 

@@ -141,9 +141,12 @@ static const char *output_bad(const struct mtrace_pt_model *m,
 	const struct mtrace_topa_mem *mem = m->mem;
 	u32 idx = (r->mask_ptrs & MTRACE_RTIT_MASK_IDX_MASK) >> MTRACE_RTIT_MASK_IDX_SHIFT;
 	u64 off = r->mask_ptrs >> MTRACE_RTIT_MASK_OFF_SHIFT;
-	u64 *table = mem ? mem->table(mem->ctx, r->output_base) : NULL;
+	u64 *table;
 	u64 entry;
 
+	if (!mem)
+		return NULL;	/* another agent's memory: not modelled */
+	table = mem->table(mem->ctx, r->output_base);
 	if (!table)
 		return "TraceEn=1 with OUTPUT_BASE naming no live ToPA table";
 	if (idx >= MT_TOPA_TABLE_ENTRIES)

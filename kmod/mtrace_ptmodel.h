@@ -22,7 +22,8 @@ struct mtrace_pt_model {
 	 * must name a ToPA table and the entry at the output pointer an
 	 * output region. (Hardware reports a bad table as an operational
 	 * error once tracing; the model faults at once, so that a pointer
-	 * to freed memory can never go unnoticed.)
+	 * to freed memory can never go unnoticed.) NULL: memory of another
+	 * agent, whose output is not checked.
 	 */
 	const struct mtrace_topa_mem *mem;
 };

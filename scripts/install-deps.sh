@@ -17,7 +17,7 @@ build_pkgs=(
 test_pkgs=(
 	qemu-system-x86 busybox-static cpio bc file xz-utils
 	protobuf-compiler python3 python3-protobuf
-	valgrind g++
+	valgrind g++ gcc-multilib
 )
 
 want=("${build_pkgs[@]}")
