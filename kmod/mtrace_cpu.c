@@ -56,6 +56,7 @@ void mtrace_cpu_resume_task(struct mtrace_pcpu *pc, bool on)
 	mtrace_ptseq_resume(&pc->seq, &p, &r, on);
 	seq_exit(pc);
 }
+
 NOKPROBE_SYMBOL(mtrace_cpu_resume_task);
 
 /*
@@ -86,6 +87,7 @@ int mtrace_cpu_arm_local(void)
 		mtrace_cpu_resume_task(pc, true);
 	return 0;
 }
+
 NOKPROBE_SYMBOL(mtrace_cpu_arm_local);
 
 /*
@@ -129,6 +131,7 @@ void mtrace_cpu_stop_local(void)
 	/* These fields before the stop becomes visible. */
 	smp_wmb();
 }
+
 NOKPROBE_SYMBOL(mtrace_cpu_stop_local);
 
 /* Before the ring is freed: see mtrace_ptseq_release(). */
@@ -144,4 +147,5 @@ void mtrace_cpu_release_local(void)
 	mtrace_ptseq_release(&pc->seq, &r);
 	seq_exit(pc);
 }
+
 NOKPROBE_SYMBOL(mtrace_cpu_release_local);

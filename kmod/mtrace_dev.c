@@ -3,6 +3,8 @@
  * /dev/mtrace: open/release, the ioctls of include/uapi/linux/mtrace.h,
  * mmap of the rings and poll for a completed freeze.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/capability.h>
 #include <linux/cpu.h>
 #include <linux/fs.h>

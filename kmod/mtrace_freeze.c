@@ -9,6 +9,8 @@
  * last moves the state to FROZEN and wakes poll() through irq_work, since
  * a trigger may fire where waking a task is not allowed.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
 #include <linux/panic_notifier.h>
@@ -269,6 +271,7 @@ static void power_stop_ipi(void *unused)
 static void power_stop(void)
 {
 	WRITE_ONCE(mtrace_sess.power_block, true);
+	/* Seen by every arm IPI sent after this (pairs with the IPI's own ordering). */
 	smp_mb();
 	mtrace_freeze_now(MTRACE_PATH_POWER, 0);
 	cpus_read_lock();

@@ -43,7 +43,9 @@ struct mtrace_pt_model mtrace_sim_model = {
 	.caps = &mtrace_caps,
 	.pa_bits = SIM_PA_BITS,
 };
+
 static unsigned int sim_gp_count, sim_violation_count;
+
 module_param_named(sim_gp, sim_gp_count, uint, 0444);
 MODULE_PARM_DESC(sim_gp, "simulated backend: PT MSR accesses the model faulted (#GP)");
 module_param_named(sim_violations, sim_violation_count, uint, 0444);
@@ -160,6 +162,7 @@ void mtrace_sim_gp(u32 msr, u64 val, bool write, const char *why)
 	pr_warn("sim #GP on CPU %d: %s %#x (%#llx): %s\n", smp_processor_id(),
 		write ? "WRMSR" : "RDMSR", msr, val, why);
 }
+
 NOKPROBE_SYMBOL(mtrace_sim_gp);
 
 void mtrace_sim_violation(const char *fmt, ...)
@@ -225,7 +228,7 @@ void mtrace_sim_check_restored(void)
 			u64 was = *mtrace_pt_model_reg(&pc->owner, msrs[i]);
 
 			if (now != was)
-				mtrace_sim_violation("CPU %d MSR %#x holds %#llx after the session, its owner left %#llx",
+				mtrace_sim_violation("CPU %d MSR %#x: %#llx, owner left %#llx",
 						     cpu, msrs[i], now, was);
 		}
 	}
@@ -271,6 +274,7 @@ int mtrace_msr_read(u32 msr, u64 *val)
 	*val = (u64)hi << 32 | lo;
 	return 0;
 }
+
 NOKPROBE_SYMBOL(mtrace_msr_read);
 
 int mtrace_msr_write(u32 msr, u64 val)
@@ -279,4 +283,5 @@ int mtrace_msr_write(u32 msr, u64 val)
 		return sim_msr_write(msr, val);
 	return wrmsr_safe(msr, (u32)val, (u32)(val >> 32)) ? -EIO : 0;
 }
+
 NOKPROBE_SYMBOL(mtrace_msr_write);

@@ -55,7 +55,7 @@ static void sim_check_unreferenced(struct mtrace_ring *ring,
 
 		for (t = 0; t < p->nr_tables && ring->table_phys; t++)
 			if (ring->table_phys[t] == base)
-				mtrace_sim_violation("CPU %d OUTPUT_BASE still names a ToPA table being freed",
+				mtrace_sim_violation("CPU %d OUTPUT_BASE names a freed table",
 						     cpu);
 	}
 }

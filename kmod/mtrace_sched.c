@@ -69,6 +69,7 @@ static void mtrace_sched_switch(void *data, bool preempt,
 	if (mtrace_sess.per_task)
 		mtrace_cpu_resume_task(pc, nt);
 }
+
 NOKPROBE_SYMBOL(mtrace_sched_switch);
 
 /*

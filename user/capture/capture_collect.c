@@ -195,9 +195,17 @@ static int collect_cpus(const struct mt_collect_in *in, const struct mtrace_stat
 
 		if ((e = mt_dev_cpu(dev, cpu, &ci, err, errlen)))
 			return e;
-		if (ci.flags & MTRACE_CPU_ADDED)
+		if (ci.flags & MTRACE_CPU_ADDED) {
+			pd.cpu = cpu;
+			pd.flags = MT_BUNDLE_PT_PARTIAL | MT_BUNDLE_PT_NO_RING;
+			pd.stop_tsc = ci.online_tsc;
+			if ((e = mt_bundle_write_pt_ring(w, &pd, NULL, 0)))
+				return col_fail(err, errlen, e, "writing the PT record of CPU %u: %s",
+						cpu, mt_bundle_writer_errmsg(w));
 			add_warning(out, "CPU %u came online while armed and has no ring: threads that ran there from TSC %llu on are missing",
 				    cpu, (unsigned long long)ci.online_tsc);
+			continue;
+		}
 		if (!(ci.flags & MTRACE_CPU_RING))
 			continue;
 		if (ci.write_offset > ci.ring_size)

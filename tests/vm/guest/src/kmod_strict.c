@@ -40,7 +40,7 @@ static void read_regs(int fd, __u64 v[NCPU][NMSR])
 
 static int regs(void)
 {
-	struct mtrace_config c = kg_config(0, RING, 4096);
+	struct mtrace_config c = kg_config(0, RING, 0);	/* both ToPA layouts */
 	__u64 before[NCPU][NMSR], after[NCPU][NMSR];
 	struct mtrace_cpu_info ci;
 	unsigned char b[5000];
@@ -220,7 +220,13 @@ static int exec_test(const char *helper, int setuid)
 	if (!target) {
 		char x;
 
+		close(go[1]);
+		close(running[0]);
+		close(done[0]);
+		close(done[1]);
 		kg_become(1000, 0);
+		/* Changing ids made it non-dumpable; a login shell's child is not. */
+		prctl(PR_SET_DUMPABLE, 1);
 		(void)!read(go[0], &x, 1);
 		snprintf(arg, sizeof(arg), "%d", running[1]);
 		execl(helper, helper, "spin", arg, (char *)NULL);
@@ -228,9 +234,18 @@ static int exec_test(const char *helper, int setuid)
 	}
 	fd = kg_open();
 	tr = fork();
-	if (!tr)
+	if (!tr) {
+		/* Only the helper holds the write end: EOF if it never runs. */
+		close(running[1]);
+		close(done[1]);
 		_exit(tracer(fd, target, go[1], running[0], done[0], setuid));
+	}
 	close(fd);
+	close(go[0]);
+	close(go[1]);
+	close(running[0]);
+	close(running[1]);
+	close(done[0]);
 	waitpid(target, &status, 0);
 	kg_check(setuid ? "kmod-setuid-helper-ran" : "kmod-exec-helper-ran",
 		 WIFEXITED(status) && !WEXITSTATUS(status), "status %#x", status);

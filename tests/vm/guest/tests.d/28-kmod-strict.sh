@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: MIT
 # The module against the strict PT model: registers given back, VMX,
 # private mappings, the ring memory bound, set-user-ID exec of a target.
+# Progress on the console, in case a step hangs.
+mark() { echo "kmod-strict: $*" >/dev/kmsg; }
 load() {
+	mark "insmod $*"
 	insmod "$MTRACE_KO" "$@" || { echo "FAIL kmod-strict-load: insmod $*"; return 1; }
 }
 unload() { rmmod mtrace || echo "FAIL kmod-strict-unload: rmmod failed"; }
@@ -22,6 +25,7 @@ load sim=1 && {
 	/bin/kmod_strict limit
 	unload
 }
+mark "exec tests"
 cp /bin/kmod_strict /tmp/suid_helper && chown 0:0 /tmp/suid_helper && chmod 4755 /tmp/suid_helper
 cp /bin/kmod_strict /tmp/plain_helper && chmod 755 /tmp/plain_helper
 load sim=1 && { /bin/kmod_strict setuid /tmp/suid_helper; /bin/kmod_strict plain /tmp/plain_helper; unload; }
