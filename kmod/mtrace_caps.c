@@ -14,6 +14,21 @@
 #define INTEL_VENDOR_EDX	0x49656e69	/* "ineI" */
 #define INTEL_VENDOR_ECX	0x6c65746e	/* "ntel" */
 
+/*
+ * The simulated CPU: a Kaby Lake R (CPUID 0x806ea) as captured with
+ * `cpuid -1 --raw` on an i5-8350U (LKML, 2022-08-23, "WARNING: CPU: 1 PID:
+ * 83 at arch/x86/kernel/cpu/sgx/main.c:446").
+ */
+const struct mtrace_cpuid mtrace_sim_cpuid = {
+	.max_leaf = 0x16,
+	.vendor = { 0x756e6547, 0x49656e69, 0x6c65746e },
+	.leaf1_eax = 0x000806ea,
+	.leaf7_ebx = 0x029c67af,
+	.c14_0 = { 0x00000001, 0x0000000f, 0x00000007, 0 },
+	.c14_1 = { 0x02490002, 0x003f3fff, 0, 0 },
+	.c15 = { 0x00000002, 0x0000009e, 0 },
+};
+
 static u32 cpu_family(u32 eax)
 {
 	u32 fam = (eax >> 8) & 0xf;

@@ -44,6 +44,9 @@ struct mtrace_pt_program {
 	u64 region_size;
 };
 
+/* The CPU of the simulated backend. */
+extern const struct mtrace_cpuid mtrace_sim_cpuid;
+
 /* Bits [63:bits-1] all equal; bits is 48, or 57 with 5-level paging. */
 static inline bool mtrace_canonical(u64 addr, u8 bits)
 {

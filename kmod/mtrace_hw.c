@@ -19,22 +19,6 @@
 #include "mtrace_internal.h"
 #include "mtrace_pt_defs.h"
 
-/*
- * The simulated CPU: a Kaby Lake R (CPUID 0x806ea) as captured with
- * `cpuid -1 --raw` on an i5-8350U (LKML, 2022-08-23, "WARNING: CPU: 1 PID:
- * 83 at arch/x86/kernel/cpu/sgx/main.c:446"). sim=2 clears multi-entry
- * ToPA (ECX[1]) to exercise the single-region layout.
- */
-static const struct mtrace_cpuid sim_cpuid = {
-	.max_leaf = 0x16,
-	.vendor = { 0x756e6547, 0x49656e69, 0x6c65746e },
-	.leaf1_eax = 0x000806ea,
-	.leaf7_ebx = 0x029c67af,
-	.c14_0 = { 0x00000001, 0x0000000f, 0x00000007, 0 },
-	.c14_1 = { 0x02490002, 0x003f3fff, 0, 0 },
-	.c15 = { 0x00000002, 0x0000009e, 0 },
-};
-
 #define SIM_NONTURBO_RATIO	17	/* 1.7 GHz base clock */
 #define SIM_PA_BITS		39	/* CPUID 0x80000008 of the i5-8350U */
 
@@ -122,11 +106,12 @@ static int detect_real(void)
 
 int mtrace_hw_detect(void)
 {
-	struct mtrace_cpuid id = sim_cpuid;
+	struct mtrace_cpuid id = mtrace_sim_cpuid;
 	const char *why;
 
 	if (!mtrace_sim)
 		return detect_real();
+	/* sim=2 clears multi-entry ToPA to exercise the single-region layout. */
 	if (mtrace_sim == 2)
 		id.c14_0[2] &= ~MT_PT_CAP_TOPA_MULTI;
 	mtrace_nonturbo_ratio = SIM_NONTURBO_RATIO;

@@ -22,17 +22,6 @@
 #define RING		(64ULL << 10)
 #define REGION		4096ULL
 
-/* The Kaby Lake R i5-8350U of the simulated backend (kmod/mtrace_hw.c). */
-static const struct mtrace_cpuid kbl = {
-	.max_leaf = 0x16,
-	.vendor = { 0x756e6547, 0x49656e69, 0x6c65746e },
-	.leaf1_eax = 0x000806ea,
-	.leaf7_ebx = 0x029c67af,
-	.c14_0 = { 0x00000001, 0x0000000f, 0x00000007, 0 },
-	.c14_1 = { 0x02490002, 0x003f3fff, 0, 0 },
-	.c15 = { 0x00000002, 0x0000009e, 0 },
-};
-
 /* One CPU, its memory and its registers. */
 static struct {
 	struct mtrace_pt_caps caps;
@@ -96,7 +85,7 @@ static void setup(bool vmxon, bool vmx_pt)
 	u32 r;
 
 	memset(&cpu, 0, sizeof(cpu));
-	MT_ASSERT_EQ(mtrace_caps_from_cpuid(&kbl, &cpu.caps, &why), 0);
+	MT_ASSERT_EQ(mtrace_caps_from_cpuid(&mtrace_sim_cpuid, &cpu.caps, &why), 0);
 	cpu.model.caps = &cpu.caps;
 	cpu.model.vmx_pt = vmx_pt;
 	cpu.model.pa_bits = 39;
@@ -150,6 +139,25 @@ static struct mtrace_pt_program encode(u32 flags, unsigned int nr_filters)
 	}
 	MT_ASSERT_EQ(mtrace_config_encode(&c, &cpu.caps, RING, &p), 0);
 	return p;
+}
+
+/* One session's state, armed with a plain user-space configuration. */
+struct armed {
+	struct mtrace_pt_program pp;
+	struct mtrace_ptseq_prog p;
+	struct mtrace_ptseq_ring r;
+	struct mtrace_ptseq s;
+	struct mtrace_ptseq_stop out;
+};
+
+static int arm(struct armed *a, bool vmxon, bool vmx_pt)
+{
+	memset(a, 0, sizeof(*a));
+	setup(vmxon, vmx_pt);
+	a->pp = encode(MTRACE_CFG_USER, 0);
+	a->p = (struct mtrace_ptseq_prog){ .ctl = a->pp.ctl, .addr = a->pp.addr };
+	a->r = ring();
+	return mtrace_ptseq_arm(&a->s, &a->p, &a->r);
 }
 
 /* After stop and "free": every register is perf's again, nothing names the ring. */
@@ -254,32 +262,24 @@ MT_TEST(arm_fault_restores)
 /* Defect 1: a restore that fails leaves the ring referenced: leak it. */
 MT_TEST(failed_restore_means_leak)
 {
-	struct mtrace_pt_program pp;
-	struct mtrace_ptseq_prog p;
-	struct mtrace_ptseq_ring r;
-	struct mtrace_ptseq s = { 0 };
-	struct mtrace_ptseq_stop out;
+	struct armed a;
 
-	setup(false, false);
-	pp = encode(MTRACE_CFG_USER, 0);
-	p = (struct mtrace_ptseq_prog){ .ctl = pp.ctl, .addr = pp.addr };
-	r = ring();
-	MT_ASSERT_EQ(mtrace_ptseq_arm(&s, &p, &r), 0);
+	MT_ASSERT_EQ(arm(&a, false, false), 0);
 	/* stop: CTL is not rewritten (TraceEn clear); STATUS, then OUTPUT_BASE. */
 	cpu.writes = 0;
 	cpu.fail_write = 2;
-	mtrace_ptseq_stop(&s, &p, &r, &out);
-	MT_ASSERT(s.flags & MTRACE_CPU_ERROR && s.holds_ring);
+	mtrace_ptseq_stop(&a.s, &a.p, &a.r, &a.out);
+	MT_ASSERT(a.s.flags & MTRACE_CPU_ERROR && a.s.holds_ring);
 	/* The release retry succeeds here: no leak needed. */
 	cpu.fail_write = 0;
-	MT_ASSERT(!mtrace_ptseq_release(&s, &r));
+	MT_ASSERT(!mtrace_ptseq_release(&a.s, &a.r));
 	MT_ASSERT_EQ(cpu.regs.output_base, PERF_TABLE);
-	/* When it cannot read the register either, it must assume the worst. */
-	s.holds_ring = true;
+	/* When it cannot write the register either, it must assume the worst. */
+	a.s.holds_ring = true;
 	cpu.regs.output_base = cpu.table_phys;
 	cpu.fail_write = 1;
 	cpu.writes = 0;
-	MT_ASSERT(mtrace_ptseq_release(&s, &r));
+	MT_ASSERT(mtrace_ptseq_release(&a.s, &a.r));
 	MT_ASSERT_EQ(cpu.faults, 0);
 }
 
@@ -290,47 +290,31 @@ MT_TEST(failed_restore_means_leak)
  */
 MT_TEST(stop_clears_traceen_whatever_ctl_says)
 {
-	struct mtrace_pt_program pp;
-	struct mtrace_ptseq_prog p;
-	struct mtrace_ptseq_ring r;
-	struct mtrace_ptseq s = { 0 };
-	struct mtrace_ptseq_stop out;
+	struct armed a;
 
-	setup(false, false);
-	pp = encode(MTRACE_CFG_USER, 0);
-	p = (struct mtrace_ptseq_prog){ .ctl = pp.ctl, .addr = pp.addr };
-	r = ring();
-	MT_ASSERT_EQ(mtrace_ptseq_arm(&s, &p, &r), 0);
+	MT_ASSERT_EQ(arm(&a, false, false), 0);
 	cpu.regs.ctl |= MTRACE_RTIT_CTL_TRACEEN;	/* trace_on is false */
-	mtrace_ptseq_stop(&s, &p, &r, &out);
-	MT_ASSERT(s.flags & MTRACE_CPU_CLOBBERED);
+	mtrace_ptseq_stop(&a.s, &a.p, &a.r, &a.out);
+	MT_ASSERT(a.s.flags & MTRACE_CPU_CLOBBERED);
 	MT_ASSERT(!(cpu.regs.ctl & MTRACE_RTIT_CTL_TRACEEN));
-	MT_ASSERT(!mtrace_ptseq_release(&s, &r));
+	MT_ASSERT(!mtrace_ptseq_release(&a.s, &a.r));
 	assert_restored();
 }
 
 /* Defect 1: resume compares OUTPUT_BASE as well as CTL. */
 MT_TEST(resume_checks_output_base)
 {
-	struct mtrace_pt_program pp;
-	struct mtrace_ptseq_prog p;
-	struct mtrace_ptseq_ring r;
-	struct mtrace_ptseq s = { 0 };
-	struct mtrace_ptseq_stop out;
+	struct armed a;
 
-	setup(false, false);
-	pp = encode(MTRACE_CFG_USER, 0);
-	p = (struct mtrace_ptseq_prog){ .ctl = pp.ctl, .addr = pp.addr };
-	r = ring();
-	MT_ASSERT_EQ(mtrace_ptseq_arm(&s, &p, &r), 0);
+	MT_ASSERT_EQ(arm(&a, false, false), 0);
 	cpu.regs.output_base = PERF_TABLE;	/* perf took the output, not CTL */
 	cpu.regs.mask_ptrs = cpu.perf.mask_ptrs;
 	cpu.perf.ctl = cpu.regs.ctl;
-	mtrace_ptseq_resume(&s, &p, &r, true);
-	MT_ASSERT(!s.trace_on && s.flags & MTRACE_CPU_CLOBBERED);
+	mtrace_ptseq_resume(&a.s, &a.p, &a.r, true);
+	MT_ASSERT(!a.s.trace_on && a.s.flags & MTRACE_CPU_CLOBBERED);
 	MT_ASSERT(!(cpu.regs.ctl & MTRACE_RTIT_CTL_TRACEEN));
-	mtrace_ptseq_stop(&s, &p, &r, &out);
-	MT_ASSERT(!out.ours && !s.holds_ring);
+	mtrace_ptseq_stop(&a.s, &a.p, &a.r, &a.out);
+	MT_ASSERT(!a.out.ours && !a.s.holds_ring);
 	/* perf's registers are left alone. */
 	MT_ASSERT_EQ(cpu.regs.output_base, PERF_TABLE);
 	MT_ASSERT_EQ(cpu.faults, 0);
@@ -342,42 +326,27 @@ MT_TEST(resume_checks_output_base)
  */
 MT_TEST(vmxon_midsession_write_fails)
 {
-	struct mtrace_pt_program pp;
-	struct mtrace_ptseq_prog p;
-	struct mtrace_ptseq_ring r;
-	struct mtrace_ptseq s = { 0 };
-	struct mtrace_ptseq_stop out;
+	struct armed a;
 
-	setup(false, false);
-	pp = encode(MTRACE_CFG_USER, 0);
-	p = (struct mtrace_ptseq_prog){ .ctl = pp.ctl, .addr = pp.addr };
-	r = ring();
-	MT_ASSERT_EQ(mtrace_ptseq_arm(&s, &p, &r), 0);
+	MT_ASSERT_EQ(arm(&a, false, false), 0);
 	mtrace_pt_model_vmx(&cpu.model, &cpu.regs, true);
-	mtrace_ptseq_resume(&s, &p, &r, true);
+	mtrace_ptseq_resume(&a.s, &a.p, &a.r, true);
 	MT_ASSERT_EQ(cpu.faults, 1);		/* the #GP the model raised */
-	MT_ASSERT(!s.trace_on && s.flags & MTRACE_CPU_ERROR);
+	MT_ASSERT(!a.s.trace_on && a.s.flags & MTRACE_CPU_ERROR);
 	cpu.faults = 0;
-	mtrace_ptseq_stop(&s, &p, &r, &out);
-	MT_ASSERT(!mtrace_ptseq_release(&s, &r));
+	mtrace_ptseq_stop(&a.s, &a.p, &a.r, &a.out);
+	MT_ASSERT(!mtrace_ptseq_release(&a.s, &a.r));
 	mtrace_pt_model_vmx(&cpu.model, &cpu.regs, false);
 	assert_restored();
 }
 
 MT_TEST(vmx_misc14_allows_tracing)
 {
-	struct mtrace_pt_program pp;
-	struct mtrace_ptseq_prog p;
-	struct mtrace_ptseq_ring r;
-	struct mtrace_ptseq s = { 0 };
+	struct armed a;
 
-	setup(true, true);
-	pp = encode(MTRACE_CFG_USER, 0);
-	p = (struct mtrace_ptseq_prog){ .ctl = pp.ctl, .addr = pp.addr };
-	r = ring();
-	MT_ASSERT_EQ(mtrace_ptseq_arm(&s, &p, &r), 0);
-	mtrace_ptseq_resume(&s, &p, &r, true);
-	MT_ASSERT(s.trace_on && !s.flags && !cpu.faults);
+	MT_ASSERT_EQ(arm(&a, true, true), 0);
+	mtrace_ptseq_resume(&a.s, &a.p, &a.r, true);
+	MT_ASSERT(a.s.trace_on && !a.s.flags && !cpu.faults);
 }
 
 /* The model's rules themselves, one by one. */
