@@ -25,6 +25,26 @@ load sim=1 && {
 	/bin/kmod_strict limit
 	unload
 }
+# The PT sequences cannot be kprobed (a probe there could freeze between
+# an RDMSR and its WRMSR); other module code can.
+load sim=1 && {
+	ev=/sys/kernel/tracing/kprobe_events
+	for f in mtrace_cpu_resume_task mtrace_cpu_stop_local mtrace_ptseq_stop mtrace_msr_write; do
+		if echo "p:mtk_$f $f" >>$ev 2>/dev/null; then
+			echo "FAIL kmod-noprobe-$f: kprobe accepted"
+			echo "-:mtk_$f" >>$ev
+		else
+			echo "PASS kmod-noprobe-$f"
+		fi
+	done
+	if echo "p:mtk_arm mtrace_arm" >>$ev; then
+		echo "PASS kmod-probe-other-code"
+		echo "-:mtk_arm" >>$ev
+	else
+		echo "FAIL kmod-probe-other-code: kprobe on mtrace_arm refused (kprobe_events unusable?)"
+	fi
+	unload
+}
 mark "exec tests"
 cp /bin/kmod_strict /tmp/suid_helper && chown 0:0 /tmp/suid_helper && chmod 4755 /tmp/suid_helper
 cp /bin/kmod_strict /tmp/plain_helper && chmod 755 /tmp/plain_helper
