@@ -170,8 +170,15 @@ static int tracer(int fd, pid_t target, int go, int running, int done, int setui
 		return 1;
 	(void)!write(go, "g", 1);
 	(void)!read(running, &x, 1);		/* the helper runs */
-	for (cpu = 0; cpu < NCPU; cpu++)
-		accepted += kg_inject(fd, cpu, b, sizeof(b)) == sizeof(b);
+	/*
+	 * While it spins (300 ms), is PT on for it anywhere? Retried, as it
+	 * may be preempted by this very process on its CPU.
+	 */
+	for (i = 0; i < 40 && !accepted; i++) {
+		for (cpu = 0; cpu < NCPU; cpu++)
+			accepted += kg_inject(fd, cpu, b, sizeof(b)) == sizeof(b);
+		usleep(5000);
+	}
 	(void)!read(done, &x, 1);		/* the target exited */
 	kg_freeze(fd, MTRACE_PATH_MANUAL, 0);
 	st = kg_status(fd);
