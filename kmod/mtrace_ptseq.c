@@ -58,7 +58,9 @@ static int restore(struct mtrace_ptseq *s)
 	int err, base_err;
 	u32 i;
 
-	err = mtrace_msr_write(MTRACE_MSR_RTIT_STATUS, sv->status);
+	/* FilterEn, ContextEn, TriggerEn are read-only: write back the rest. */
+	err = mtrace_msr_write(MTRACE_MSR_RTIT_STATUS,
+			       sv->status & MTRACE_RTIT_STATUS_WRITABLE);
 	base_err = mtrace_msr_write(MTRACE_MSR_RTIT_OUTPUT_BASE, sv->base);
 	if (!base_err)
 		s->holds_ring = false;

@@ -214,6 +214,24 @@ MT_TEST(perf_was_here_restored)
 	session(&p);	/* address ranges saved and given back too */
 }
 
+/* STATUS read-only bits (ContextEn here) are not written back: that would #GP. */
+MT_TEST(status_readonly_bits_not_restored)
+{
+	struct armed a;
+
+	memset(&a, 0, sizeof(a));
+	MT_ASSERT_EQ(arm(&a, false, false), 0);
+	mtrace_ptseq_stop(&a.s, &a.p, &a.r, &a.out);
+	setup(false, false);
+	cpu.regs.status |= BIT_ULL(1);
+	a.s = (struct mtrace_ptseq){ 0 };
+	MT_ASSERT_EQ(mtrace_ptseq_arm(&a.s, &a.p, &a.r), 0);
+	mtrace_ptseq_stop(&a.s, &a.p, &a.r, &a.out);
+	MT_ASSERT_EQ(cpu.faults, 0);
+	MT_ASSERT_EQ(cpu.regs.status, cpu.perf.status);
+	MT_ASSERT(!(a.s.flags & MTRACE_CPU_ERROR));
+}
+
 MT_TEST(arm_refused_when_traceen_set)
 {
 	struct mtrace_pt_program pp;

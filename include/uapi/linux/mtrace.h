@@ -135,7 +135,6 @@ struct mtrace_trigger {
 #define MTRACE_STATUS_CLOBBERED	(1U << 0)  /* some CPU's PT registers changed */
 #define MTRACE_STATUS_CPU_ADDED	(1U << 1)  /* a CPU came online armed, no ring */
 #define MTRACE_STATUS_SECURE_EXEC (1U << 2) /* a target exec'd a set-ID program */
-#define MTRACE_STATUS_VMX	(1U << 3)  /* VMXON took PT away from some CPU */
 
 struct mtrace_status {
 	__u32 state;			/* MTRACE_STATE_* */
