@@ -285,9 +285,10 @@ int mtrace_ring_mmap(struct vm_area_struct *vma)
 	/*
 	 * remap_pfn_range() on a private (copy-on-write) mapping must cover
 	 * the whole VMA in one call, which a ring of several regions cannot;
-	 * like perf's ring buffer, only MAP_SHARED is accepted.
+	 * like perf's ring buffer, only MAP_SHARED is accepted (VM_MAYSHARE:
+	 * a shared mapping of a read-only descriptor lacks VM_SHARED).
 	 */
-	if (!(vma->vm_flags & VM_SHARED))
+	if (!(vma->vm_flags & VM_MAYSHARE))
 		return -EINVAL;
 	while (addr < vma->vm_end) {
 		u64 cpu = pos / p->ring_size, in_ring = pos % p->ring_size;

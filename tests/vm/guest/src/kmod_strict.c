@@ -120,6 +120,14 @@ static int mapping(void)
 	if (p != MAP_FAILED)
 		munmap(p, 2 * RING);
 	close(fd);
+	/* What mtrace-user does: MAP_SHARED of a descriptor opened read-only. */
+	fd = open(MTRACE_DEVICE, O_RDONLY | O_CLOEXEC);
+	kg_ioctl(fd, MTRACE_IOC_SET_CONFIG, &c);
+	p = mmap(NULL, 2 * RING, PROT_READ, MAP_SHARED, fd, 0);
+	kg_check("kmod-mmap-shared-readonly-fd", p != MAP_FAILED, "%s", strerror(errno));
+	if (p != MAP_FAILED)
+		munmap(p, 2 * RING);
+	close(fd);
 	return kg_failures != 0;
 }
 
