@@ -160,7 +160,8 @@ static void spin(int fd)
 }
 
 /* The tracer: uid 1000 with CAP_PERFMON, no CAP_SYS_PTRACE. */
-static int tracer(int fd, pid_t target, int go, int running, int done, int setuid)
+static int tracer(int fd, pid_t target, int ready, int go, int running, int done,
+		  int setuid)
 {
 	struct mtrace_config c = kg_config(target, RING, 4096);
 	struct mtrace_sb_record r[1024];
@@ -170,6 +171,7 @@ static int tracer(int fd, pid_t target, int go, int running, int done, int setui
 	struct mtrace_status st;
 
 	kg_become(1000, 1);
+	(void)!read(ready, &x, 1);		/* the target dropped to uid 1000 */
 	c.sb_records = 1024;
 	kg_pattern(b, sizeof(b), 1);
 	if (!kg_check(setuid ? "kmod-setuid-arm" : "kmod-exec-arm",
@@ -225,11 +227,11 @@ static int tracer(int fd, pid_t target, int go, int running, int done, int setui
 
 static int exec_test(const char *helper, int setuid)
 {
-	int go[2], running[2], done[2], fd, status;
+	int ready[2], go[2], running[2], done[2], fd, status;
 	pid_t target, tr;
 	char arg[16];
 
-	if (pipe(go) || pipe(running) || pipe(done))
+	if (pipe(ready) || pipe(go) || pipe(running) || pipe(done))
 		return 1;
 	target = fork();
 	if (!target) {
@@ -242,6 +244,7 @@ static int exec_test(const char *helper, int setuid)
 		kg_become(1000, 0);
 		/* Changing ids made it non-dumpable; a login shell's child is not. */
 		prctl(PR_SET_DUMPABLE, 1);
+		(void)!write(ready[1], "r", 1);
 		(void)!read(go[0], &x, 1);
 		snprintf(arg, sizeof(arg), "%d", running[1]);
 		execl(helper, helper, "spin", arg, (char *)NULL);
@@ -253,9 +256,11 @@ static int exec_test(const char *helper, int setuid)
 		/* Only the helper holds the write end: EOF if it never runs. */
 		close(running[1]);
 		close(done[1]);
-		_exit(tracer(fd, target, go[1], running[0], done[0], setuid));
+		_exit(tracer(fd, target, ready[0], go[1], running[0], done[0], setuid));
 	}
 	close(fd);
+	close(ready[0]);
+	close(ready[1]);
 	close(go[0]);
 	close(go[1]);
 	close(running[0]);
