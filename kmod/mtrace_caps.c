@@ -14,6 +14,21 @@
 #define INTEL_VENDOR_EDX	0x49656e69	/* "ineI" */
 #define INTEL_VENDOR_ECX	0x6c65746e	/* "ntel" */
 
+/*
+ * The simulated CPU: a Kaby Lake R (CPUID 0x806ea) as captured with
+ * `cpuid -1 --raw` on an i5-8350U (LKML, 2022-08-23, "WARNING: CPU: 1 PID:
+ * 83 at arch/x86/kernel/cpu/sgx/main.c:446").
+ */
+const struct mtrace_cpuid mtrace_sim_cpuid = {
+	.max_leaf = 0x16,
+	.vendor = { 0x756e6547, 0x49656e69, 0x6c65746e },
+	.leaf1_eax = 0x000806ea,
+	.leaf7_ebx = 0x029c67af,
+	.c14_0 = { 0x00000001, 0x0000000f, 0x00000007, 0 },
+	.c14_1 = { 0x02490002, 0x003f3fff, 0, 0 },
+	.c15 = { 0x00000002, 0x0000009e, 0 },
+};
+
 static u32 cpu_family(u32 eax)
 {
 	u32 fam = (eax >> 8) & 0xf;
@@ -73,6 +88,7 @@ int mtrace_caps_from_cpuid(const struct mtrace_cpuid *id,
 		memcpy(caps->c15, id->c15, sizeof(caps->c15));
 	caps->multi_topa = id->c14_0[2] & MT_PT_CAP_TOPA_MULTI;
 	caps->branch_always_on = needs_branch_en(id->leaf1_eax);
+	caps->va_bits = 48;
 	return 0;
 }
 
@@ -110,19 +126,8 @@ int mtrace_caps_intersect(struct mtrace_pt_caps *acc,
 	acc->c14_1[3] &= other->c14_1[3];
 	acc->multi_topa = acc->c14_0[2] & MT_PT_CAP_TOPA_MULTI;
 	acc->branch_always_on = acc->branch_always_on || other->branch_always_on;
+	acc->va_bits = min_u32(acc->va_bits, other->va_bits);
 	return 0;
-}
-
-static bool is_pow2(u64 v)
-{
-	return v && !(v & (v - 1));
-}
-
-static bool canonical48(u64 addr)
-{
-	u64 top = addr >> 47;
-
-	return top == 0 || top == 0x1ffff;
 }
 
 /* Field value 'enc' allowed by a CPUID bitmap of valid encodings. */
@@ -187,8 +192,8 @@ static int encode_filters(const struct mtrace_config *cfg,
 				return -EINVAL;
 			continue;
 		}
-		if (f->reserved || !canonical48(f->start) ||
-		    !canonical48(f->end) || f->start > f->end ||
+		if (f->reserved || !mtrace_canonical(f->start, caps->va_bits) ||
+		    !mtrace_canonical(f->end, caps->va_bits) || f->start > f->end ||
 		    (f->action != MTRACE_FILTER_TRACE &&
 		     f->action != MTRACE_FILTER_STOP))
 			return -EINVAL;
@@ -205,9 +210,9 @@ static int check_sizes(const struct mtrace_config *cfg,
 {
 	u64 ring = cfg->ring_size, region = cfg->region_size;
 
-	if (!is_pow2(ring) || ring < MTRACE_RING_MIN || ring > MTRACE_RING_MAX)
+	if (!mtrace_is_pow2(ring) || ring < MTRACE_RING_MIN || ring > MTRACE_RING_MAX)
 		return -EINVAL;
-	if (!is_pow2(cfg->sb_records) || cfg->sb_records < MTRACE_SB_MIN ||
+	if (!mtrace_is_pow2(cfg->sb_records) || cfg->sb_records < MTRACE_SB_MIN ||
 	    cfg->sb_records > MTRACE_SB_MAX)
 		return -EINVAL;
 	if (!caps->multi_topa) {
@@ -219,7 +224,7 @@ static int check_sizes(const struct mtrace_config *cfg,
 	}
 	if (!region)
 		region = ring < (2ULL << 20) ? ring : (2ULL << 20);
-	if (!is_pow2(region) || region < MT_TOPA_REGION_MIN ||
+	if (!mtrace_is_pow2(region) || region < MT_TOPA_REGION_MIN ||
 	    region > MT_TOPA_REGION_MAX || region > ring)
 		return -EINVAL;
 	*region_size = region;

@@ -28,6 +28,13 @@ struct mtrace_pt_caps {
 	u32 c15[3];
 	bool multi_topa;
 	bool branch_always_on;	/* erratum BDM106 */
+	/*
+	 * Linear-address width for the canonical checks of the address
+	 * ranges: 48, or 57 with 5-level paging. Not in leaf 0x14, so the
+	 * caller sets it (the kernel: boot_cpu_data.x86_virt_bits, as perf's
+	 * pt_event_addr_filters_sync() does); 48 by default.
+	 */
+	u8 va_bits;
 };
 
 /* MTRACE_RTIT_CTL (TraceEn clear) and the address-range MSRs for a configuration. */
@@ -36,6 +43,17 @@ struct mtrace_pt_program {
 	u64 addr[2 * MTRACE_MAX_ADDR_FILTERS];
 	u64 region_size;
 };
+
+/* The CPU of the simulated backend. */
+extern const struct mtrace_cpuid mtrace_sim_cpuid;
+
+/* Bits [63:bits-1] all equal; bits is 48, or 57 with 5-level paging. */
+static inline bool mtrace_canonical(u64 addr, u8 bits)
+{
+	u64 top = addr >> (bits - 1);
+
+	return top == 0 || top == (~0ULL >> (bits - 1));
+}
 
 int mtrace_caps_from_cpuid(const struct mtrace_cpuid *id,
 			   struct mtrace_pt_caps *caps, const char **why);

@@ -3,6 +3,8 @@
  * /dev/mtrace: open/release, the ioctls of include/uapi/linux/mtrace.h,
  * mmap of the rings and poll for a completed freeze.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/capability.h>
 #include <linux/cpu.h>
 #include <linux/fs.h>
@@ -24,15 +26,37 @@ static int state(void)
 	return atomic_read_acquire(&mtrace_sess.state);
 }
 
-/* Frees the rings; every CPU is stopped (state READY or IDLE). */
+static void release_ipi(void *unused)
+{
+	mtrace_cpu_release_local();
+}
+
+/*
+ * Frees the rings; every CPU is stopped (state READY or IDLE). A ring that
+ * some CPU's OUTPUT_BASE may still name (a restore failed, or the CPU went
+ * offline before its registers could be given back) is leaked instead:
+ * PT, or perf scheduling its event back in with a stale cache, would
+ * write through it.
+ */
 static void free_rings(void)
 {
 	int cpu;
 
+	cpus_read_lock();
+	on_each_cpu_mask(mtrace_sess.cpus, release_ipi, NULL, 1);
+	cpus_read_unlock();
 	for_each_cpu(cpu, mtrace_sess.cpus) {
 		struct mtrace_pcpu *pc = per_cpu_ptr(&mtrace_pcpu, cpu);
 
-		mtrace_ring_free(pc->ring, &mtrace_sess.plan);
+		if (pc->ring && pc->seq.holds_ring) {
+			pr_warn("CPU %d: IA32_RTIT_OUTPUT_BASE still names its ring: leaking %llu bytes rather than freeing memory PT could write\n",
+				cpu, mtrace_sess.plan.ring_size);
+			if (mtrace_sim)
+				mtrace_sim_violation("CPU %d ring leaked: registers not restored",
+						     cpu);
+		} else {
+			mtrace_ring_free(pc->ring, &mtrace_sess.plan);
+		}
 		mtrace_sb_free(pc->sb);
 		pc->ring = NULL;
 		pc->sb = NULL;
@@ -60,6 +84,27 @@ static int alloc_rings(u32 sb_records)
 		}
 	}
 	return 0;
+}
+
+/*
+ * Ring memory of one session over all CPUs, bounded like perf's
+ * perf_event_mlock_kb (one session exists at a time, so this is also the
+ * bound per user). CAP_IPC_LOCK lifts it, as it does for perf.
+ */
+static int check_ring_limit(const struct mtrace_config *cfg)
+{
+	u64 limit = (u64)READ_ONCE(mtrace_ring_limit_kb) << 10;
+	u64 per_cpu = cfg->ring_size +
+		      (u64)cfg->sb_records * sizeof(struct mtrace_sb_record);
+
+	if (!limit)
+		limit = (u64)totalram_pages() << PAGE_SHIFT >> 1;
+	if (per_cpu * num_online_cpus() <= limit || capable(CAP_IPC_LOCK))
+		return 0;
+	pr_info_ratelimited("%llu KiB of rings over %u CPUs exceed ring_limit_kb=%llu (CAP_IPC_LOCK lifts the limit)\n",
+			    per_cpu * num_online_cpus() >> 10, num_online_cpus(),
+			    limit >> 10);
+	return -EDQUOT;
 }
 
 static int ioc_set_config(void __user *arg)
@@ -90,6 +135,9 @@ static int ioc_set_config(void __user *arg)
 		return -EPERM;
 	if (cfg.flags & MTRACE_CFG_SYSTEM_WIDE && !perfmon_capable())
 		return -EPERM;
+	err = check_ring_limit(&cfg);
+	if (err)
+		return err;
 	if (!(cfg.flags & MTRACE_CFG_SYSTEM_WIDE)) {
 		err = mtrace_target_lookup(cfg.pid, &target);
 		if (err)
@@ -113,6 +161,8 @@ static int ioc_set_config(void __user *arg)
 	mtrace_sess.plan = plan;
 	mtrace_sess.sb_records = cfg.sb_records;
 	mtrace_sess.per_task = !(cfg.flags & MTRACE_CFG_SYSTEM_WIDE);
+	/* May the trace follow a target into a set-user-ID program? */
+	mtrace_sess.may_trace_setid = capable(CAP_SYS_PTRACE);
 	/* Every CPU is stopped: no probe looks at the old target any more. */
 	put_pid(mtrace_sess.target);
 	mtrace_sess.target = target;
@@ -153,7 +203,8 @@ static int ioc_freeze(void __user *arg)
 	if (err == -ENODATA)
 		return -EBADFD;
 	/* Whoever won, the snapshot is complete when this returns. */
-	wait_event(mtrace_sess.wq, state() != MTRACE_STATE_FREEZING);
+	if (wait_event_killable(mtrace_sess.wq, state() != MTRACE_STATE_FREEZING))
+		return -EINTR;
 	return err;
 }
 
@@ -167,6 +218,7 @@ static int ioc_status(void __user *arg)
 		.rtit_ctl = mtrace_sess.prog.ctl,
 		.arm_tsc = mtrace_sess.arm_tsc,
 		.arm_ns = mtrace_sess.arm_ns,
+		.flags = atomic_read(&mtrace_sess.status_bits),
 	};
 	int cpu;
 
@@ -193,9 +245,14 @@ static int ioc_get_cpu(void __user *arg)
 		return -EINVAL;
 	if (state() == MTRACE_STATE_IDLE)
 		return -EBADFD;
-	if (!cpumask_test_cpu(info.cpu, mtrace_sess.cpus))
-		return copy_to_user(arg, &info, sizeof(info)) ? -EFAULT : 0;
 	pc = per_cpu_ptr(&mtrace_pcpu, info.cpu);
+	if (!cpumask_test_cpu(info.cpu, mtrace_sess.cpus)) {
+		/* Threads that ran there since online_tsc are missing. */
+		info.flags = READ_ONCE(pc->flags) & MTRACE_CPU_ADDED;
+		if (info.flags)
+			info.online_tsc = READ_ONCE(pc->online_tsc);
+		return copy_to_user(arg, &info, sizeof(info)) ? -EFAULT : 0;
+	}
 	info.flags = MTRACE_CPU_RING;
 	info.ring_size = mtrace_sess.plan.ring_size;
 	info.mmap_offset = (u64)info.cpu * info.ring_size;
@@ -204,7 +261,7 @@ static int ioc_get_cpu(void __user *arg)
 		info.write_offset = pc->write_offset;
 		info.stop_tsc = pc->stop_tsc;
 		info.rtit_status = pc->status;
-		info.output_base = pc->output_base;
+		info.output_table = pc->output_table;
 		info.output_mask_ptrs = pc->mask_ptrs;
 		info.sb_written = pc->sb->head;
 		if (!(pc->flags & MTRACE_CPU_CLOBBERED) &&
@@ -293,26 +350,48 @@ static long ioc_sim_inject(void __user *arg)
 	return err ? err : c.ret;
 }
 
+/*
+ * Another agent's write, under the model's rules but for its output (the
+ * model cannot see that agent's memory); the value is now its owner's.
+ */
 static void sim_set_msr_local(void *info)
 {
 	struct sim_call *c = info;
+	struct mtrace_pcpu *pc = this_cpu_ptr(&mtrace_pcpu);
+	const char *why;
 
-	mtrace_wrmsr(c->msr.msr, c->msr.value);
+	c->ret = mtrace_pt_model_wrmsr(&mtrace_sim_model, &pc->sim, c->msr.msr,
+				       c->msr.value, &why) ? -EINVAL : 0;
+	if (!c->ret)
+		*mtrace_pt_model_reg(&pc->owner, c->msr.msr) = c->msr.value;
 }
 
-static int ioc_sim_set_msr(void __user *arg)
+static void sim_get_msr_local(void *info)
 {
+	struct sim_call *c = info;
+
+	c->msr.value = *mtrace_pt_model_reg(&this_cpu_ptr(&mtrace_pcpu)->sim,
+					    c->msr.msr);
+}
+
+static int ioc_sim_msr(unsigned int cmd, void __user *arg)
+{
+	bool set = cmd == MTRACE_IOC_SIM_SET_MSR;
+	struct mtrace_sim_regs probe;
 	struct sim_call c = { 0 };
+	int err;
 
 	if (copy_from_user(&c.msr, arg, sizeof(c.msr)))
 		return -EFAULT;
-	if (c.msr.cpu >= nr_cpu_ids ||
-	    (c.msr.msr != MTRACE_MSR_RTIT_OUTPUT_BASE &&
-	     c.msr.msr != MTRACE_MSR_RTIT_OUTPUT_MASK &&
-	     c.msr.msr != MTRACE_MSR_RTIT_CTL &&
-	     c.msr.msr != MTRACE_MSR_RTIT_STATUS))
+	if (c.msr.cpu >= nr_cpu_ids || !cpu_possible(c.msr.cpu) ||
+	    !mtrace_pt_model_reg(&probe, c.msr.msr) || (!set && c.msr.value))
 		return -EINVAL;
-	return smp_call_function_single(c.msr.cpu, sim_set_msr_local, &c, 1);
+	err = smp_call_function_single(c.msr.cpu,
+				       set ? sim_set_msr_local : sim_get_msr_local,
+				       &c, 1);
+	if (err || set)
+		return err ? err : c.ret;
+	return copy_to_user(arg, &c.msr, sizeof(c.msr)) ? -EFAULT : 0;
 }
 
 static int ioc_version(void __user *arg)
@@ -357,8 +436,7 @@ static long dispatch(unsigned int cmd, void __user *arg)
 	case MTRACE_IOC_DISARM:
 		if (state() == MTRACE_STATE_IDLE)
 			return -EBADFD;
-		mtrace_disarm();
-		return 0;
+		return mtrace_disarm(true);
 	case MTRACE_IOC_FREEZE:
 		return ioc_freeze(arg);
 	case MTRACE_IOC_GET_STATUS:
@@ -370,7 +448,8 @@ static long dispatch(unsigned int cmd, void __user *arg)
 	case MTRACE_IOC_SIM_INJECT:
 		return mtrace_sim ? ioc_sim_inject(arg) : -ENOTTY;
 	case MTRACE_IOC_SIM_SET_MSR:
-		return mtrace_sim ? ioc_sim_set_msr(arg) : -ENOTTY;
+	case MTRACE_IOC_SIM_GET_MSR:
+		return mtrace_sim ? ioc_sim_msr(cmd, arg) : -ENOTTY;
 	default:
 		return -ENOTTY;
 	}
@@ -416,7 +495,7 @@ static int mtrace_open(struct inode *inode, struct file *file)
 static int mtrace_release(struct inode *inode, struct file *file)
 {
 	mutex_lock(&mtrace_sess.lock);
-	mtrace_disarm();
+	mtrace_disarm(false);
 	if (mtrace_sess.tp_registered) {
 		mtrace_sched_unregister();
 		mtrace_sess.tp_registered = false;
@@ -424,6 +503,8 @@ static int mtrace_release(struct inode *inode, struct file *file)
 	free_rings();
 	put_pid(mtrace_sess.target);
 	mtrace_sess.target = NULL;
+	if (mtrace_sim)
+		mtrace_sim_check_restored();
 	mutex_unlock(&mtrace_sess.lock);
 	clear_bit(0, &mtrace_sess.busy);
 	return 0;

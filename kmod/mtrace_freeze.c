@@ -9,8 +9,11 @@
  * last moves the state to FROZEN and wakes poll() through irq_work, since
  * a trigger may fire where waking a task is not allowed.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
+#include <linux/panic_notifier.h>
 #include <linux/ptrace.h>
 #include <linux/reboot.h>
 #include <linux/sched/task_stack.h>
@@ -76,14 +79,17 @@ static u64 user_ip(void)
 }
 
 /*
- * Callable from any context. From NMI context the stop itself waits for
- * irq_work (right after the NMI returns): the NMI may have interrupted
- * this CPU's own PT sequence, and IPIs cannot be sent from there.
+ * Callable from any context. From NMI context, or from a probe that fired
+ * inside this CPU's own PT sequence (kprobe, the msr:write_msr tracepoint),
+ * the stop itself waits for irq_work, which runs as soon as interrupts are
+ * on again: stopping in the middle of a sequence would race with its
+ * RDMSR/WRMSR pair, and IPIs cannot be sent from NMI context.
  */
 int mtrace_freeze_now(u32 path, u64 cookie)
 {
 	struct mtrace_trigger *t = &mtrace_sess.trigger;
 	unsigned long flags;
+	bool defer;
 	u64 tsc;
 	int old;
 
@@ -96,7 +102,8 @@ int mtrace_freeze_now(u32 path, u64 cookie)
 		return old == MTRACE_STATE_FREEZING ||
 		       old == MTRACE_STATE_FROZEN ? -EALREADY : -ENODATA;
 	}
-	if (!in_nmi())
+	defer = in_nmi() || this_cpu_read(mtrace_pcpu.in_seq);
+	if (!defer)
 		mtrace_cpu_stop_local();	/* the trace ends here */
 	t->tsc = tsc;
 	t->ip = user_ip();
@@ -106,7 +113,7 @@ int mtrace_freeze_now(u32 path, u64 cookie)
 	t->tid = current->pid;
 	t->path = path;
 	atomic_set(&mtrace_sess.pending, 1);
-	if (in_nmi())
+	if (defer)
 		irq_work_queue(&mtrace_sess.ipi_work);
 	else
 		send_freeze_ipis();
@@ -114,12 +121,14 @@ int mtrace_freeze_now(u32 path, u64 cookie)
 	return 0;
 }
 
+/* The first CPU's error is the arm's. */
 static void arm_ipi(void *info)
 {
-	atomic_t *refused = info;
+	atomic_t *error = info;
+	int err = mtrace_cpu_arm_local();
 
-	if (!mtrace_cpu_arm_local())
-		atomic_inc(refused);
+	if (err)
+		atomic_cmpxchg(error, 0, err);
 }
 
 static void stop_ipi(void *info)
@@ -141,9 +150,17 @@ static void stop_all(void)
  */
 int mtrace_arm(void)
 {
-	atomic_t refused = ATOMIC_INIT(0);
-	int cpu;
+	atomic_t error = ATOMIC_INIT(0);
+	int cpu, err;
 
+	for_each_possible_cpu(cpu) {
+		struct mtrace_pcpu *pc = per_cpu_ptr(&mtrace_pcpu, cpu);
+
+		if (!cpumask_test_cpu(cpu, mtrace_sess.cpus)) {
+			pc->flags = 0;
+			pc->online_tsc = 0;
+		}
+	}
 	for_each_cpu(cpu, mtrace_sess.cpus) {
 		struct mtrace_pcpu *pc = per_cpu_ptr(&mtrace_pcpu, cpu);
 
@@ -153,52 +170,86 @@ int mtrace_arm(void)
 		pc->write_offset = 0;
 		pc->stop_tsc = 0;
 		pc->status = 0;
-		pc->output_base = 0;
+		pc->output_table = 0;
 		pc->mask_ptrs = 0;
 		pc->sb->head = 0;
 	}
 	memset(&mtrace_sess.trigger, 0, sizeof(mtrace_sess.trigger));
+	atomic_set(&mtrace_sess.status_bits, 0);
 	mtrace_sess.freeze_tsc = 0;
 	mtrace_sess.freeze_ns = 0;
 	cpus_read_lock();
 	mtrace_sess.arm_tsc = rdtsc_ordered();
 	mtrace_sess.arm_ns = ktime_get_mono_fast_ns();
-	on_each_cpu_mask(mtrace_sess.cpus, arm_ipi, &refused, 1);
-	if (atomic_read(&refused))
+	on_each_cpu_mask(mtrace_sess.cpus, arm_ipi, &error, 1);
+	err = atomic_read(&error);
+	if (err)
 		on_each_cpu_mask(mtrace_sess.cpus, stop_ipi, NULL, 1);
 	else
 		atomic_set_release(&mtrace_sess.state, MTRACE_STATE_ARMED);
 	cpus_read_unlock();
-	return atomic_read(&refused) ? -EBUSY : 0;
+	if (err == -EOPNOTSUPP)
+		pr_warn_ratelimited("cannot arm: a CPU is in VMX operation (KVM: kvm_intel enables VMX when it loads, 6.12+, or when a VM runs) and this CPU cannot trace there (IA32_VMX_MISC[14]=0); unload kvm_intel or load it with enable_virt_at_load=0\n");
+	else if (err == -EIO)
+		pr_warn_ratelimited("cannot arm: a PT register write faulted; registers restored\n");
+	return err;
 }
 
-/* Session lock held. Leaves the state READY with every CPU stopped. */
-void mtrace_disarm(void)
+/*
+ * Session lock held. Leaves the state READY with every CPU stopped.
+ * killable: a fatal signal may end the wait for a freeze in progress
+ * (-EINTR, state unchanged); release must not be interrupted.
+ */
+int mtrace_disarm(bool killable)
 {
 	for (;;) {
 		int st = atomic_read(&mtrace_sess.state);
 
 		if (st == MTRACE_STATE_FREEZING) {
-			wait_event(mtrace_sess.wq, atomic_read(&mtrace_sess.state) !=
-				   MTRACE_STATE_FREEZING);
+			if (!killable)
+				wait_event(mtrace_sess.wq, atomic_read(&mtrace_sess.state) !=
+					   MTRACE_STATE_FREEZING);
+			else if (wait_event_killable(mtrace_sess.wq,
+						     atomic_read(&mtrace_sess.state) !=
+						     MTRACE_STATE_FREEZING))
+				return -EINTR;
 			continue;
 		}
 		if (st != MTRACE_STATE_ARMED && st != MTRACE_STATE_FROZEN)
-			return;
+			return 0;
 		if (atomic_cmpxchg(&mtrace_sess.state, st, MTRACE_STATE_READY) == st)
 			break;
 	}
 	stop_all();
+	return 0;
 }
 
-/* On the CPU going down: PT must be off before it leaves. */
+/*
+ * On a CPU coming up while armed: it has no ring, so threads that run there
+ * are missing from the snapshot; say which CPU and since when.
+ */
+static int cpu_came_online(unsigned int cpu)
+{
+	struct mtrace_pcpu *pc = this_cpu_ptr(&mtrace_pcpu);
+	int st = atomic_read(&mtrace_sess.state);
+
+	if ((st == MTRACE_STATE_ARMED || st == MTRACE_STATE_FREEZING) &&
+	    !cpumask_test_cpu(cpu, mtrace_sess.cpus)) {
+		WRITE_ONCE(pc->online_tsc, rdtsc());
+		WRITE_ONCE(pc->flags, MTRACE_CPU_ADDED);
+		atomic_or(MTRACE_STATUS_CPU_ADDED, &mtrace_sess.status_bits);
+	}
+	return 0;
+}
+
+/* On the CPU going down: PT must be off, registers given back, before it leaves. */
 static int cpu_offline(unsigned int cpu)
 {
 	struct mtrace_pcpu *pc = this_cpu_ptr(&mtrace_pcpu);
 	unsigned long flags;
 
 	local_irq_save(flags);
-	if (pc->armed) {
+	if (pc->seq.armed) {
 		mtrace_cpu_stop_local();
 		pc->flags |= MTRACE_CPU_OFFLINED;
 	}
@@ -206,21 +257,51 @@ static int cpu_offline(unsigned int cpu)
 	return 0;
 }
 
-/* Suspend and reboot: keep the snapshot, and be sure PT is off. */
+static void power_stop_ipi(void *unused)
+{
+	mtrace_cpu_stop_local();
+}
+
+/*
+ * Suspend and reboot: keep the snapshot, and be sure PT is off. Without
+ * the session lock, which an ioctl may hold while it waits: power_block
+ * keeps an arm in progress from programming CPUs after this, and every
+ * online CPU is stopped (stopping one that is not armed does nothing).
+ */
 static void power_stop(void)
 {
-	mutex_lock(&mtrace_sess.lock);
-	if (atomic_read(&mtrace_sess.state) >= MTRACE_STATE_ARMED) {
-		mtrace_freeze_now(MTRACE_PATH_POWER, 0);
-		stop_all();
-	}
-	mutex_unlock(&mtrace_sess.lock);
+	WRITE_ONCE(mtrace_sess.power_block, true);
+	/* Seen by every arm IPI sent after this (pairs with the IPI's own ordering). */
+	smp_mb();
+	mtrace_freeze_now(MTRACE_PATH_POWER, 0);
+	cpus_read_lock();
+	on_each_cpu(power_stop_ipi, NULL, 1);
+	cpus_read_unlock();
 }
 
 static int pm_event(struct notifier_block *nb, unsigned long event, void *unused)
 {
 	if (event == PM_SUSPEND_PREPARE || event == PM_HIBERNATION_PREPARE)
 		power_stop();
+	else if (event == PM_POST_SUSPEND || event == PM_POST_HIBERNATION)
+		WRITE_ONCE(mtrace_sess.power_block, false);
+	return NOTIFY_DONE;
+}
+
+/*
+ * Panic (and crash kexec when crash_kexec_post_notifiers is set): the other
+ * CPUs are halted by now, so only this one can still be stopped. perf has
+ * cpu_emergency_stop_pt() in the crash path itself; a module cannot hook
+ * there.
+ */
+static int panic_event(struct notifier_block *nb, unsigned long event,
+		       void *unused)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	mtrace_cpu_stop_local();
+	local_irq_restore(flags);
 	return NOTIFY_DONE;
 }
 
@@ -233,6 +314,7 @@ static int reboot_event(struct notifier_block *nb, unsigned long event,
 
 static struct notifier_block pm_nb = { .notifier_call = pm_event };
 static struct notifier_block reboot_nb = { .notifier_call = reboot_event };
+static struct notifier_block panic_nb = { .notifier_call = panic_event };
 
 int mtrace_freeze_init(void)
 {
@@ -241,9 +323,10 @@ int mtrace_freeze_init(void)
 	for_each_possible_cpu(cpu)
 		INIT_CSD(&per_cpu(mtrace_pcpu, cpu).csd, freeze_ipi, NULL);
 	init_irq_work(&mtrace_sess.wake_work, wake_work_fn);
-	init_irq_work(&mtrace_sess.ipi_work, ipi_work_fn);
+	/* Sends IPIs: must run in hard interrupt context on PREEMPT_RT too. */
+	mtrace_sess.ipi_work = IRQ_WORK_INIT_HARD(ipi_work_fn);
 	err = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "mtrace:online",
-					NULL, cpu_offline);
+					cpu_came_online, cpu_offline);
 	if (err < 0)
 		return err;
 	cpuhp_state = err;
@@ -253,6 +336,7 @@ int mtrace_freeze_init(void)
 	err = register_reboot_notifier(&reboot_nb);
 	if (err)
 		goto err_reboot;
+	atomic_notifier_chain_register(&panic_notifier_list, &panic_nb);
 	return 0;
 err_reboot:
 	unregister_pm_notifier(&pm_nb);
@@ -263,6 +347,7 @@ err_pm:
 
 void mtrace_freeze_exit(void)
 {
+	atomic_notifier_chain_unregister(&panic_notifier_list, &panic_nb);
 	unregister_reboot_notifier(&reboot_nb);
 	unregister_pm_notifier(&pm_nb);
 	cpuhp_remove_state_nocalls(cpuhp_state);

@@ -24,6 +24,14 @@ int mtrace_sim;
 module_param_named(sim, mtrace_sim, int, 0444);
 MODULE_PARM_DESC(sim, "simulated PT backend: 0 off (default), 1 multi-entry ToPA, 2 single-entry ToPA");
 
+int mtrace_sim_vmx;
+module_param_named(sim_vmx, mtrace_sim_vmx, int, 0444);
+MODULE_PARM_DESC(sim_vmx, "simulated backend: 0 no VMX (default), 1 every CPU post-VMXON without IA32_VMX_MISC[14], 2 post-VMXON with it");
+
+unsigned int mtrace_ring_limit_kb;
+module_param_named(ring_limit_kb, mtrace_ring_limit_kb, uint, 0644);
+MODULE_PARM_DESC(ring_limit_kb, "ring memory of a session over all CPUs, KiB (0: half of RAM, the default); CAP_IPC_LOCK lifts it");
+
 /*
  * Fault injection for the tests: the kernels they run on are built without
  * CONFIG_FAULT_INJECTION, so failslab cannot reach the ring allocations.
@@ -41,9 +49,15 @@ static int __init mtrace_init(void)
 		pr_err("sim=%d: must be 0, 1 or 2\n", mtrace_sim);
 		return -EINVAL;
 	}
+	if (mtrace_sim_vmx < 0 || mtrace_sim_vmx > 2 || (mtrace_sim_vmx && !mtrace_sim)) {
+		pr_err("sim_vmx=%d: must be 0, 1 or 2, and needs sim\n", mtrace_sim_vmx);
+		return -EINVAL;
+	}
 	err = mtrace_hw_detect();
 	if (err)
 		return err;
+	if (mtrace_sim)
+		mtrace_sim_init_regs();
 	if (!zalloc_cpumask_var(&mtrace_sess.cpus, GFP_KERNEL))
 		return -ENOMEM;
 	err = mtrace_freeze_init();

@@ -43,12 +43,31 @@ static struct page *ring_pages(int node, gfp_t gfp, unsigned int order)
 	       alloc_pages_node(node, gfp, order);
 }
 
+/* sim: the independent check that no register names memory being freed. */
+static void sim_check_unreferenced(struct mtrace_ring *ring,
+				   const struct mtrace_topa_plan *p)
+{
+	int cpu;
+	u32 t;
+
+	for_each_possible_cpu(cpu) {
+		u64 base = READ_ONCE(per_cpu(mtrace_pcpu, cpu).sim.output_base);
+
+		for (t = 0; t < p->nr_tables && ring->table_phys; t++)
+			if (ring->table_phys[t] == base)
+				mtrace_sim_violation("CPU %d OUTPUT_BASE names a freed table",
+						     cpu);
+	}
+}
+
 void mtrace_ring_free(struct mtrace_ring *ring, const struct mtrace_topa_plan *p)
 {
 	u32 i;
 
 	if (!ring)
 		return;
+	if (mtrace_sim)
+		sim_check_unreferenced(ring, p);
 	for (i = 0; i < p->nr_regions && ring->regions; i++)
 		if (ring->regions[i])
 			__free_pages(ring->regions[i], region_order(p));
@@ -154,7 +173,7 @@ static u64 *sim_table(void *data, u64 phys)
 	struct sim_ctx *c = data;
 	u32 t;
 
-	for (t = 0; t < c->plan->nr_tables; t++)
+	for (t = 0; c->ring && t < c->plan->nr_tables; t++)
 		if (c->ring->table_phys[t] == phys)
 			return c->ring->tables[t];
 	return NULL;
@@ -180,6 +199,34 @@ static u8 *sim_region(void *data, u64 phys, u64 size)
 	    c->ring->region_phys[r] != phys || size != p->region_size)
 		return NULL;
 	return page_address(c->ring->regions[r]);
+}
+
+/* Any output region of the ring: what the model's TraceEn=1 check needs. */
+static u8 *sim_any_region(void *data, u64 phys, u64 size)
+{
+	struct sim_ctx *c = data;
+	u32 r;
+
+	for (r = 0; c->ring && r < c->plan->nr_regions; r++)
+		if (c->ring->region_phys[r] == phys && size == c->plan->region_size)
+			return page_address(c->ring->regions[r]);
+	return NULL;
+}
+
+/* A WRMSR on the CPU whose ring this is (NULL: none), through the model. */
+int mtrace_ring_sim_wrmsr(struct mtrace_ring *ring,
+			  const struct mtrace_topa_plan *p,
+			  struct mtrace_sim_regs *regs, u32 msr, u64 val,
+			  const char **why)
+{
+	struct sim_ctx ctx = { .ring = ring, .plan = p, .regs = regs };
+	struct mtrace_topa_mem mem = {
+		.table = sim_table, .region = sim_any_region, .ctx = &ctx,
+	};
+	struct mtrace_pt_model m = mtrace_sim_model;
+
+	m.mem = &mem;
+	return mtrace_pt_model_wrmsr(&m, regs, msr, val, why);
 }
 
 long mtrace_ring_sim_write(struct mtrace_ring *ring,
@@ -235,6 +282,14 @@ int mtrace_ring_mmap(struct vm_area_struct *vma)
 
 	if (vma->vm_flags & VM_WRITE)
 		return -EPERM;
+	/*
+	 * remap_pfn_range() on a private (copy-on-write) mapping must cover
+	 * the whole VMA in one call, which a ring of several regions cannot;
+	 * like perf's ring buffer, only MAP_SHARED is accepted (VM_MAYSHARE:
+	 * a shared mapping of a read-only descriptor lacks VM_SHARED).
+	 */
+	if (!(vma->vm_flags & VM_MAYSHARE))
+		return -EINVAL;
 	while (addr < vma->vm_end) {
 		u64 cpu = pos / p->ring_size, in_ring = pos % p->ring_size;
 		u64 off = in_ring % p->region_size;

@@ -7,11 +7,6 @@
 #include "mtrace_topa.h"
 #include "mtrace_pt_defs.h"
 
-static bool is_pow2(u64 v)
-{
-	return v && !(v & (v - 1));
-}
-
 static u32 ilog2_u64(u64 v)
 {
 	u32 n = 0;
@@ -27,7 +22,7 @@ int mtrace_topa_plan(struct mtrace_topa_plan *p, u64 ring_size,
 	u64 regions;
 
 	memset(p, 0, sizeof(*p));
-	if (!is_pow2(ring_size) || !is_pow2(region_size) ||
+	if (!mtrace_is_pow2(ring_size) || !mtrace_is_pow2(region_size) ||
 	    region_size < MT_TOPA_REGION_MIN || region_size > MT_TOPA_REGION_MAX ||
 	    region_size > ring_size)
 		return -EINVAL;
@@ -95,9 +90,15 @@ int mtrace_topa_write_offset(const struct mtrace_topa_plan *p,
 	for (t = 0; t < p->nr_tables; t++)
 		if (table_phys[t] == output_base)
 			break;
-	/* Anything else means another agent reprogrammed the output. */
-	if (t == p->nr_tables || idx >= mtrace_topa_table_len(p, t) ||
-	    off > p->region_size)
+	/*
+	 * Anything else means another agent reprogrammed the output. The
+	 * index may name the END slot (the CPU can report it before it
+	 * follows the link), which is the start of the next table's first
+	 * region: the same arithmetic, as regions are numbered across tables.
+	 */
+	if (t == p->nr_tables || idx > mtrace_topa_table_len(p, t) ||
+	    off > p->region_size ||
+	    (idx == mtrace_topa_table_len(p, t) && off))
 		return -ERANGE;
 	pos = ((u64)t * p->per_table + idx) * p->region_size + off;
 	/*

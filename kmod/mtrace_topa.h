@@ -23,12 +23,15 @@ struct mtrace_topa_plan {
 	u32 per_table;		/* output entries in every table but the last */
 };
 
-/* The emulated output registers of one CPU (simulated backend). */
+/* The emulated RTIT MSRs of one CPU (simulated backend, unit tests). */
 struct mtrace_sim_regs {
 	u64 ctl;
 	u64 status;
 	u64 output_base;
 	u64 mask_ptrs;
+	u64 cr3_match;
+	u64 addr[8];		/* ADDR0_A, ADDR0_B, ... ADDR3_B */
+	bool vmxon;		/* the CPU is in VMX operation */
 };
 
 /*

@@ -45,4 +45,9 @@ static inline bool mtrace_zeroed(const void *p, size_t n)
 	return !memchr_inv(p, 0, n);
 }
 
+static inline bool mtrace_is_pow2(u64 v)
+{
+	return v && !(v & (v - 1));
+}
+
 #endif /* MTRACE_TYPES_H */

@@ -183,6 +183,9 @@ struct mt_bundle_pt_config_desc {
 #define MT_BUNDLE_PT_WRAPPED (1U << 0)   /* the ring wrapped: oldest bytes were lost */
 #define MT_BUNDLE_PT_CLOBBERED (1U << 1) /* PT registers no longer held our values */
 #define MT_BUNDLE_PT_PARTIAL (1U << 2)   /* tracing was off for part of the window */
+/* The CPU came online while armed and had no ring: no PT bytes, and threads
+ * that ran there are missing from stop_tsc (the TSC it came online) on. */
+#define MT_BUNDLE_PT_NO_RING (1U << 3)
 
 struct mt_bundle_pt_desc {
 	uint32_t size;

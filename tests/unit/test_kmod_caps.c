@@ -490,6 +490,28 @@ MT_TEST(address_filters)
 	MT_ASSERT_EQ(encode(&c, &kaby_lake, &p), -EINVAL);
 }
 
+/* Canonical means 48 bits, or 57 with 5-level paging (caller's va_bits). */
+MT_TEST(address_ranges_la57)
+{
+	struct mtrace_config c = base_config();
+	struct mtrace_pt_caps caps = caps_of(&kaby_lake);
+	struct mtrace_pt_program p;
+
+	c.nr_filters = 1;
+	c.filters[0] = (struct mtrace_addr_filter){ 0x0000800000000000ULL,
+		0x0000800000000fffULL, MTRACE_FILTER_TRACE, 0 };
+	MT_ASSERT_EQ(caps.va_bits, 48);
+	MT_ASSERT_EQ(mtrace_config_encode(&c, &caps, MAX_SINGLE, &p), -EINVAL);
+	caps.va_bits = 57;
+	MT_ASSERT_EQ(mtrace_config_encode(&c, &caps, MAX_SINGLE, &p), 0);
+	c.filters[0].start = 0xff00000000000000ULL;	/* 57-bit kernel half */
+	c.filters[0].end = 0xff00000000000fffULL;
+	MT_ASSERT_EQ(mtrace_config_encode(&c, &caps, MAX_SINGLE, &p), 0);
+	c.filters[0].start = 0x0100000000000000ULL;	/* beyond 57 bits */
+	c.filters[0].end = 0x0100000000000fffULL;
+	MT_ASSERT_EQ(mtrace_config_encode(&c, &caps, MAX_SINGLE, &p), -EINVAL);
+}
+
 MT_TEST(rejects_malformed_configs)
 {
 	struct mtrace_config c;

@@ -49,6 +49,11 @@ static void print_summary(struct mt_bundle_reader *r, FILE *out)
 
 		if (mt_bundle_pt_desc(r, i, &pt) || mt_bundle_pt_data(r, i, &data, &len))
 			continue;
+		if (pt.flags & MT_BUNDLE_PT_NO_RING) {
+			fprintf(out, "pt cpu %u: no ring (came online while armed): its threads are missing from tsc %" PRIu64 " on\n",
+				pt.cpu, pt.stop_tsc);
+			continue;
+		}
 		fprintf(out, "pt cpu %u: %zu bytes%s%s%s, stop tsc %" PRIu64 ", status %#" PRIx64 "\n",
 			pt.cpu, len, pt.flags & MT_BUNDLE_PT_WRAPPED ? ", wrapped" : "",
 			pt.flags & MT_BUNDLE_PT_CLOBBERED ? ", clobbered" : "",

@@ -163,6 +163,20 @@ static void true_trigger(const struct mt_collect_in *in, struct mtrace_status *s
 	}
 }
 
+/* Appends to the summary's warning line. */
+__attribute__((format(printf, 2, 3)))
+static void add_warning(struct mt_collect_out *out, const char *fmt, ...)
+{
+	size_t n = strlen(out->warning);
+	va_list ap;
+
+	if (n && n + 2 < sizeof(out->warning))
+		n += (size_t)snprintf(out->warning + n, sizeof(out->warning) - n, "; ");
+	va_start(ap, fmt);
+	vsnprintf(out->warning + n, sizeof(out->warning) - n, fmt, ap);
+	va_end(ap);
+}
+
 /* Per CPU: ring bytes oldest first and its sideband. */
 static int collect_cpus(const struct mt_collect_in *in, const struct mtrace_status *st,
 			struct mt_bundle_writer *w, struct sw_vec *sv, struct mt_collect_out *out,
@@ -183,6 +197,17 @@ static int collect_cpus(const struct mt_collect_in *in, const struct mtrace_stat
 
 		if ((e = mt_dev_cpu(dev, cpu, &ci, err, errlen)))
 			return e;
+		if (ci.flags & MTRACE_CPU_ADDED) {
+			pd.cpu = cpu;
+			pd.flags = MT_BUNDLE_PT_PARTIAL | MT_BUNDLE_PT_NO_RING;
+			pd.stop_tsc = ci.online_tsc;
+			if ((e = mt_bundle_write_pt_ring(w, &pd, NULL, 0)))
+				return col_fail(err, errlen, e, "writing the PT record of CPU %u: %s",
+						cpu, mt_bundle_writer_errmsg(w));
+			add_warning(out, "CPU %u came online while armed and has no ring: threads that ran there from TSC %llu on are missing",
+				    cpu, (unsigned long long)ci.online_tsc);
+			continue;
+		}
 		if (!(ci.flags & MTRACE_CPU_RING))
 			continue;
 		if (ci.write_offset > ci.ring_size)
@@ -226,6 +251,8 @@ static int collect_cpus(const struct mt_collect_in *in, const struct mtrace_stat
 		out->sb_lost += lost;
 	}
 	out->switches = sv->n;
+	if (st->flags & MTRACE_STATUS_SECURE_EXEC)
+		add_warning(out, "the target exec'd a set-user-ID (non-dumpable) program: its trace ends at that exec");
 	if (!out->cpus)
 		return col_fail(err, errlen, -ENODATA, "the module reports no CPU with a ring");
 	return 0;

@@ -130,6 +130,10 @@ int mt_dev_configure(struct mt_dev *d, const struct mtrace_config *cfg, char *er
 		return dev_fail(err, errlen, -errno,
 				"permission denied: tracing process %d needs the right to ptrace it (same user, or CAP_SYS_PTRACE)",
 				cfg->pid);
+	case EDQUOT:
+		return dev_fail(err, errlen, -EDQUOT,
+				"%llu bytes of ring per CPU exceed the module's ring memory limit (/sys/module/mtrace/parameters/ring_limit_kb; CAP_IPC_LOCK lifts it): try a smaller --buffer-size",
+				(unsigned long long)cfg->ring_size);
 	case ENOMEM:
 		return dev_fail(err, errlen, -ENOMEM,
 				"the module could not allocate %llu bytes of ring per CPU: try a smaller --buffer-size",
@@ -151,6 +155,12 @@ int mt_dev_arm(struct mt_dev *d, char *err, size_t errlen)
 	if (errno == EBUSY)
 		return dev_fail(err, errlen, -EBUSY,
 				"cannot arm: Intel PT is already in use on some CPU (perf's intel_pt event?); stop the other PT user and retry");
+	if (errno == EOPNOTSUPP)
+		return dev_fail(err, errlen, -EOPNOTSUPP,
+				"cannot arm: a CPU is in VMX operation (KVM: kvm_intel enables it when loaded) and this CPU cannot trace there (IA32_VMX_MISC[14]=0); unload kvm_intel or load it with enable_virt_at_load=0");
+	if (errno == EIO)
+		return dev_fail(err, errlen, -EIO,
+				"cannot arm: a PT register write faulted on some CPU (see dmesg); the registers were restored");
 	return dev_fail(err, errlen, -errno, "ARM failed: %s", strerror(errno));
 }
 

@@ -20,7 +20,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define MTRACE_ABI_VERSION	1
+#define MTRACE_ABI_VERSION	2
 #define MTRACE_DEVICE		"/dev/mtrace"
 #define MTRACE_IOC_MAGIC	0xE7
 
@@ -59,6 +59,7 @@ struct mtrace_caps {
 	__u32 max_nonturbo_ratio;	/* MSR_PLATFORM_INFO[15:8] */
 	__u32 tsc_khz;
 	__u32 reserved0;
+	__u32 reserved1;		/* explicit: no hole before the __u64 */
 	__u64 max_single_region;	/* largest ring without multi-entry ToPA */
 	__u64 reserved[4];
 };
@@ -132,10 +133,12 @@ struct mtrace_trigger {
 #define MTRACE_STATE_FROZEN	4	/* snapshot complete, readable */
 
 #define MTRACE_STATUS_CLOBBERED	(1U << 0)  /* some CPU's PT registers changed */
+#define MTRACE_STATUS_CPU_ADDED	(1U << 1)  /* a CPU came online armed, no ring */
+#define MTRACE_STATUS_SECURE_EXEC (1U << 2) /* a target exec'd a set-ID program */
 
 struct mtrace_status {
 	__u32 state;			/* MTRACE_STATE_* */
-	__u32 flags;			/* MTRACE_STATUS_* (valid when FROZEN) */
+	__u32 flags;			/* MTRACE_STATUS_* (CLOBBERED: when FROZEN) */
 	__u32 nr_cpus;			/* CPUs with a ring in this session */
 	__u32 snapshots;		/* completed freezes since SET_CONFIG */
 	__u64 ring_size;		/* per CPU, also the mmap stride */
@@ -153,13 +156,18 @@ struct mtrace_status {
 #define MTRACE_CPU_WRAPPED	(1U << 1)  /* ring wrapped: oldest byte at offset */
 #define MTRACE_CPU_CLOBBERED	(1U << 2)  /* registers not as programmed */
 #define MTRACE_CPU_OFFLINED	(1U << 3)  /* CPU went offline while armed */
-#define MTRACE_CPU_ERROR	(1U << 4)  /* RTIT_STATUS.Error was set */
+#define MTRACE_CPU_ERROR	(1U << 4)  /* RTIT_STATUS.Error, or a PT MSR faulted */
+#define MTRACE_CPU_ADDED	(1U << 5)  /* came online while armed: no ring */
+/* output_table when OUTPUT_BASE named none of the CPU's ToPA tables */
+#define MTRACE_TABLE_FOREIGN	(~0ULL)
 
 /*
  * Per-CPU snapshot. The CPU's ring is mapped at mmap_offset (cpu *
  * ring_size) of /dev/mtrace, read-only. Oldest-first data is
  * [write_offset, ring_size) followed by [0, write_offset) when WRAPPED,
  * else [0, write_offset). Every field but cpu must be zero on input.
+ * A CPU that came online while armed has no ring: flags is ADDED and
+ * online_tsc says from when its threads are missing.
  */
 struct mtrace_cpu_info {
 	__u32 cpu;			/* in */
@@ -169,16 +177,22 @@ struct mtrace_cpu_info {
 	__u64 write_offset;		/* next byte the CPU would have written */
 	__u64 stop_tsc;			/* TSC right after TraceEn was cleared */
 	__u64 rtit_status;		/* IA32_RTIT_STATUS at freeze */
-	__u64 output_base;		/* IA32_RTIT_OUTPUT_BASE at freeze */
+	__u64 output_table;		/* ToPA table OUTPUT_BASE named at freeze */
 	__u64 output_mask_ptrs;		/* IA32_RTIT_OUTPUT_MASK_PTRS at freeze */
 	__u64 sb_written;		/* sideband records written since arm */
-	__u64 reserved[4];
+	__u64 online_tsc;		/* ADDED: TSC when the CPU came online */
+	__u64 reserved[3];
 };
 
 /* ---- MTRACE_IOC_READ_SIDEBAND ----------------------------------------- */
 #define MTRACE_SB_PREV_TARGET	(1U << 0)  /* prev is a thread of the target */
 #define MTRACE_SB_NEXT_TARGET	(1U << 1)  /* next is a thread of the target */
 #define MTRACE_SB_PREEMPT	(1U << 2)  /* prev was preempted */
+/*
+ * prev (== next) exec'd a set-user-ID or otherwise non-dumpable program
+ * and the configuring caller may not trace that: its trace ends here.
+ */
+#define MTRACE_SB_SECURE_EXEC	(1U << 3)
 
 /* One context switch on one CPU; ids are in the initial pid namespace. */
 struct mtrace_sb_record {
@@ -217,10 +231,14 @@ struct mtrace_sim_inject {
 
 #define MTRACE_SIM_INJECT_MAX	(4ULL << 20)
 
-/* Writes an emulated PT MSR, as another agent (e.g. perf) would. */
+/*
+ * SET_MSR writes an emulated PT MSR as another agent (e.g. perf) would,
+ * past the model's rules; GET_MSR reads one (any state, also after the
+ * session). msr: 0x560, 0x561, 0x570, 0x571, 0x572 or 0x580-0x587.
+ */
 struct mtrace_sim_msr {
 	__u32 cpu;
-	__u32 msr;			/* 0x560, 0x561, 0x570 or 0x571 */
+	__u32 msr;
 	__u64 value;
 };
 
@@ -235,6 +253,7 @@ struct mtrace_sim_msr {
 #define MTRACE_IOC_READ_SIDEBAND _IOWR(MTRACE_IOC_MAGIC, 0x08, struct mtrace_sb_read)
 #define MTRACE_IOC_SIM_INJECT	_IOW(MTRACE_IOC_MAGIC, 0x40, struct mtrace_sim_inject)
 #define MTRACE_IOC_SIM_SET_MSR	_IOW(MTRACE_IOC_MAGIC, 0x41, struct mtrace_sim_msr)
+#define MTRACE_IOC_SIM_GET_MSR	_IOWR(MTRACE_IOC_MAGIC, 0x42, struct mtrace_sim_msr)
 
 /*
  * BPF programs (uprobe/kprobe, kernel >= 6.2) freeze through the kfunc

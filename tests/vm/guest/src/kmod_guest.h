@@ -8,11 +8,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "uapi/linux/mtrace.h"
@@ -45,6 +48,24 @@ static inline long kg_ioctl(int fd, unsigned long cmd, void *arg)
 	long r = ioctl(fd, cmd, arg);
 
 	return r < 0 ? -errno : r;
+}
+
+/* Keeps exactly CAP_PERFMON (or nothing) after switching to uid. */
+static inline void kg_become(uid_t uid, int perfmon)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	memset(d, 0, sizeof(d));
+	if (perfmon) {
+		d[CAP_PERFMON / 32].effective = 1U << (CAP_PERFMON % 32);
+		d[CAP_PERFMON / 32].permitted = 1U << (CAP_PERFMON % 32);
+	}
+	if (prctl(PR_SET_KEEPCAPS, 1) || setresgid(uid, uid, uid) ||
+	    setresuid(uid, uid, uid) || syscall(SYS_capset, &h, d)) {
+		printf("FAIL become-uid-%u: %s\n", (unsigned int)uid, strerror(errno));
+		exit(1);
+	}
 }
 
 static inline int kg_open(void)

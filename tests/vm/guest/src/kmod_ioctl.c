@@ -284,11 +284,13 @@ static void coexistence(int fd)
 	set_msr(fd, 1, 0x570, 0x2101);
 	kg_check("kmod-arm-busy", kg_ioctl(fd, MTRACE_IOC_ARM, NULL) == -EBUSY &&
 		 kg_status(fd).state == MTRACE_STATE_READY, "armed over perf");
-	set_msr(fd, 1, 0x570, 0);
+	set_msr(fd, 1, 0x570, 0x2100);	/* perf stops */
 	kg_check("kmod-arm-after-busy", !kg_ioctl(fd, MTRACE_IOC_ARM, NULL),
 		 "%s", strerror(errno));
 	/* ... and reprograms CPU 1 while we trace. */
-	set_msr(fd, 1, 0x570, 0x250d);	/* ours is 0x2509 while tracing */
+	/* (it stops ours first: only TraceEn may change while it is set) */
+	set_msr(fd, 1, 0x570, 0x2508);	/* ours is 0x2509 while tracing */
+	set_msr(fd, 1, 0x570, 0x250d);
 	kg_freeze(fd, MTRACE_PATH_EXIT, 0);
 	st = kg_status(fd);
 	kg_cpu(fd, 0, &c0);
@@ -447,6 +449,20 @@ static int hotplug(void)
 		 kg_status(fd).snapshots == st.snapshots + 1,
 		 "cpu1 flags %#x offset %llu", c1.flags,
 		 (unsigned long long)c1.write_offset);
+	/* A CPU that comes online while armed has no ring: say so, and since when. */
+	kg_check("kmod-hp-added-setup", set_online(1, 0) &&
+		 !kg_ioctl(fd, MTRACE_IOC_SET_CONFIG, &c) &&
+		 !kg_ioctl(fd, MTRACE_IOC_ARM, NULL) && set_online(1, 1),
+		 "%s", strerror(errno));
+	st = kg_status(fd);
+	kg_cpu(fd, 1, &c1);
+	kg_check("kmod-hp-added-flagged", st.flags & MTRACE_STATUS_CPU_ADDED &&
+		 c1.flags == MTRACE_CPU_ADDED && c1.online_tsc > st.arm_tsc,
+		 "status %#x cpu1 flags %#x online_tsc %llu arm_tsc %llu", st.flags,
+		 c1.flags, (unsigned long long)c1.online_tsc,
+		 (unsigned long long)st.arm_tsc);
+	kg_check("kmod-hp-added-freeze", !kg_freeze(fd, MTRACE_PATH_MANUAL, 0),
+		 "%s", strerror(errno));
 	close(fd);
 	return kg_failures != 0;
 }

@@ -5,31 +5,10 @@
  * not another user's (ptrace-attach rule) and not the kernel (needs
  * CAP_SYS_ADMIN).
  */
-#include <linux/capability.h>
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "kmod_guest.h"
-
-/* Keeps exactly CAP_PERFMON (or nothing) after switching to uid. */
-static void become(uid_t uid, int perfmon)
-{
-	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct d[2];
-
-	memset(d, 0, sizeof(d));
-	if (perfmon) {
-		d[CAP_PERFMON / 32].effective = 1U << (CAP_PERFMON % 32);
-		d[CAP_PERFMON / 32].permitted = 1U << (CAP_PERFMON % 32);
-	}
-	if (prctl(PR_SET_KEEPCAPS, 1) || setresgid(uid, uid, uid) ||
-	    setresuid(uid, uid, uid) || syscall(SYS_capset, &h, d)) {
-		printf("FAIL kmod-perm-setup: %s\n", strerror(errno));
-		exit(1);
-	}
-}
 
 /*
  * Opened as root before dropping privileges, so that the unprivileged
@@ -46,7 +25,7 @@ static int run_as(uid_t uid, int perfmon, pid_t victim)
 	if (pid)
 		return waitpid(pid, &status, 0) == pid && WIFEXITED(status) ?
 		       WEXITSTATUS(status) : 1;
-	become(uid, perfmon);
+	kg_become(uid, perfmon);
 	fd = openat(devdir, "mtrace", O_RDWR);
 	if (!perfmon)
 		exit(!kg_check("kmod-perm-open-needs-cap", fd < 0 && errno == EPERM,
@@ -76,7 +55,7 @@ int main(void)
 	victim = fork();
 
 	if (!victim) {
-		become(1001, 0);
+		kg_become(1001, 0);
 		pause();
 		_exit(0);
 	}

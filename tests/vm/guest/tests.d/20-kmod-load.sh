@@ -19,15 +19,16 @@ if insmod "$MTRACE_KO" 2>/dev/null; then
 	rmmod mtrace
 else
 	# busybox insmod tries finit_module, then init_module: one line each.
-	other=$(module_lines "$before" | grep -vc 'mtrace: Intel PT not usable: not an Intel CPU (load with sim=1 for the simulated backend)$')
+	other=$(module_lines "$before" | grep -vc 'mtrace: Intel PT not usable: the kernel reports no intel_pt feature (absent, or clearcpuid=intel_pt) (load with sim=1 for the simulated backend)$')
 	refusals=$(module_lines "$before" | grep -c 'Intel PT not usable')
 	if [ "$refusals" -ge 1 ] && [ "$other" -eq 0 ]; then echo "PASS kmod-refuses-without-pt"
 	else echo "FAIL kmod-refuses-without-pt: $(module_lines "$before" | head -3)"; fi
 fi
 check kmod-rejects-bad-sim sh -c "! insmod $MTRACE_KO sim=3"
+check kmod-rejects-sim-vmx-without-sim sh -c "! insmod $MTRACE_KO sim_vmx=1"
 # busybox modinfo needs modules.dep; read the same .modinfo strings directly.
 check kmod-modinfo-version sh -c "strings $MTRACE_KO | grep -q '^version=[0-9][0-9.]*$'"
-check kmod-modinfo-abi sh -c "strings $MTRACE_KO | grep -qx 'mtrace_abi=1'"
+check kmod-modinfo-abi sh -c "strings $MTRACE_KO | grep -qx 'mtrace_abi=2'"
 for round in 1 2 3; do
 	check kmod-load-sim-$round insmod "$MTRACE_KO" sim=1
 	check kmod-device-$round sh -c "ls -l /dev/mtrace | grep -q '^crw-rw-rw-'"
@@ -36,4 +37,4 @@ for round in 1 2 3; do
 	check kmod-unload-$round rmmod mtrace
 	check kmod-device-gone-$round test ! -e /dev/mtrace
 done
-check kmod-load-banner sh -c "dmesg | grep -q 'mtrace: version .*, ABI 1, simulated backend'"
+check kmod-load-banner sh -c "dmesg | grep -q 'mtrace: version .*, ABI 2, simulated backend'"
