@@ -197,11 +197,34 @@ static void explain_nothing(const struct decode_report *rep, struct mt_bundle_re
 			npt, npt == 1 ? "" : "s", psb);
 }
 
+/* CPUs that came online while armed had no ring (MT_BUNDLE_PT_NO_RING):
+ * what ran there from then on is not in the trace. */
+static void print_cpus_without_ring(const struct decode_report *rep, struct mt_bundle_reader *r,
+				    const struct mt_decode *d)
+{
+	for (size_t i = 0; i < mt_bundle_pt_count(r); i++) {
+		struct mt_bundle_pt_desc pt;
+		uint64_t ns;
+
+		if (mt_bundle_pt_desc(r, i, &pt) || !(pt.flags & MT_BUNDLE_PT_NO_RING))
+			continue;
+		ns = mt_decode_ns(d, pt.stop_tsc);
+		if (rep->have_first && ns >= rep->first_ns)
+			cli_err("missing CPU: CPU %u came online while armed and had no ring: code that ran there from %.3f ms on is not in the trace",
+				pt.cpu, ms_from(rep, ns));
+		else
+			cli_err("missing CPU: CPU %u came online while armed and had no ring: code that ran there from TSC %" PRIu64 " on is not in the trace",
+				pt.cpu, pt.stop_tsc);
+	}
+}
+
 int decode_report_print(const struct decode_report *rep, struct mt_bundle_reader *r,
-			const struct mt_decode_stats *s, int allow_missing)
+			const struct mt_decode *d, const struct mt_decode_stats *s,
+			int allow_missing)
 {
 	size_t gaps = 0, outside;
 
+	print_cpus_without_ring(rep, r, d);
 	if (rep->nmissing) {
 		cli_err("missing code: %zu mapping%s had no usable binary:", rep->nmissing,
 			rep->nmissing > 1 ? "s" : "");

@@ -39,10 +39,13 @@ void decode_report_missing(void *ctx, const char *msg);
 /*
  * Prints the summary lines and returns CLI_EXIT_MISSING when traced code
  * could not be decoded (the trace entered a mapping without code: a gap of
- * unmapped code) unless ALLOW_MISSING, else 0.
+ * unmapped code) unless ALLOW_MISSING, else 0. CPUs that came online
+ * while armed (no ring, MT_BUNDLE_PT_NO_RING) are named with the time from
+ * which their code is missing; D converts that time.
  */
 int decode_report_print(const struct decode_report *rep, struct mt_bundle_reader *r,
-			const struct mt_decode_stats *s, int allow_missing);
+			const struct mt_decode *d, const struct mt_decode_stats *s,
+			int allow_missing);
 
 void decode_report_free(struct decode_report *rep);
 

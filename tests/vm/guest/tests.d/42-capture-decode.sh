@@ -100,6 +100,27 @@ trigger_to_perfetto() {
 	pftrace_gap $T/trig/trace.pftrace $SPEC --trigger-symbol capture_marker
 }
 
+# (d) a CPU onlined while armed has no ring: the bundle flags it, and
+# decode names the CPU and the time from which its code is missing.
+cpu_onlined_while_armed() {
+	fresh
+	echo 0 >/sys/devices/system/cpu/cpu1/online || return 1
+	taskset -c 0 mtrace-user record -b 64K -o $T/hp.mtrace -- /bin/capture_spin 0 $T/spin \
+		2>$T/hp.log &
+	rec=$!
+	wait_file $T/spin/ready || return 1
+	echo 1 >/sys/devices/system/cpu/cpu1/online || return 1
+	touch $T/spin/stop
+	wait $rec || { cat $T/hp.log; return 1; }
+	cat $T/hp.log
+	grep -q 'CPU 1 came online while armed' $T/hp.log || return 1
+	mtrace-user bundle-info $T/hp.mtrace | grep -q 'pt cpu 1: no ring' || return 1
+	mtrace-user decode $T/hp.mtrace -o $T/hp.pftrace 2>$T/hpdec.log
+	cat $T/hpdec.log
+	grep -q 'missing CPU: CPU 1 came online while armed and had no ring: code that ran there from .* on is not in the trace' \
+		$T/hpdec.log
+}
+
 mkdir -p $T
 if ! insmod "$MTRACE_KO" sim=1; then
 	echo "FAIL capture-decode-load: insmod sim=1 failed"
@@ -117,4 +138,6 @@ run() {
 run capture-decode-record-roundtrip record_then_decode
 run capture-decode-snapshots snapshots_to_perfetto
 run capture-decode-trigger trigger_to_perfetto
+run capture-decode-cpu-onlined cpu_onlined_while_armed
+echo 1 >/sys/devices/system/cpu/cpu1/online 2>/dev/null
 rmmod mtrace
