@@ -7,7 +7,7 @@
 #   $(O)/rel/tests/ptgen/ptg_bench       generator speed against libipt's decoder
 # Test programs are built into programs/ next to each binary, with -O1
 # -fno-inline (small, readable call trees) and -z now (no lazy-binding
-# resolver to single-step through).
+# resolver to single-step through), except lazyplt.
 
 PTG_DIR := tests/ptgen
 PTG_MAINS := $(PTG_DIR)/ptgen.c $(PTG_DIR)/ptg_roundtrip.c $(PTG_DIR)/ptg_bench.c
@@ -19,6 +19,8 @@ PTG_PROG_FLAGS := -Wall -Wextra -Werror -g -O1 -fno-inline -Wl,-z,now
 PTG_PROG_CFLAGS := -std=gnu11 $(PTG_PROG_FLAGS)
 # Sibling-call optimisation is what makes tail calls; -O1 leaves it off.
 PTG_PROG_CFLAGS_tailcall := -foptimize-sibling-calls
+# This one runs the lazy-binding resolver on purpose (the last -z wins).
+PTG_PROG_CFLAGS_lazyplt := -Wl,-z,lazy
 
 define ptg_variant
 $(O)/$(1)/tests/ptgen/programs/%: $(PTG_DIR)/programs/%.c

@@ -127,14 +127,71 @@ static void check_around_gaps(const struct steps *truth, const struct steps *got
 	MT_ASSERT_MSG(got->n > truth->n / 2, "only %zu of %zu steps decoded", got->n, truth->n);
 }
 
+/* A thread of the truth: its tid (the decode must show no other). */
+static int true_thread(const uint32_t *tids, size_t n, uint32_t tid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (tids[i] == tid)
+			return 1;
+	return 0;
+}
+
+/*
+ * Compares every thread's decoded steps with the truth, in order; 0 if
+ * equal, else -1 with the first difference in MSG (and its context
+ * printed). A decoded thread the truth does not know is a difference.
+ */
+static int compare_threads(const char *prog, const struct steps *truth, const struct steps *got,
+			   const uint32_t *tids, size_t ntids, char *msg, size_t len)
+{
+	for (size_t i = 0; i < got->n; i++)
+		if (!true_thread(tids, ntids, got->v[i].tid))
+			return snprintf(msg, len, "%s: decoded a step of thread %u, which did not run",
+					prog, got->v[i].tid), -1;
+	for (size_t i = 0; i < truth->n; i++) {
+		uint32_t tid = truth->v[i].tid;
+		size_t a = 0, b = 0, na = 0, nb = 0;
+
+		if (i && truth->v[i - 1].tid == tid)
+			continue;
+		for (;;) {
+			while (a < truth->n && truth->v[a].tid != tid)
+				a++;
+			while (b < got->n && got->v[b].tid != tid)
+				b++;
+			if (a == truth->n || b == got->n)
+				break;
+			if (truth->v[a].kind != got->v[b].kind || truth->v[a].to != got->v[b].to) {
+				show_context(truth, a, got, b, tid);
+				return snprintf(msg, len,
+						"%s thread %u step %zu: truth %c 0x%" PRIx64
+						", decoded %c 0x%" PRIx64, prog, tid, na,
+						truth->v[a].kind, truth->v[a].to, got->v[b].kind,
+						got->v[b].to), -1;
+			}
+			a++, b++, na++, nb++;
+		}
+		while (a < truth->n)
+			na += truth->v[a++].tid == tid;
+		while (b < got->n)
+			nb += got->v[b++].tid == tid;
+		if (na != nb)
+			return snprintf(msg, len, "%s thread %u: %zu true steps, %zu decoded", prog,
+					tid, na, nb), -1;
+	}
+	return 0;
+}
+
 /*
  * Runs the generator (on PROG, or a random walk over it with WALK) with
- * EXTRA options and compares. With WRAPPED (a single CPU whose ring kept
+ * EXTRA options and compares; 0 if the decode equals the truth, else -1
+ * with the difference in MSG. With WRAPPED (a single CPU whose ring kept
  * only the newest data) the truth's "visible CPU TID INDEX" line says from
  * which instruction on the trace can be decoded; earlier steps are not
  * compared.
  */
-static void check_run(const char *prog, const char *extra, int walk, int wrapped)
+static int run_and_compare(const char *prog, const char *extra, int walk, int wrapped, char *msg,
+			   size_t msglen)
 {
 	char ptgen[1200], progs[1200], err[512], line[256];
 	struct steps truth = { 0 }, got = { 0 };
@@ -142,7 +199,9 @@ static void check_run(const char *prog, const char *extra, int walk, int wrapped
 	struct mt_bundle_reader *r;
 	struct mt_decode *d;
 	uint64_t overflows;
-	size_t i;
+	uint32_t tids[64];
+	size_t i, ntids = 0;
+	int ret = 0;
 	FILE *f;
 
 	tool_paths(ptgen, progs, sizeof(progs));
@@ -160,6 +219,8 @@ static void check_run(const char *prog, const char *extra, int walk, int wrapped
 			    6 &&
 		    (!strcmp(kind, "call") || !strcmp(kind, "ret")))
 			add_step(&truth, tid, kind[0], to, idx);
+		if (sscanf(line, "thread %u", &tid) == 1 && ntids < sizeof(tids) / sizeof(tids[0]))
+			tids[ntids++] = tid;
 		if (wrapped && sscanf(line, "visible %u %u %llu", &cpu, &tid, &idx) == 3) {
 			size_t out = 0;
 
@@ -171,6 +232,9 @@ static void check_run(const char *prog, const char *extra, int walk, int wrapped
 	}
 	fclose(f);
 	MT_ASSERT(truth.n > 0);
+	/* A walk's truth has no thread lines: its one thread is the walker. */
+	if (!ntids)
+		tids[ntids++] = truth.v[0].tid;
 
 	snprintf(line, sizeof(line), "%s.mtrace", prog);
 	MT_ASSERT_MSG(mt_bundle_open(&r, fx_path(line), err, sizeof(err)) == 0, "%s", err);
@@ -180,44 +244,20 @@ static void check_run(const char *prog, const char *extra, int walk, int wrapped
 	overflows = mt_decode_get_stats(d)->overflows;
 	mt_decode_free(d);
 	mt_bundle_close(r);
-	if (overflows) {
+	if (overflows)
 		check_around_gaps(&truth, &got, overflows);
-		free(truth.v);
-		free(got.v);
-		return;
-	}
-
-	/* Per thread, in order: compare the subsequences of each tid. */
-	for (i = 0; i < truth.n; i++) {
-		uint32_t tid = truth.v[i].tid;
-		size_t a = 0, b = 0, na = 0, nb = 0;
-
-		if (i && truth.v[i - 1].tid == tid)
-			continue;
-		for (;;) {
-			while (a < truth.n && truth.v[a].tid != tid)
-				a++;
-			while (b < got.n && got.v[b].tid != tid)
-				b++;
-			if (a == truth.n || b == got.n)
-				break;
-			if (truth.v[a].kind != got.v[b].kind || truth.v[a].to != got.v[b].to)
-				show_context(&truth, a, &got, b, tid);
-			MT_ASSERT_MSG(truth.v[a].kind == got.v[b].kind && truth.v[a].to == got.v[b].to,
-				      "%s thread %u step %zu: truth %c 0x%" PRIx64 ", decoded %c 0x%" PRIx64,
-				      prog, tid, na, truth.v[a].kind, truth.v[a].to, got.v[b].kind,
-				      got.v[b].to);
-			a++, b++, na++, nb++;
-		}
-		while (a < truth.n)
-			na += truth.v[a++].tid == tid;
-		while (b < got.n)
-			nb += got.v[b++].tid == tid;
-		MT_ASSERT_MSG(na == nb, "%s thread %u: %zu true steps, %zu decoded", prog, tid, na,
-			      nb);
-	}
+	else
+		ret = compare_threads(prog, &truth, &got, tids, ntids, msg, msglen);
 	free(truth.v);
 	free(got.v);
+	return ret;
+}
+
+static void check_run(const char *prog, const char *extra, int walk, int wrapped)
+{
+	char msg[512];
+
+	MT_ASSERT_MSG(run_and_compare(prog, extra, walk, wrapped, msg, sizeof(msg)) == 0, "%s", msg);
 }
 
 static void check_program(const char *prog, const char *extra)
@@ -283,4 +323,32 @@ MT_TEST(random_walk_with_ring_wrap)
 MT_TEST(overflows)
 {
 	check_program("recursion", "--overflow 1500:40");
+}
+
+/*
+ * Cycle-accurate runs: libipt's time for a trace-disable can be later than
+ * the thread's next switch-out (its cycles-per-TSC estimate spans a switch),
+ * which once gave stretches to the thread on the CPU later. Programs that
+ * switch a lot, on 1-4 CPUs, several scheduling seeds; every run must
+ * decode exactly, with no thread that did not run.
+ */
+MT_TEST(cyc_switching_programs)
+{
+	static const char *const progs[] = { "lazyplt", "syscalls", "threads", "signals" };
+	unsigned runs = 0, bad = 0;
+	char extra[128], msg[512];
+
+	for (size_t p = 0; p < sizeof(progs) / sizeof(progs[0]); p++)
+		for (unsigned cpus = 1; cpus <= 4; cpus++)
+			for (unsigned seed = 1; seed <= 4; seed++) {
+				snprintf(extra, sizeof(extra), "--cyc --cpus %u --seed %u", cpus,
+					 seed);
+				runs++;
+				if (run_and_compare(progs[p], extra, 0, 0, msg, sizeof(msg))) {
+					printf("# %s: %s\n", extra, msg);
+					bad++;
+				}
+			}
+	printf("# %u of %u cycle-accurate runs decoded exactly\n", runs - bad, runs);
+	MT_ASSERT_MSG(!bad, "%u of %u cycle-accurate runs differ from the truth", bad, runs);
 }

@@ -19,6 +19,11 @@ struct insn_memo {
 	uint8_t cls;
 };
 
+/* A TSC packet: its offset in the buffer and its value. */
+struct tsc_mark {
+	uint64_t offset, tsc;
+};
+
 struct blkdec {
 	struct pt_block_decoder *dec;
 	struct pt_image_section_cache *iscache;
@@ -29,6 +34,8 @@ struct blkdec {
 	struct pt_packet_decoder *pkt;	/* for looking at packets around errors */
 	uint64_t *psbs;		/* offsets of every PSB in the buffer */
 	size_t npsbs;
+	struct tsc_mark *tscs;	/* every TSC packet, in stream order */
+	size_t ntscs;
 	struct insn_memo memo[INSN_CACHE_SIZE];
 };
 
@@ -148,6 +155,86 @@ static void set_image(struct blkdec *b, struct pt_image *img)
 		pt_blk_set_image(b->dec, img);
 }
 
+static void *grow(void *v, size_t n, size_t *cap, size_t size)
+{
+	void *w;
+
+	if (n < *cap)
+		return v;
+	w = realloc(v, (*cap ? *cap * 2 : 64) * size);
+	if (w)
+		*cap = *cap ? *cap * 2 : 64;
+	return w;
+}
+
+/*
+ * Offsets of all PSBs and TSC packets, found with libipt's packet decoder.
+ * Resync after an error needs the PSBs: the block decoder reads ahead, so
+ * by the time an error is reported it may already have consumed the next
+ * PSB, and a plain forward sync would skip a whole PSB period. TSC packets
+ * are the stream's exact times (see tsc_bounds()).
+ */
+static void scan_packets(struct blkdec *b)
+{
+	size_t pcap = 0, tcap = 0;
+	struct pt_packet p;
+	uint64_t off;
+
+	while (b->pkt && pt_pkt_sync_forward(b->pkt) >= 0) {
+		while (!pt_pkt_get_offset(b->pkt, &off) && pt_pkt_next(b->pkt, &p, sizeof(p)) >= 0) {
+			if (p.type == ppt_psb) {
+				uint64_t *v = grow(b->psbs, b->npsbs, &pcap, sizeof(*v));
+
+				if (!v)
+					return;
+				b->psbs = v;
+				b->psbs[b->npsbs++] = off;
+			} else if (p.type == ppt_tsc) {
+				struct tsc_mark *v = grow(b->tscs, b->ntscs, &tcap, sizeof(*v));
+
+				if (!v)
+					return;
+				b->tscs = v;
+				b->tscs[b->ntscs++] = (struct tsc_mark){ off, p.payload.tsc.tsc };
+			}
+		}
+	}
+}
+
+/*
+ * The values of the last TSC packet before OFF and of the first one at or
+ * after it (0 and UINT64_MAX if none). The SDM ("TSC packet"): packets
+ * before a TSC packet are for instructions that executed before its time,
+ * those after it for later ones, and TraceEn 0->1 always sends one. So
+ * they are exact bounds, unlike the times libipt estimates from MTC and
+ * CYC. The packet carries TSC[55:0]: no counter reaches bit 56 (decades).
+ */
+static void tsc_bounds(const struct blkdec *b, uint64_t off, uint64_t *floor, uint64_t *ceil)
+{
+	size_t lo = 0, hi = b->ntscs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (b->tscs[mid].offset < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*floor = lo ? b->tscs[lo - 1].tsc : 0;
+	*ceil = lo < b->ntscs ? b->tscs[lo].tsc : UINT64_MAX;
+}
+
+/* Trace (re)starts: tells the handler, with the exact bounds. */
+static void enable(struct blkdec *b, uint64_t tsc, uint64_t ip)
+{
+	uint64_t off = 0;
+
+	pt_blk_get_offset(b->dec, &off);
+	tsc_bounds(b, off, &b->stats->tsc_floor, &b->stats->tsc_ceil);
+	set_image(b, b->h->enable(b->h->ctx, tsc, ip));
+}
+
 /* Handles pending events; returns the last status (negative on error). */
 static int drain_events(struct blkdec *b, int st)
 {
@@ -163,7 +250,7 @@ static int drain_events(struct blkdec *b, int st)
 		tsc = ev.has_tsc ? ev.tsc : now(b);
 		switch (ev.type) {
 		case ptev_enabled:
-			set_image(b, b->h->enable(b->h->ctx, tsc, ev.variant.enabled.ip));
+			enable(b, tsc, ev.variant.enabled.ip);
 			break;
 		case ptev_disabled:
 			b->h->disable(b->h->ctx, tsc, 0);
@@ -190,31 +277,6 @@ static int drain_events(struct blkdec *b, int st)
 		}
 	}
 	return st;
-}
-
-/*
- * Offsets of all PSBs, found with libipt's packet decoder. Resync after an
- * error needs them: the block decoder reads ahead, so by the time an error
- * is reported it may already have consumed the next PSB, and a plain
- * forward sync would skip a whole PSB period.
- */
-static void find_psbs(struct blkdec *b)
-{
-	size_t cap = 0;
-	uint64_t off;
-
-	while (b->pkt && pt_pkt_sync_forward(b->pkt) >= 0 &&
-	       !pt_pkt_get_sync_offset(b->pkt, &off)) {
-		if (b->npsbs == cap) {
-			uint64_t *v = realloc(b->psbs, (cap ? cap * 2 : 64) * sizeof(*v));
-
-			if (!v)
-				break;
-			b->psbs = v;
-			cap = cap ? cap * 2 : 64;
-		}
-		b->psbs[b->npsbs++] = off;
-	}
 }
 
 /* Whether only PSB+ and timing packets lie between PSB and END: then the
@@ -275,7 +337,7 @@ static uint64_t decode_from_sync(struct blkdec *b, int st)
 
 	pt_blk_get_sync_offset(b->dec, &sync);
 	if (!(st & pts_ip_suppressed))
-		set_image(b, b->h->enable(b->h->ctx, now(b), 0));
+		enable(b, now(b), 0);
 	for (;;) {
 		struct pt_block blk;
 
@@ -333,7 +395,7 @@ int mt_blk_decode(const struct pt_config *cfg, struct pt_image *image,
 		return -pte_nomem;
 	}
 	b->pkt = pt_pkt_alloc_decoder(cfg);
-	find_psbs(b);
+	scan_packets(b);
 	set_image(b, image);
 	st = pt_blk_sync_forward(b->dec);
 	while (st >= 0) {
@@ -351,6 +413,7 @@ int mt_blk_decode(const struct pt_config *cfg, struct pt_image *image,
 	pt_pkt_free_decoder(b->pkt);
 	mt_insn_dec_free(b->insn);
 	free(b->psbs);
+	free(b->tscs);
 	free(b);
 	return 0;
 }

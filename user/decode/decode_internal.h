@@ -31,6 +31,7 @@ struct mt_cpu_log {
 	struct mt_seg *segs;
 	size_t nsegs, segcap;
 	struct mt_blk_stats stats;
+	uint64_t clamped;	/* times outside their stretch's bounds */
 	int oom;
 };
 
@@ -38,6 +39,7 @@ struct mt_decode {
 	struct mt_bundle_reader *r;
 	struct mt_decode_opts opts;
 	struct pt_config cfg;		/* without begin/end */
+	int cyc;			/* RTIT_CTL.CYCEn: times are estimates */
 	struct mt_bincache bins;
 	struct mt_funcs funcs;
 	struct pt_image_section_cache *iscache;
