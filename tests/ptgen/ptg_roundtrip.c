@@ -273,6 +273,37 @@ out:
 	ptg_gen_fini(&g);
 }
 
+/* A thread switched in on a second CPU while it runs on the first: the
+ * generator's own check of its switch records must see it. */
+static void two_cpus_at_once(const char *name, const struct ptg_run *run, struct ptg_insn_cache *ic,
+			     const struct ptg_gen_cfg *cfg)
+{
+	struct ptg_gen g;
+	struct ptg_switch *sw;
+	char msg[600] = "";
+	size_t i = 0;
+
+	if (gen_and_check(run, ic, cfg, &g, msg, sizeof(msg))) {
+		report(false, name, "uncorrupted run already fails: %s", msg);
+		goto out;
+	}
+	while (i < g.nsw && g.sw[i].next < 0)
+		i++;
+	sw = i < g.nsw ? realloc(g.sw, (g.nsw + 1) * sizeof(*sw)) : NULL;
+	if (!sw) {
+		report(false, name, "no switch-in to copy");
+		goto out;
+	}
+	g.sw = sw;
+	sw[g.nsw] = sw[i];
+	sw[g.nsw].cpu = (sw[i].cpu + 1) % cfg->ncpu;
+	sw[g.nsw].prev = -1;
+	sw[g.nsw++].tsc++;
+	report(ptg_gen_check_switches(&g) == -EINVAL, name, "overlap not detected");
+out:
+	ptg_gen_fini(&g);
+}
+
 /* Decoder configuration from a bundle, as the decoder builds it. */
 static int bundle_config(struct mt_bundle_reader *br, struct pt_config *cfg)
 {
@@ -704,6 +735,8 @@ static void run_program(const struct program *p)
 		cfg.ncpu = p->ncpu;
 		snprintf(name, sizeof(name), "%s/negative-wrong-sideband", base);
 		negative(name, &run, ic, &cfg, 4);
+		snprintf(name, sizeof(name), "%s/negative-two-cpus-at-once", base);
+		two_cpus_at_once(name, &run, ic, &cfg);
 	}
 	if (p->trigger) {
 		/* The trigger case, and the bundle of the same trace. */
