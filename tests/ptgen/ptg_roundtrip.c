@@ -189,6 +189,40 @@ static long find_packet(const uint8_t *buf, size_t len, enum pt_packet_type type
 	return at;
 }
 
+/* The last MTC before the first TIP.PGD, with no enable or TSC between
+ * them; returns its offset, or -1. */
+static long last_mtc_before_pgd(const uint8_t *buf, size_t len, struct pt_packet *mtc)
+{
+	struct pt_config cfg;
+	struct pt_packet_decoder *d;
+	struct pt_packet p;
+	long at = -1;
+	uint64_t off;
+
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)buf;
+	cfg.end = (uint8_t *)buf + len;
+	d = pt_pkt_alloc_decoder(&cfg);
+	if (!d || pt_pkt_sync_forward(d) < 0) {
+		pt_pkt_free_decoder(d);
+		return -1;
+	}
+	while (pt_pkt_get_offset(d, &off) >= 0 && pt_pkt_next(d, &p, sizeof(p)) >= 0) {
+		if (p.type == ppt_tip_pgd && at >= 0)
+			break;
+		if (p.type == ppt_mtc) {
+			at = (long)off;
+			*mtc = p;
+		} else if (p.type == ppt_tip_pge || p.type == ppt_tsc || p.type == ppt_tip_pgd) {
+			at = -1;
+		}
+	}
+	if (p.type != ppt_tip_pgd)
+		at = -1;
+	pt_pkt_free_decoder(d);
+	return at;
+}
+
 /* Writes @pkt over the packet of the same size at @at. */
 static int reencode(uint8_t *at, size_t room, const struct pt_packet *pkt)
 {
@@ -255,6 +289,12 @@ static void negative(const char *name, const struct ptg_run *run, struct ptg_ins
 				at = 0;
 			}
 		}
+	} else if (how == 5 && (at = last_mtc_before_pgd(buf, len, &pkt)) >= 0) {
+		/* The last MTC before the first TIP.PGD two periods late:
+		 * only the disable's time is wrong. */
+		pkt.payload.mtc.ctc = (uint8_t)(pkt.payload.mtc.ctc + 2);
+		if (reencode(buf + at, len - (size_t)at, &pkt))
+			at = -1;
 	} else if (how == 2 && g.cpu[0].nseq > 10) {
 		/* Keep the stream, expect one instruction less. */
 		memmove(&g.cpu[0].seq[5], &g.cpu[0].seq[6],
@@ -262,12 +302,20 @@ static void negative(const char *name, const struct ptg_run *run, struct ptg_ins
 		g.cpu[0].nseq--;
 		at = 0;
 	}
+	if (at < 0 && how == 5) {
+		/* Every stretch too short for an MTC (syscalls). */
+		printf("SKIP ptgen/%s: no MTC in a stretch before its TIP.PGD\n", name);
+		goto out;
+	}
 	if (at < 0) {
 		report(false, name, "nothing to corrupt in the stream");
 		goto out;
 	}
 	detected = ptg_check_cpu(&g, 0, &run->image, buf, len, &r) != 0;
-	report(detected, name, "corruption not detected (%zu instructions decoded)", r.decoded);
+	if (how == 5)
+		detected = detected && strstr(r.msg, "disabled at time");
+	report(detected, name, "corruption not detected (%zu instructions decoded): %s", r.decoded,
+	       r.msg);
 out:
 	free(buf);
 	ptg_gen_fini(&g);
@@ -762,6 +810,8 @@ static void run_program(const struct program *p)
 		negative(name, &run, ic, &cfg, 2);
 		snprintf(name, sizeof(name), "%s/negative-late-tsc", base);
 		negative(name, &run, ic, &cfg, 3);
+		snprintf(name, sizeof(name), "%s/negative-late-disable", base);
+		negative(name, &run, ic, &cfg, 5);
 	}
 	ptg_insn_cache_free(ic);
 	ptg_run_fini(&run);
