@@ -22,6 +22,7 @@ struct insn_memo {
 /* A TSC packet: its offset in the buffer and its value. */
 struct tsc_mark {
 	uint64_t offset, tsc;
+	bool ends_trace;	/* sent with packet generation off */
 };
 
 struct blkdec {
@@ -172,44 +173,79 @@ static void *grow(void *v, size_t n, size_t *cap, size_t size)
  * Resync after an error needs the PSBs: the block decoder reads ahead, so
  * by the time an error is reported it may already have consumed the next
  * PSB, and a plain forward sync would skip a whole PSB period. TSC packets
- * are the stream's exact times (see tsc_bounds()).
+ * are the stream's exact times (see tsc_bounds()). A TSC packet sent while
+ * packet generation is off (TraceEn 0->1, or a PSB+ without FUP) ends the
+ * trace before it: what came before ran before its time.
  */
 static void scan_packets(struct blkdec *b)
 {
-	size_t pcap = 0, tcap = 0;
+	size_t pcap = 0, tcap = 0, psb_tsc = 0;
 	struct pt_packet p;
 	uint64_t off;
+	bool on = false, in_psb = false, psb_on = false;
 
 	while (b->pkt && pt_pkt_sync_forward(b->pkt) >= 0) {
 		while (!pt_pkt_get_offset(b->pkt, &off) && pt_pkt_next(b->pkt, &p, sizeof(p)) >= 0) {
-			if (p.type == ppt_psb) {
+			switch (p.type) {
+			case ppt_psb: {
 				uint64_t *v = grow(b->psbs, b->npsbs, &pcap, sizeof(*v));
 
 				if (!v)
 					return;
 				b->psbs = v;
 				b->psbs[b->npsbs++] = off;
-			} else if (p.type == ppt_tsc) {
+				in_psb = true;
+				psb_on = false;
+				psb_tsc = b->ntscs;
+				break;
+			}
+			case ppt_psbend:
+				/* A PSB+ holds a FUP exactly when packets are on. */
+				in_psb = false;
+				on = psb_on;
+				for (size_t i = psb_tsc; i < b->ntscs; i++)
+					b->tscs[i].ends_trace = !on;
+				break;
+			case ppt_fup:
+				if (in_psb)
+					psb_on = true;
+				else
+					on = true;
+				break;
+			case ppt_tip_pge:
+				on = true;
+				break;
+			case ppt_tip_pgd:
+				on = false;
+				break;
+			case ppt_tsc: {
 				struct tsc_mark *v = grow(b->tscs, b->ntscs, &tcap, sizeof(*v));
 
 				if (!v)
 					return;
 				b->tscs = v;
-				b->tscs[b->ntscs++] = (struct tsc_mark){ off, p.payload.tsc.tsc };
+				b->tscs[b->ntscs++] = (struct tsc_mark){ off, p.payload.tsc.tsc, !on };
+				break;
+			}
+			default:
+				break;
 			}
 		}
 	}
 }
 
 /*
- * The values of the last TSC packet before OFF and of the first one at or
- * after it (0 and UINT64_MAX if none). The SDM ("TSC packet"): packets
- * before a TSC packet are for instructions that executed before its time,
- * those after it for later ones, and TraceEn 0->1 always sends one. So
- * they are exact bounds, unlike the times libipt estimates from MTC and
- * CYC. The packet carries TSC[55:0]: no counter reaches bit 56 (decades).
+ * The SDM ("TSC packet"): packets before a TSC packet are for instructions
+ * that executed before its time, those after it for later ones, and
+ * TraceEn 0->1 always sends one. So TSC packets are exact bounds, unlike
+ * the times libipt estimates from MTC and CYC. At an enable whose packet
+ * is before OFF this gives the value of the last TSC packet before OFF
+ * (no later time is earlier), of the first one after it (the enable is
+ * earlier) and of the first one after it sent with packets off (the
+ * stretch ends earlier); 0 or UINT64_MAX when there is none. The packet
+ * carries TSC[55:0]: no counter reaches bit 56 (decades).
  */
-static void tsc_bounds(const struct blkdec *b, uint64_t off, uint64_t *floor, uint64_t *ceil)
+static void tsc_bounds(const struct blkdec *b, uint64_t off, struct mt_blk_stats *s)
 {
 	size_t lo = 0, hi = b->ntscs;
 
@@ -221,8 +257,11 @@ static void tsc_bounds(const struct blkdec *b, uint64_t off, uint64_t *floor, ui
 		else
 			hi = mid;
 	}
-	*floor = lo ? b->tscs[lo - 1].tsc : 0;
-	*ceil = lo < b->ntscs ? b->tscs[lo].tsc : UINT64_MAX;
+	s->tsc_floor = lo ? b->tscs[lo - 1].tsc : 0;
+	s->tsc_ceil = lo < b->ntscs ? b->tscs[lo].tsc : UINT64_MAX;
+	while (lo < b->ntscs && !b->tscs[lo].ends_trace)
+		lo++;
+	s->tsc_end = lo < b->ntscs ? b->tscs[lo].tsc : UINT64_MAX;
 }
 
 /* Trace (re)starts: tells the handler, with the exact bounds. */
@@ -231,7 +270,7 @@ static void enable(struct blkdec *b, uint64_t tsc, uint64_t ip)
 	uint64_t off = 0;
 
 	pt_blk_get_offset(b->dec, &off);
-	tsc_bounds(b, off, &b->stats->tsc_floor, &b->stats->tsc_ceil);
+	tsc_bounds(b, off, b->stats);
 	set_image(b, b->h->enable(b->h->ctx, tsc, ip));
 }
 

@@ -141,9 +141,10 @@ static struct pt_image *image_for(struct worker *w, uint32_t pid)
 }
 
 /*
- * Trace (re)starts. The last TSC packet before it (blkdec.h) is exact: no
- * time from here on is earlier, and the enable itself is before the next
- * TSC packet. The stretch ends before the CPU's next switch to another
+ * Trace (re)starts. TSC packets give exact bounds (blkdec.h): no time from
+ * here on is before the last one, the enable is before the next one, and
+ * the stretch ends before the next one sent with packets off (the CPU's
+ * next enable). It also ends before the CPU's next switch to another
  * process (mt_sideband_trace_off()): tracing resumes after that only with
  * a later TSC packet. Times outside these bounds are clamped (and
  * counted), whatever libipt estimated.
@@ -160,12 +161,15 @@ static struct pt_image *h_enable(void *ctx, uint64_t tsc, uint64_t ip)
 {
 	struct worker *w = ctx;
 	uint64_t floor = w->log->stats.tsc_floor, ceil = w->log->stats.tsc_ceil,
+		 end = w->log->stats.tsc_end,
 		 off = mt_sideband_trace_off(&w->d->sb, w->log->cpu, floor);
 	struct mt_task task;
 	const struct mt_proc *proc;
 
 	(void)ip;
 	close_seg(w, last_tsc(w, tsc));
+	if (end < off)
+		off = end;
 	open_seg(w, tsc, floor, off > floor ? off - 1 : floor);
 	if (!w->have_seg)
 		return NULL;
