@@ -10,6 +10,7 @@
 struct ptg_tstate {
 	size_t pos;		/* next instruction */
 	size_t async_next;	/* next entry of the thread's async list */
+	size_t map_next;	/* no map event of the thread before this one */
 	uint64_t ready;		/* runnable from this time on */
 	bool created, running, done;
 };
@@ -279,6 +280,23 @@ static int flow_packets(struct ptg_gen *g, struct ptg_pkt *p, int t, size_t i,
 	return 0;
 }
 
+/* Instruction @i of thread @t, a system call, ran at @tsc: the mappings
+ * it made or removed take that time (events are in trace order). */
+static void time_map_events(struct ptg_gen *g, int t, size_t i, uint64_t tsc)
+{
+	struct ptg_map_event *ev = g->cfg->map_events;
+	size_t *k = &g->ts[t].map_next;
+
+	for (; *k < g->cfg->nmap_events; (*k)++) {
+		if (ev[*k].thread != t)
+			continue;
+		if (ev[*k].index > i)
+			break;
+		if (ev[*k].index == i)
+			ev[*k].tsc = tsc;
+	}
+}
+
 static int step(struct ptg_gen *g, unsigned c)
 {
 	struct ptg_cpu *cpu = &g->cpu[c];
@@ -312,6 +330,7 @@ static int step(struct ptg_gen *g, unsigned c)
 	if (g->cfg->record_seq && !rep && (err = add_seq(cpu, (uint32_t)t, i, p->drop)))
 		return err;
 	ptg_pkt_time(p, p->tsc + 1);
+	time_map_events(g, t, i, p->tsc);
 	s->pos++;
 	g->insns++;
 	len = p->len;

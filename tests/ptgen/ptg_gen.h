@@ -46,6 +46,10 @@ struct ptg_gen_cfg {
 	 * TIPs and interrupts FUP + TIP instead of leaving the trace. */
 	bool kernel_traced;
 	FILE *truth;		/* ground truth output, or NULL */
+	/* Mappings created or removed after the start (ptg_trace.h): each
+	 * gets the synthetic time of the system call that made it. */
+	struct ptg_map_event *map_events;
+	size_t nmap_events;
 };
 
 void ptg_gen_cfg_default(struct ptg_gen_cfg *cfg);

@@ -7,6 +7,7 @@
  * Test programs are looked up in programs/ next to this executable.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <intel-pt.h>
 #include <libgen.h>
 #include <limits.h>
@@ -45,6 +46,10 @@ static const struct program programs[] = {
 	{ .name = "signals", .ncpu = 1, .trigger = "on_usr1", .hit = 2 },
 	{ .name = "syscalls", .ncpu = 1 },
 	{ .name = "crash", .ncpu = 1, .dies_in = "deref" },
+	/* Code mapped after main starts: a library (dlopen, dlclose) and
+	 * anonymous code made executable (JIT-style), both unmapped again. */
+	{ .name = "dlopen", .ncpu = 1 },
+	{ .name = "jit", .ncpu = 1, .trigger = "run", .hit = 1 },
 	{ .name = "threads", .arg = "2", .ncpu = 2, .trigger = "work_step", .hit = 150 },
 	{ .name = "threads", .arg = "4", .ncpu = 4, .trigger = "work_step", .hit = 300 },
 	{ .name = "threads", .arg = "4", .ncpu = 2 },
@@ -383,7 +388,7 @@ static int bundle_verify(struct mt_bundle_reader *br, const struct ptg_run *run,
 	struct pt_config cfg;
 	struct ptg_check r;
 	const uint8_t *data;
-	size_t n;
+	size_t n, nmaps;
 	int vdso;
 
 	if (bundle_config(br, &cfg) || mt_bundle_pt_count(br) != g->cfg->ncpu)
@@ -409,8 +414,26 @@ static int bundle_verify(struct mt_bundle_reader *br, const struct ptg_run *run,
 	    (g->trigger.hit && (tr.d.ip != g->trigger.ip ||
 				tr.d.tid != (uint32_t)run->thr[g->trigger.thread].tid)))
 		return snprintf(msg, len, "trigger record differs"), -1;
-	if (mt_bundle_maps(br, &maps) != run->image.nseg)
+	/* One record per mapping at the start, one per later event (a
+	 * mapping made later is in the image, and has its event). */
+	nmaps = run->image.nseg + run->nmev;
+	for (size_t k = 0; k < run->nmev; k++)
+		nmaps -= !run->mev[k].unmapped;
+	if (mt_bundle_maps(br, &maps) != nmaps)
 		return snprintf(msg, len, "map count differs"), -1;
+	for (size_t k = 0; k < run->nmev; k++) {
+		const struct ptg_map_event *e = &run->mev[k];
+		char anon[32];
+		int f;
+
+		if (e->unmapped || e->path[0])
+			continue;
+		snprintf(anon, sizeof(anon), "[anon:%#" PRIx64 "]", e->start);
+		f = mt_bundle_file_find(br, NULL, 0, anon);
+		if (f < 0 || mt_bundle_file_data(br, (size_t)f, &data, &n) ||
+		    n != e->end - e->start || memcmp(data, e->bytes, n))
+			return snprintf(msg, len, "copy of anonymous code missing or different"), -1;
+	}
 	vdso = mt_bundle_file_find(br, NULL, 0, "[vdso]");
 	for (size_t i = 0; i < run->image.nseg; i++) {
 		const struct ptg_seg *s = &run->image.seg[i];

@@ -454,6 +454,8 @@ int main(int argc, char **argv)
 		o.gen.truth = truth;
 	}
 	t0 = now();
+	o.gen.map_events = run.mev;
+	o.gen.nmap_events = run.nmev;
 	err = ptg_gen_run(&g, &o.gen, run.thr, run.nthr, ic);
 	gen_secs = now() - t0;
 	if (!err && o.stats)

@@ -23,6 +23,14 @@ PTG_PROG_CFLAGS_tailcall := -foptimize-sibling-calls
 PTG_PROG_CFLAGS_lazyplt := -Wl,-z,lazy
 
 define ptg_variant
+# The library the dlopen program loads, next to it.
+$(O)/$(1)/tests/ptgen/programs/libptgdl.so: $(PTG_DIR)/programs/lib/ptgdl.c
+	@mkdir -p $$(@D)
+	@echo '  CC      $$@'
+	$(Q)$(CC) $(PTG_PROG_CFLAGS) -fPIC -shared -o $$@ $$<
+
+$(O)/$(1)/tests/ptgen/programs/dlopen: $(O)/$(1)/tests/ptgen/programs/libptgdl.so
+
 $(O)/$(1)/tests/ptgen/programs/%: $(PTG_DIR)/programs/%.c
 	@mkdir -p $$(@D)
 	@echo '  CC      $$@'
@@ -44,7 +52,8 @@ $(O)/$(1)/tests/ptgen/ptg_roundtrip: $(O)/$(1)/$(PTG_DIR)/ptg_roundtrip.o \
 		$(PTG_LIB_SRCS:%.c=$(O)/$(1)/%.o) $(O)/$(1)/libmtrace.a \
 		$(PTG_PROGRAMS:%=$(O)/$(1)/tests/ptgen/programs/%) \
 		$(PTG_CXX_PROGRAMS:%=$(O)/$(1)/tests/ptgen/programs/%) \
-		$(O)/$(1)/tests/ptgen/programs/indirect-nopie
+		$(O)/$(1)/tests/ptgen/programs/indirect-nopie \
+		$(O)/$(1)/tests/ptgen/programs/libptgdl.so
 	@echo '  LD      $$@'
 	$(Q)$(CC) $(CFLAGS_USER) $(CFLAGS_$(2)) -o $$@ $$(filter %.o %.a,$$^) $(LDLIBS_USER)
 

@@ -314,6 +314,20 @@ MT_TEST(signals)
 	check_program("signals", "");
 }
 
+/* A library loaded with dlopen after main starts, called, and unloaded:
+ * decoded from the bundle's maps records. */
+MT_TEST(dlopen_dlclose)
+{
+	check_program("dlopen", "");
+}
+
+/* Anonymous code made executable with mprotect and unmapped again: decoded
+ * from the copy the bundle carries for it. */
+MT_TEST(jit_code)
+{
+	check_program("jit", "--cpus 2");
+}
+
 MT_TEST(threads_on_two_cpus)
 {
 	check_program("threads", "--cpus 2");
