@@ -162,24 +162,32 @@ static bool triggered(const struct ptg_gen *g, char *msg, size_t len)
 	       last->index + 1 == g->trigger.index;
 }
 
-/* Finds the first packet of @type (for TNT: either size); returns its
- * offset, or -1. */
-static long find_packet(const uint8_t *buf, size_t len, enum pt_packet_type type,
-			struct pt_packet *pkt)
+/* A packet decoder synchronised at the first PSB of @buf, or NULL. */
+static struct pt_packet_decoder *packets(const uint8_t *buf, size_t len)
 {
 	struct pt_config cfg;
 	struct pt_packet_decoder *d;
-	long at = -1;
 
 	pt_config_init(&cfg);
 	cfg.begin = (uint8_t *)buf;
 	cfg.end = (uint8_t *)buf + len;
 	d = pt_pkt_alloc_decoder(&cfg);
-	if (!d || pt_pkt_sync_forward(d) < 0) {
+	if (d && pt_pkt_sync_forward(d) < 0) {
 		pt_pkt_free_decoder(d);
-		return -1;
+		d = NULL;
 	}
-	for (;;) {
+	return d;
+}
+
+/* Finds the first packet of @type (for TNT: either size); returns its
+ * offset, or -1. */
+static long find_packet(const uint8_t *buf, size_t len, enum pt_packet_type type,
+			struct pt_packet *pkt)
+{
+	struct pt_packet_decoder *d = packets(buf, len);
+	long at = -1;
+
+	while (d) {
 		uint64_t off;
 
 		if (pt_pkt_get_offset(d, &off) < 0 || pt_pkt_next(d, pkt, sizeof(*pkt)) < 0)
@@ -198,21 +206,12 @@ static long find_packet(const uint8_t *buf, size_t len, enum pt_packet_type type
  * them; returns its offset, or -1. */
 static long last_mtc_before_pgd(const uint8_t *buf, size_t len, struct pt_packet *mtc)
 {
-	struct pt_config cfg;
-	struct pt_packet_decoder *d;
-	struct pt_packet p;
+	struct pt_packet_decoder *d = packets(buf, len);
+	struct pt_packet p = { .type = ppt_invalid };
 	long at = -1;
 	uint64_t off;
 
-	pt_config_init(&cfg);
-	cfg.begin = (uint8_t *)buf;
-	cfg.end = (uint8_t *)buf + len;
-	d = pt_pkt_alloc_decoder(&cfg);
-	if (!d || pt_pkt_sync_forward(d) < 0) {
-		pt_pkt_free_decoder(d);
-		return -1;
-	}
-	while (pt_pkt_get_offset(d, &off) >= 0 && pt_pkt_next(d, &p, sizeof(p)) >= 0) {
+	while (d && pt_pkt_get_offset(d, &off) >= 0 && pt_pkt_next(d, &p, sizeof(p)) >= 0) {
 		if (p.type == ppt_tip_pgd && at >= 0)
 			break;
 		if (p.type == ppt_mtc) {
