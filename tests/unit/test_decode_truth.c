@@ -350,20 +350,23 @@ MT_TEST(overflows)
 /*
  * Cycle-accurate runs: libipt's time for a trace-disable can be later than
  * the thread's next switch-out (its cycles-per-TSC estimate spans a switch),
- * which once gave stretches to the thread on the CPU later. Programs that
- * switch a lot, on 1-4 CPUs, several scheduling seeds; every run must
- * decode exactly, with no thread that did not run.
+ * which once gave stretches to the thread on the CPU later, and an
+ * enable's estimate can be later than the stretch after it (a signal
+ * handler's then came after main's return). Programs that switch a lot
+ * (syscalls through lazily bound PLT entries, vDSO calls, signals, threads,
+ * code mapped later), on 1-4 CPUs, several scheduling seeds; every run
+ * must decode exactly, with no thread that did not run.
  */
 MT_TEST(cyc_switching_programs)
 {
-	static const char *const progs[] = { "lazyplt", "syscalls", "threads", "signals" };
+	static const char *const progs[] = { "lazyplt", "syscalls", "threads", "signals", "dlopen", "jit" };
 	unsigned runs = 0, bad = 0;
 	char extra[128], msg[512];
 
 	clamped = 0;
 	for (size_t p = 0; p < sizeof(progs) / sizeof(progs[0]); p++)
 		for (unsigned cpus = 1; cpus <= 4; cpus++)
-			for (unsigned seed = 1; seed <= 4; seed++) {
+			for (unsigned seed = 1; seed <= 5; seed++) {
 				snprintf(extra, sizeof(extra), "--cyc --cpus %u --seed %u", cpus,
 					 seed);
 				runs++;

@@ -234,20 +234,11 @@ static void scan_packets(struct blkdec *b)
 	}
 }
 
-/*
- * The SDM ("TSC packet"): packets before a TSC packet are for instructions
- * that executed before its time, those after it for later ones, and
- * TraceEn 0->1 always sends one. So TSC packets are exact bounds, unlike
- * the times libipt estimates from MTC and CYC. At an enable whose packet
- * is before OFF this gives the value of the last TSC packet before OFF
- * (no later time is earlier), of the first one after it (the enable is
- * earlier) and of the first one after it sent with packets off (the
- * stretch ends earlier); 0 or UINT64_MAX when there is none. The packet
- * carries TSC[55:0]: no counter reaches bit 56 (decades).
- */
-static void tsc_bounds(const struct blkdec *b, uint64_t off, struct mt_blk_stats *s)
+/* The number of TSC packets before OFF, and of those worth at most TSC
+ * (0: any), whichever is smaller: the values grow along a CPU's stream. */
+static size_t tscs_before(const struct blkdec *b, uint64_t off, uint64_t tsc)
 {
-	size_t lo = 0, hi = b->ntscs;
+	size_t lo = 0, hi = b->ntscs, n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -257,11 +248,42 @@ static void tsc_bounds(const struct blkdec *b, uint64_t off, struct mt_blk_stats
 		else
 			hi = mid;
 	}
-	s->tsc_floor = lo ? b->tscs[lo - 1].tsc : 0;
-	s->tsc_ceil = lo < b->ntscs ? b->tscs[lo].tsc : UINT64_MAX;
-	while (lo < b->ntscs && !b->tscs[lo].ends_trace)
-		lo++;
-	s->tsc_end = lo < b->ntscs ? b->tscs[lo].tsc : UINT64_MAX;
+	n = lo;
+	lo = 0;
+	while (tsc && lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (b->tscs[mid].tsc <= tsc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return tsc && lo < n ? lo : n;
+}
+
+/*
+ * The SDM ("TSC packet"): packets before a TSC packet are for instructions
+ * that executed before its time, those after it for later ones, and
+ * TraceEn 0->1 always sends one. So TSC packets are exact bounds, unlike
+ * the times libipt estimates from MTC and CYC. For an enable libipt gives
+ * time TSC, with the decoder at OFF: the TSC packets before its TIP.PGE
+ * are those before OFF, but the decoder may have read ahead past the next
+ * ones; those are later than TSC, which libipt's time cannot be below any
+ * TSC packet it had passed. This gives the last TSC packet before the
+ * enable (no later time is earlier), the first one after it (the enable
+ * is earlier) and the first one after it sent with packets off (the
+ * stretch ends earlier); 0 or UINT64_MAX when there is none. The packet
+ * carries TSC[55:0]: no counter reaches bit 56 (decades).
+ */
+static void tsc_bounds(const struct blkdec *b, uint64_t off, uint64_t tsc, struct mt_blk_stats *s)
+{
+	size_t n = tscs_before(b, off, tsc);
+
+	s->tsc_floor = n ? b->tscs[n - 1].tsc : 0;
+	s->tsc_ceil = n < b->ntscs ? b->tscs[n].tsc : UINT64_MAX;
+	while (n < b->ntscs && !b->tscs[n].ends_trace)
+		n++;
+	s->tsc_end = n < b->ntscs ? b->tscs[n].tsc : UINT64_MAX;
 }
 
 /* Trace (re)starts: tells the handler, with the exact bounds. */
@@ -270,7 +292,7 @@ static void enable(struct blkdec *b, uint64_t tsc, uint64_t ip)
 	uint64_t off = 0;
 
 	pt_blk_get_offset(b->dec, &off);
-	tsc_bounds(b, off, b->stats);
+	tsc_bounds(b, off, tsc, b->stats);
 	set_image(b, b->h->enable(b->h->ctx, tsc, ip));
 }
 

@@ -73,6 +73,10 @@ static void close_seg(struct worker *w, uint64_t last_tsc)
 	flush_last(w);
 	s = &w->log->segs[w->log->nsegs - 1];
 	s->end = w->log->ops.len;
+	/* With CYC an enable's estimate can be later than the stretch's end:
+	 * the start is before both (it orders the thread's stretches). */
+	if (s->last_tsc < s->first_tsc)
+		s->first_tsc = s->last_tsc;
 	if (!w->attributed)
 		s->task = mt_sideband_task(&w->d->sb, w->log->cpu, last_tsc);
 	w->have_seg = 0;
@@ -146,8 +150,9 @@ static struct pt_image *image_for(struct worker *w, uint32_t pid)
  * the stretch ends before the next one sent with packets off (the CPU's
  * next enable). It also ends before the CPU's next switch to another
  * process (mt_sideband_trace_off()): tracing resumes after that only with
- * a later TSC packet. Times outside these bounds are clamped (and
- * counted), whatever libipt estimated.
+ * a later TSC packet. And it starts after the CPU's previous stretch
+ * ended: the stream's order is the true one. Times outside these bounds
+ * are clamped (and counted), whatever libipt estimated.
  *
  * Without CYC, libipt's times are lower bounds and the thread is chosen at
  * the segment's end (close_seg()). With CYC they are estimates: libipt's
@@ -162,7 +167,8 @@ static struct pt_image *h_enable(void *ctx, uint64_t tsc, uint64_t ip)
 	struct worker *w = ctx;
 	uint64_t floor = w->log->stats.tsc_floor, ceil = w->log->stats.tsc_ceil,
 		 end = w->log->stats.tsc_end,
-		 off = mt_sideband_trace_off(&w->d->sb, w->log->cpu, floor);
+		 off = mt_sideband_trace_off(&w->d->sb, w->log->cpu, floor),
+		 lo = last_tsc(w, 0) > floor ? last_tsc(w, 0) : floor;
 	struct mt_task task;
 	const struct mt_proc *proc;
 
@@ -170,11 +176,11 @@ static struct pt_image *h_enable(void *ctx, uint64_t tsc, uint64_t ip)
 	close_seg(w, last_tsc(w, tsc));
 	if (end < off)
 		off = end;
-	open_seg(w, tsc, floor, off > floor ? off - 1 : floor);
+	open_seg(w, tsc, lo, off > lo ? off - 1 : lo);
 	if (!w->have_seg)
 		return NULL;
 	tsc = bounded(w, tsc);
-	if (tsc >= ceil && ceil > floor) {
+	if (tsc >= ceil && ceil > lo) {
 		tsc = ceil - 1;
 		w->log->clamped++;
 	}
