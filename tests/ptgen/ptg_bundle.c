@@ -4,6 +4,7 @@
 
 #include <elfutils/libdwelf.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <libelf.h>
 #include <stdio.h>
@@ -82,55 +83,103 @@ static uint32_t prot(const char *perms)
 	       (perms[2] == 'x' ? MT_BUNDLE_PROT_EXEC : 0);
 }
 
-/* Whether an earlier segment maps the same file (embed each file once). */
-static bool seen_before(const struct ptg_image *img, size_t i)
+/* One maps record to write: a mapping at the start or an event later. */
+struct map_rec {
+	uint64_t tsc, start, end, offset;
+	const char *perms, *path;
+	const uint8_t *bytes;	/* executable bytes, or NULL */
+	uint32_t event;
+};
+
+/* Whether mapping @i of the start image came later, by an event. */
+static bool mapped_later(const struct ptg_run *run, const struct ptg_seg *s)
 {
-	for (size_t k = 0; k < i; k++)
-		if (!strcmp(img->seg[k].path, img->seg[i].path))
+	for (size_t k = 0; k < run->nmev; k++)
+		if (!run->mev[k].unmapped && run->mev[k].start == s->start &&
+		    run->mev[k].end == s->end && !strcmp(run->mev[k].path, s->path))
 			return true;
 	return false;
+}
+
+/* Whether an earlier record maps the same file (embed each file once). */
+static bool seen_before(const struct map_rec *r, size_t i)
+{
+	for (size_t k = 0; k < i; k++)
+		if (!strcmp(r[k].path, r[i].path))
+			return true;
+	return false;
+}
+
+/*
+ * The bytes of an anonymous executable mapping (JIT-style code) have no
+ * file: the bundle carries them as a file named "[anon:0xSTART]", which
+ * the decoder looks up for such a mapping (docs/bundle-format.md).
+ */
+static int write_anon_code(struct mt_bundle_writer *w, const struct map_rec *r)
+{
+	char name[32];
+	struct mt_bundle_file f = { .path = name };
+
+	snprintf(name, sizeof(name), "[anon:%#" PRIx64 "]", r->start);
+	return mt_bundle_write_file(w, &f, r->bytes, r->end - r->start);
 }
 
 static int write_maps(struct mt_bundle_writer *w, const struct ptg_run *run, uint64_t tsc,
 		      bool embed)
 {
 	const struct ptg_image *img = &run->image;
-	struct mt_bundle_map *maps = calloc(img->nseg ? img->nseg : 1, sizeof(*maps));
-	uint8_t (*ids)[PTG_BUILD_ID_MAX] = calloc(img->nseg ? img->nseg : 1, sizeof(*ids));
-	size_t n = 0;
-	int err = maps && ids ? 0 : -ENOMEM;
+	size_t cap = img->nseg + run->nmev, n = 0;
+	struct map_rec *r = calloc(cap ? cap : 1, sizeof(*r));
+	struct mt_bundle_map *maps = calloc(cap ? cap : 1, sizeof(*maps));
+	uint8_t (*ids)[PTG_BUILD_ID_MAX] = calloc(cap ? cap : 1, sizeof(*ids));
+	int err = r && maps && ids ? 0 : -ENOMEM;
 
-	elf_version(EV_CURRENT);
-	for (size_t i = 0; i < img->nseg && !err; i++) {
+	for (size_t i = 0; !err && i < img->nseg; i++) {
 		const struct ptg_seg *s = &img->seg[i];
-		struct mt_bundle_map *m = &maps[n];
-		bool vdso = !strcmp(s->path, "[vdso]");
 
-		if (!user_seg(s))
+		if (user_seg(s) && !mapped_later(run, s))
+			r[n++] = (struct map_rec){ tsc, s->start, s->end, s->offset, s->perms, s->path,
+						   s->bytes, MT_BUNDLE_MAP_PRESENT };
+	}
+	for (size_t k = 0; !err && k < run->nmev; k++) {
+		const struct ptg_map_event *e = &run->mev[k];
+
+		r[n++] = (struct map_rec){ e->tsc, e->start, e->end, e->offset, e->perms, e->path,
+					   e->bytes,
+					   e->unmapped ? MT_BUNDLE_MAP_MUNMAP : MT_BUNDLE_MAP_MMAP };
+	}
+	elf_version(EV_CURRENT);
+	for (size_t i = 0; i < n && !err; i++) {
+		struct mt_bundle_map *m = &maps[i];
+		bool vdso = !strcmp(r[i].path, "[vdso]");
+
+		*m = (struct mt_bundle_map){ .tsc = r[i].tsc, .start = r[i].start, .end = r[i].end,
+					     .file_offset = r[i].offset, .pid = (uint32_t)run->pid,
+					     .prot = prot(r[i].perms), .event = r[i].event,
+					     .path = r[i].path, .build_id = ids[i] };
+		if (vdso && r[i].bytes)
+			m->build_id_len = mem_build_id(r[i].bytes, r[i].end - r[i].start, ids[i]);
+		else if (r[i].path[0] == '/')
+			m->build_id_len = file_build_id(r[i].path, ids[i]);
+		if (r[i].event == MT_BUNDLE_MAP_MUNMAP)
 			continue;
-		n++;
-		*m = (struct mt_bundle_map){ .tsc = tsc, .start = s->start, .end = s->end,
-					     .file_offset = s->offset, .pid = (uint32_t)run->pid,
-					     .prot = prot(s->perms), .event = MT_BUNDLE_MAP_PRESENT,
-					     .path = s->path, .build_id = ids[i] };
-		if (vdso && s->bytes)
-			m->build_id_len = mem_build_id(s->bytes, s->end - s->start, ids[i]);
-		else if (s->path[0] == '/')
-			m->build_id_len = file_build_id(s->path, ids[i]);
-		if (vdso && s->bytes) {
-			struct mt_bundle_file f = { .path = s->path, .build_id = ids[i],
+		if (vdso && r[i].bytes) {
+			struct mt_bundle_file f = { .path = r[i].path, .build_id = ids[i],
 						    .build_id_len = m->build_id_len };
 
-			err = mt_bundle_write_file(w, &f, s->bytes, s->end - s->start);
-		} else if (embed && s->path[0] == '/' && !seen_before(img, i)) {
-			struct mt_bundle_file f = { .path = s->path, .build_id = ids[i],
+			err = mt_bundle_write_file(w, &f, r[i].bytes, r[i].end - r[i].start);
+		} else if (!r[i].path[0] && r[i].bytes) {
+			err = write_anon_code(w, &r[i]);
+		} else if (embed && r[i].path[0] == '/' && !seen_before(r, i)) {
+			struct mt_bundle_file f = { .path = r[i].path, .build_id = ids[i],
 						    .build_id_len = m->build_id_len };
 
-			err = mt_bundle_embed_file(w, &f, s->path);
+			err = mt_bundle_embed_file(w, &f, r[i].path);
 		}
 	}
 	if (!err)
 		err = mt_bundle_write_maps(w, maps, n);
+	free(r);
 	free(maps);
 	free(ids);
 	return err;

@@ -47,32 +47,120 @@ static bool match(const struct ptg_gen *g, const struct ptg_cpu *cpu, size_t *k,
 	return true;
 }
 
-/* The thread the sideband says runs on @c at @tsc, -1 if none. Asked with
- * increasing times; *next is the first record of @c not applied yet (each
- * CPU's records are in time order). */
-static int sideband_thread(const struct ptg_gen *g, unsigned c, uint64_t tsc, size_t *next,
-			   int *cur)
+/* The thread the sideband says runs on @c at @tsc, -1 if none (each CPU's
+ * records are in time order). */
+static int sideband_thread(const struct ptg_gen *g, unsigned c, uint64_t tsc)
 {
-	for (size_t i = *next; i < g->nsw; i++) {
+	int cur = -1;
+
+	for (size_t i = 0; i < g->nsw; i++) {
 		if (g->sw[i].cpu != c)
 			continue;
 		if (g->sw[i].tsc > tsc)
 			break;
-		*cur = g->sw[i].next;
-		*next = i + 1;
+		cur = g->sw[i].next;
 	}
-	return *cur;
+	return cur;
+}
+
+/* Whether @t was switched in on @c at @tsc: its TSC packet is then the
+ * enable's exact time, whatever the timing mode. */
+static bool switched_in_at(const struct ptg_gen *g, unsigned c, uint32_t t, uint64_t tsc)
+{
+	for (size_t i = 0; i < g->nsw; i++)
+		if (g->sw[i].cpu == c && g->sw[i].tsc == tsc && g->sw[i].next == (int32_t)t)
+			return true;
+	return false;
+}
+
+/* The events that start, stop or redirect a stretch of trace: those a
+ * decoder places in time. (Status events of a PSB+, such as CBR, take
+ * their time from the packets around them, not from an instruction.) */
+static bool control_flow(enum pt_event_type t)
+{
+	return t == ptev_enabled || t == ptev_disabled || t == ptev_async_disabled ||
+	       t == ptev_async_branch;
+}
+
+/* An event libipt reported with a time, judged once the instructions
+ * around it are known. */
+struct timed_event {
+	bool enable;
+	uint64_t tsc;
+	size_t before;		/* instructions matched before it */
+};
+
+/*
+ * Judges an event against the synthetic clock. An enable happens at the
+ * start of the instruction tracing resumes at (@next); any other event
+ * right after the instruction before it (@prev) completes, one cycle after
+ * its start. Without CYC, times are lower bounds at most one MTC period
+ * early (timing packets come at intervals). With CYC, an enable right
+ * after a switch-in (a TSC packet) must be exact; other times are libipt's
+ * estimates, and one that is not exact is counted (r->off_bounds), not
+ * failed: the decoder clamps such times. At every time within its bounds
+ * the sideband must name the thread of the event's stretch.
+ */
+static int judge(const struct ptg_gen *g, unsigned c, const struct timed_event *e,
+		 const struct ptg_pos *prev, const struct ptg_pos *next, struct ptg_check *r)
+{
+	const struct ptg_pos *own = e->enable ? next : prev;
+	bool cyc = g->cfg->pkt.cyc;
+	uint64_t slack = cyc ? 0 : (uint64_t)g->cfg->pkt.art_ratio << g->cfg->pkt.mtc_freq;
+	uint64_t hi, lo;
+
+	if (!own || !own->time_known)
+		return 0;
+	hi = e->enable ? own->tsc : own->tsc + 1;
+	lo = hi > slack ? hi - slack : 0;
+	r->timed++;
+	if (e->tsc < lo || e->tsc > hi) {
+		if (!cyc || (e->enable && switched_in_at(g, c, own->thread, hi)))
+			return fail(r, "instruction %zu: %s at time %" PRIu64 ", true time %" PRIu64,
+				    e->before, e->enable ? "enabled" : "disabled", e->tsc, hi);
+		r->off_bounds++;
+		if (e->tsc > hi && e->tsc - hi > r->max_off)
+			r->max_off = e->tsc - hi;
+		if (e->tsc < lo && lo - e->tsc > r->max_off)
+			r->max_off = lo - e->tsc;
+		return 0;
+	}
+	if (hi - e->tsc > r->max_lag)
+		r->max_lag = hi - e->tsc;
+	/* A decoder gives the stretch to the thread the sideband names. */
+	if (sideband_thread(g, c, e->tsc) != (int)own->thread)
+		return fail(r, "instruction %zu: the sideband names another thread at time %" PRIu64,
+			    e->before, e->tsc);
+	return 0;
+}
+
+/* The events between two instructions. A stretch enabled and disabled
+ * with no instruction in between (the trigger's probe at its first one)
+ * ran nothing: its disable is not judged. */
+static int judge_all(const struct ptg_gen *g, unsigned c, const struct timed_event *ev, size_t n,
+		     const struct ptg_pos *prev, const struct ptg_pos *next, struct ptg_check *r)
+{
+	bool empty = false;
+
+	for (size_t i = 0; i < n; i++) {
+		if (ev[i].enable)
+			empty = true;
+		else if (empty)
+			continue;
+		if (judge(g, c, &ev[i], prev, next, r))
+			return -1;
+	}
+	return 0;
 }
 
 static int decode(const struct ptg_gen *g, unsigned c, struct pt_insn_decoder *dec,
 		  struct ptg_check *r, size_t *k)
 {
 	const struct ptg_cpu *cpu = &g->cpu[c];
-	int status = pt_insn_sync_forward(dec), sw_thread = -1;
-	size_t sw_next = 0;
-	/* With CYC the time is exact; otherwise it may lag by an MTC period. */
-	uint64_t enable_tsc = 0,
-		 slack = g->cfg->pkt.cyc ? 0 : (uint64_t)g->cfg->pkt.art_ratio << g->cfg->pkt.mtc_freq;
+	int status = pt_insn_sync_forward(dec);
+	struct timed_event ev_at[8];
+	size_t nev = 0;
+	const struct ptg_pos *prev = NULL;
 
 	if (status == -pte_eos)
 		return 0;
@@ -89,11 +177,15 @@ static int decode(const struct ptg_gen *g, unsigned c, struct pt_insn_decoder *d
 				r->overflows++;
 				while (*k < cpu->nseq && cpu->seq[*k].lost)
 					(*k)++;
-			} else if (ev.type == ptev_enabled) {
-				r->enables++;
-				if (ev.has_tsc)
-					enable_tsc = ev.tsc;
+				nev = 0;
+				prev = NULL;
+				continue;
 			}
+			if (ev.type == ptev_enabled)
+				r->enables++;
+			if (ev.has_tsc && control_flow(ev.type) && nev < sizeof(ev_at) / sizeof(ev_at[0]))
+				ev_at[nev++] = (struct timed_event){ ev.type == ptev_enabled, ev.tsc,
+								     r->decoded };
 		}
 		if (status < 0 || (status & pts_eos))
 			break;
@@ -110,24 +202,13 @@ static int decode(const struct ptg_gen *g, unsigned c, struct pt_insn_decoder *d
 				    want ? (int)g->thr[want->thread].tid : -1,
 				    want ? want->index : 0);
 		}
-		if (enable_tsc && cpu->seq[*k - 1].time_known) {
-			uint64_t want = cpu->seq[*k - 1].tsc;
-
-			if (enable_tsc > want || want - enable_tsc > slack)
-				return fail(r, "instruction %zu: enabled at time %" PRIu64
-					    ", true time %" PRIu64, r->decoded - 1, enable_tsc, want);
-			r->timed++;
-			if (want - enable_tsc > r->max_lag)
-				r->max_lag = want - enable_tsc;
-			/* A decoder gives the enabled stretch to the thread
-			 * the sideband names at that time. */
-			if (sideband_thread(g, c, enable_tsc, &sw_next, &sw_thread) !=
-			    (int)cpu->seq[*k - 1].thread)
-				return fail(r, "instruction %zu: the sideband names another thread "
-					    "at time %" PRIu64, r->decoded - 1, enable_tsc);
-			enable_tsc = 0;
-		}
+		if (judge_all(g, c, ev_at, nev, prev, &cpu->seq[*k - 1], r))
+			return -1;
+		nev = 0;
+		prev = &cpu->seq[*k - 1];
 	}
+	if (judge_all(g, c, ev_at, nev, prev, NULL, r))
+		return -1;
 	if (status < 0 && status != -pte_eos) {
 		uint64_t off = 0;
 

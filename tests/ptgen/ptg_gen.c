@@ -10,6 +10,7 @@
 struct ptg_tstate {
 	size_t pos;		/* next instruction */
 	size_t async_next;	/* next entry of the thread's async list */
+	size_t map_next;	/* no map event of the thread before this one */
 	uint64_t ready;		/* runnable from this time on */
 	bool created, running, done;
 };
@@ -144,8 +145,16 @@ static int switch_in(struct ptg_gen *g, unsigned c, int t)
 	struct ptg_cpu *cpu = &g->cpu[c];
 	size_t psb = cpu->pkt.st.psb;
 
-	if (g->ts[t].ready > cpu->pkt.tsc)
+	if (g->ts[t].ready > cpu->pkt.tsc) {
+		/* The CPU idles until the thread is ready: the last one left
+		 * now, not when the next comes. */
+		if (cpu->prev >= 0 && add_switch(g, c, cpu->prev, -1, cpu->pkt.tsc,
+						 cpu->prev_preempted))
+			return -ENOMEM;
+		cpu->prev = -1;
+		cpu->prev_preempted = false;
 		ptg_pkt_time(&cpu->pkt, g->ts[t].ready);
+	}
 	if (add_switch(g, c, cpu->prev, t, cpu->pkt.tsc, cpu->prev_preempted))
 		return -ENOMEM;
 	cpu->cur = t;
@@ -165,11 +174,14 @@ static void switch_out(struct ptg_gen *g, unsigned c, bool preempted)
 	overflow_end(cpu, 0);
 	ptg_pkt_trace_off(&cpu->pkt);
 	g->ts[t].running = false;
-	g->ts[t].ready = cpu->pkt.tsc;
 	cpu->prev = t;
 	cpu->cur = -1;
 	cpu->prev_preempted = preempted;
 	ptg_pkt_time(&cpu->pkt, cpu->pkt.tsc + g->cfg->switch_cycles);
+	/* The switch record (written when the CPU takes its next task or
+	 * idles, now) is where the thread leaves: Linux runs it elsewhere
+	 * only after that. */
+	g->ts[t].ready = cpu->pkt.tsc + 1;
 }
 
 /* Trigger: the probe's int3 ends packet generation on this CPU (FUP at the
@@ -268,6 +280,23 @@ static int flow_packets(struct ptg_gen *g, struct ptg_pkt *p, int t, size_t i,
 	return 0;
 }
 
+/* Instruction @i of thread @t, a system call, ran at @tsc: the mappings
+ * it made or removed take that time (events are in trace order). */
+static void time_map_events(struct ptg_gen *g, int t, size_t i, uint64_t tsc)
+{
+	struct ptg_map_event *ev = g->cfg->map_events;
+	size_t *k = &g->ts[t].map_next;
+
+	for (; *k < g->cfg->nmap_events; (*k)++) {
+		if (ev[*k].thread != t)
+			continue;
+		if (ev[*k].index > i)
+			break;
+		if (ev[*k].index == i)
+			ev[*k].tsc = tsc;
+	}
+}
+
 static int step(struct ptg_gen *g, unsigned c)
 {
 	struct ptg_cpu *cpu = &g->cpu[c];
@@ -301,6 +330,7 @@ static int step(struct ptg_gen *g, unsigned c)
 	if (g->cfg->record_seq && !rep && (err = add_seq(cpu, (uint32_t)t, i, p->drop)))
 		return err;
 	ptg_pkt_time(p, p->tsc + 1);
+	time_map_events(g, t, i, p->tsc);
 	s->pos++;
 	g->insns++;
 	len = p->len;
@@ -399,6 +429,50 @@ static int idle(struct ptg_gen *g, unsigned c)
 	return 0;
 }
 
+static int cmp_switch_time(const void *a, const void *b)
+{
+	const struct ptg_switch *x = a, *y = b;
+
+	return x->tsc < y->tsc ? -1 : x->tsc > y->tsc;
+}
+
+int ptg_gen_check_switches(const struct ptg_gen *g)
+{
+	struct ptg_switch *sw = malloc((g->nsw ? g->nsw : 1) * sizeof(*sw));
+	int *on = malloc((g->nthr ? g->nthr : 1) * sizeof(*on));
+	uint64_t *out = calloc(g->nthr ? g->nthr : 1, sizeof(*out));
+	int err = 0;
+
+	if (!sw || !on || !out) {
+		err = -ENOMEM;
+		goto done;
+	}
+	memcpy(sw, g->sw, g->nsw * sizeof(*sw));
+	qsort(sw, g->nsw, sizeof(*sw), cmp_switch_time);
+	for (size_t k = 0; k < g->nthr; k++)
+		on[k] = -1;
+	for (size_t i = 0; i < g->nsw && !err; i++) {
+		const struct ptg_switch *s = &sw[i];
+
+		if (s->prev >= 0 && on[s->prev] != (int)s->cpu)
+			err = -EINVAL;
+		else if (s->prev >= 0)
+			on[s->prev] = -1, out[s->prev] = s->tsc;
+		if (!err && s->next >= 0 && (on[s->next] >= 0 || (out[s->next] && out[s->next] >= s->tsc)))
+			err = -EINVAL;
+		else if (!err && s->next >= 0)
+			on[s->next] = (int)s->cpu;
+		if (err)
+			fprintf(stderr, "ptgen: switch record at %" PRIu64 " on cpu %u (%d -> %d) "
+				"contradicts the others\n", s->tsc, s->cpu, s->prev, s->next);
+	}
+done:
+	free(sw);
+	free(on);
+	free(out);
+	return err;
+}
+
 /* Keeps what a ToPA ring of ring_size bytes holds at the freeze: the last
  * ring_size bytes written. A decoder can start at the first PSB in them. */
 static void cut_ring(struct ptg_gen *g, struct ptg_cpu *cpu)
@@ -474,7 +548,7 @@ int ptg_gen_run(struct ptg_gen *g, const struct ptg_gen_cfg *cfg, const struct p
 			err = cpu->pkt.err;
 		cut_ring(g, cpu);
 	}
-	return err;
+	return err ? err : ptg_gen_check_switches(g);
 }
 
 void ptg_gen_fini(struct ptg_gen *g)

@@ -46,6 +46,10 @@ struct ptg_gen_cfg {
 	 * TIPs and interrupts FUP + TIP instead of leaving the trace. */
 	bool kernel_traced;
 	FILE *truth;		/* ground truth output, or NULL */
+	/* Mappings created or removed after the start (ptg_trace.h): each
+	 * gets the synthetic time of the system call that made it. */
+	struct ptg_map_event *map_events;
+	size_t nmap_events;
 };
 
 void ptg_gen_cfg_default(struct ptg_gen_cfg *cfg);
@@ -122,5 +126,10 @@ struct ptg_gen {
 int ptg_gen_run(struct ptg_gen *g, const struct ptg_gen_cfg *cfg, const struct ptg_thread *thr,
 		size_t nthr, struct ptg_insn_cache *ic);
 void ptg_gen_fini(struct ptg_gen *g);
+/* The switch records are what Linux could write: a thread is switched in
+ * only while it is on no CPU, strictly after the record that switched it
+ * out of the last one. ptg_gen_run() ends with this check; -EINVAL (with
+ * a message) if they are not. */
+int ptg_gen_check_switches(const struct ptg_gen *g);
 
 #endif

@@ -7,6 +7,7 @@
 #include <gelf.h>
 #include <inttypes.h>
 #include <libelf.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +46,8 @@ static int read_mem(int memfd, struct ptg_seg *s)
 	return 0;
 }
 
-int ptg_image_capture(struct ptg_image *img, pid_t pid)
+/* Reads @pid's maps into @img, with the bytes of the executable ones. */
+static int read_maps(struct ptg_image *img, pid_t pid)
 {
 	char path[64], line[4096];
 	FILE *maps;
@@ -98,6 +100,106 @@ out:
 	if (err)
 		ptg_image_fini(img);
 	return err;
+}
+
+int ptg_image_capture(struct ptg_image *img, pid_t pid)
+{
+	return read_maps(img, pid);
+}
+
+static bool same_code(const struct ptg_seg *a, const struct ptg_seg *b)
+{
+	return a->start == b->start && a->end == b->end && a->offset == b->offset &&
+	       !strcmp(a->perms, b->perms) && !strcmp(a->path, b->path);
+}
+
+static int add_event(struct ptg_map_event **ev, size_t *nev, const struct ptg_seg *s, int thread,
+		     size_t index, bool unmapped)
+{
+	struct ptg_map_event *v = realloc(*ev, (*nev + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	*ev = v;
+	v[*nev] = (struct ptg_map_event){ thread, index, unmapped, 0, s->start, s->end, s->offset,
+					  "", strdup(s->path), s->bytes };
+	memcpy(v[*nev].perms, s->perms, sizeof(s->perms));
+	if (!v[*nev].path)
+		return -ENOMEM;
+	(*nev)++;
+	return 0;
+}
+
+static int cmp_seg(const void *a, const void *b)
+{
+	const struct ptg_seg *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int ptg_image_refresh(struct ptg_image *img, pid_t pid, int thread, size_t index,
+		      struct ptg_map_event **ev, size_t *nev)
+{
+	struct ptg_image fresh, old = *img;
+	int err = read_maps(&fresh, pid);
+
+	for (size_t i = 0; !err && i < fresh.nseg; i++) {
+		struct ptg_seg *f = &fresh.seg[i];
+		bool known = false;
+
+		for (size_t k = 0; f->bytes && k < old.nseg && !known; k++) {
+			struct ptg_seg *o = &old.seg[k];
+
+			if (o->bytes && !o->gone && same_code(o, f) &&
+			    !memcmp(o->bytes, f->bytes, f->end - f->start)) {
+				known = true;
+				free(f->bytes);
+				f->bytes = o->bytes;
+				o->bytes = NULL;
+			}
+		}
+		if (f->bytes && !known)
+			err = add_event(ev, nev, f, thread, index, false);
+	}
+	/* Code that went away (or was there before and is still gone) stays
+	 * in the image, where nothing new is. */
+	for (size_t k = 0; !err && k < old.nseg; k++) {
+		struct ptg_seg *o = &old.seg[k];
+
+		if (!o->bytes)
+			continue;
+		if (!o->gone)
+			err = add_event(ev, nev, o, thread, index, true);
+		o->gone = true;
+		for (size_t i = 0; !err && i < fresh.nseg; i++) {
+			struct ptg_seg *f = &fresh.seg[i];
+
+			if (f->start >= o->end || f->end <= o->start)
+				continue;
+			if (f->bytes) {
+				fprintf(stderr, "ptgen: new code at 0x%" PRIx64 " where %s had code: "
+					"not supported\n", f->start, o->path[0] ? o->path : "anonymous");
+				err = -EINVAL;
+			} else {
+				/* A mapping without code over old code: the
+				 * code is what the generator needs. */
+				free(f->path);
+				fresh.seg[i--] = fresh.seg[--fresh.nseg];
+			}
+		}
+		if (!err)
+			err = add_seg(&fresh, o);
+		if (!err)
+			*o = (struct ptg_seg){ 0 };
+	}
+	if (err) {
+		ptg_image_fini(&fresh);
+		return err;
+	}
+	qsort(fresh.seg, fresh.nseg, sizeof(*fresh.seg), cmp_seg);
+	ptg_image_fini(&old);
+	*img = fresh;
+	return 0;
 }
 
 int ptg_image_load_elf(struct ptg_image *img, const char *path, uint64_t bias)

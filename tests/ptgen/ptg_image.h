@@ -9,6 +9,7 @@
 #ifndef PTG_IMAGE_H
 #define PTG_IMAGE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -19,15 +20,40 @@ struct ptg_seg {
 	char perms[5];		/* "r-xp" */
 	char *path;		/* file path, "[vdso]", or "" for anonymous */
 	uint8_t *bytes;		/* end - start bytes if executable, else NULL */
+	bool gone;		/* unmapped after the start; its code is kept */
 };
 
 struct ptg_image {
-	struct ptg_seg *seg;	/* sorted by start */
+	struct ptg_seg *seg;	/* sorted by start, not overlapping */
 	size_t nseg;
+};
+
+/* An executable mapping that appeared or went away after the start:
+ * after instruction @index of thread @thread (a system call) ran. The
+ * generator fills in @tsc, the synthetic time of that instruction. */
+struct ptg_map_event {
+	int thread;
+	size_t index;
+	bool unmapped;
+	uint64_t tsc;
+	uint64_t start, end, offset;
+	char perms[5];
+	char *path;
+	const uint8_t *bytes;	/* the image's copy (it keeps every one) */
 };
 
 /* Reads the maps and executable bytes of @pid (stopped under ptrace). */
 int ptg_image_capture(struct ptg_image *img, pid_t pid);
+/*
+ * Re-reads @pid's maps after a system call that can change them: new or
+ * changed executable mappings get their bytes and an event, vanished ones
+ * an event. The image keeps the code of a vanished mapping (instructions
+ * run there earlier are classified at the end), so a range may not get
+ * other code later: that, and failures, return a negative errno with a
+ * message. Events are appended to *@ev (thread and index from the caller).
+ */
+int ptg_image_refresh(struct ptg_image *img, pid_t pid, int thread, size_t index,
+		      struct ptg_map_event **ev, size_t *nev);
 /* Loads a single file's executable PT_LOAD segments at @bias (no process). */
 int ptg_image_load_elf(struct ptg_image *img, const char *path, uint64_t bias);
 /* The executable segment holding @addr, or NULL. */

@@ -7,6 +7,7 @@
  * Test programs are looked up in programs/ next to this executable.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <intel-pt.h>
 #include <libgen.h>
 #include <limits.h>
@@ -45,6 +46,10 @@ static const struct program programs[] = {
 	{ .name = "signals", .ncpu = 1, .trigger = "on_usr1", .hit = 2 },
 	{ .name = "syscalls", .ncpu = 1 },
 	{ .name = "crash", .ncpu = 1, .dies_in = "deref" },
+	/* Code mapped after main starts: a library (dlopen, dlclose) and
+	 * anonymous code made executable (JIT-style), both unmapped again. */
+	{ .name = "dlopen", .ncpu = 1 },
+	{ .name = "jit", .ncpu = 1, .trigger = "run", .hit = 1 },
 	{ .name = "threads", .arg = "2", .ncpu = 2, .trigger = "work_step", .hit = 150 },
 	{ .name = "threads", .arg = "4", .ncpu = 4, .trigger = "work_step", .hit = 300 },
 	{ .name = "threads", .arg = "4", .ncpu = 2 },
@@ -157,24 +162,32 @@ static bool triggered(const struct ptg_gen *g, char *msg, size_t len)
 	       last->index + 1 == g->trigger.index;
 }
 
-/* Finds the first packet of @type (for TNT: either size); returns its
- * offset, or -1. */
-static long find_packet(const uint8_t *buf, size_t len, enum pt_packet_type type,
-			struct pt_packet *pkt)
+/* A packet decoder synchronised at the first PSB of @buf, or NULL. */
+static struct pt_packet_decoder *packets(const uint8_t *buf, size_t len)
 {
 	struct pt_config cfg;
 	struct pt_packet_decoder *d;
-	long at = -1;
 
 	pt_config_init(&cfg);
 	cfg.begin = (uint8_t *)buf;
 	cfg.end = (uint8_t *)buf + len;
 	d = pt_pkt_alloc_decoder(&cfg);
-	if (!d || pt_pkt_sync_forward(d) < 0) {
+	if (d && pt_pkt_sync_forward(d) < 0) {
 		pt_pkt_free_decoder(d);
-		return -1;
+		d = NULL;
 	}
-	for (;;) {
+	return d;
+}
+
+/* Finds the first packet of @type (for TNT: either size); returns its
+ * offset, or -1. */
+static long find_packet(const uint8_t *buf, size_t len, enum pt_packet_type type,
+			struct pt_packet *pkt)
+{
+	struct pt_packet_decoder *d = packets(buf, len);
+	long at = -1;
+
+	while (d) {
 		uint64_t off;
 
 		if (pt_pkt_get_offset(d, &off) < 0 || pt_pkt_next(d, pkt, sizeof(*pkt)) < 0)
@@ -185,6 +198,31 @@ static long find_packet(const uint8_t *buf, size_t len, enum pt_packet_type type
 			break;
 		}
 	}
+	pt_pkt_free_decoder(d);
+	return at;
+}
+
+/* The last MTC before the first TIP.PGD, with no enable or TSC between
+ * them; returns its offset, or -1. */
+static long last_mtc_before_pgd(const uint8_t *buf, size_t len, struct pt_packet *mtc)
+{
+	struct pt_packet_decoder *d = packets(buf, len);
+	struct pt_packet p = { .type = ppt_invalid };
+	long at = -1;
+	uint64_t off;
+
+	while (d && pt_pkt_get_offset(d, &off) >= 0 && pt_pkt_next(d, &p, sizeof(p)) >= 0) {
+		if (p.type == ppt_tip_pgd && at >= 0)
+			break;
+		if (p.type == ppt_mtc) {
+			at = (long)off;
+			*mtc = p;
+		} else if (p.type == ppt_tip_pge || p.type == ppt_tsc || p.type == ppt_tip_pgd) {
+			at = -1;
+		}
+	}
+	if (p.type != ppt_tip_pgd)
+		at = -1;
 	pt_pkt_free_decoder(d);
 	return at;
 }
@@ -255,6 +293,12 @@ static void negative(const char *name, const struct ptg_run *run, struct ptg_ins
 				at = 0;
 			}
 		}
+	} else if (how == 5 && (at = last_mtc_before_pgd(buf, len, &pkt)) >= 0) {
+		/* The last MTC before the first TIP.PGD two periods late:
+		 * only the disable's time is wrong. */
+		pkt.payload.mtc.ctc = (uint8_t)(pkt.payload.mtc.ctc + 2);
+		if (reencode(buf + at, len - (size_t)at, &pkt))
+			at = -1;
 	} else if (how == 2 && g.cpu[0].nseq > 10) {
 		/* Keep the stream, expect one instruction less. */
 		memmove(&g.cpu[0].seq[5], &g.cpu[0].seq[6],
@@ -262,14 +306,53 @@ static void negative(const char *name, const struct ptg_run *run, struct ptg_ins
 		g.cpu[0].nseq--;
 		at = 0;
 	}
+	if (at < 0 && how == 5) {
+		/* Every stretch too short for an MTC (syscalls). */
+		printf("SKIP ptgen/%s: no MTC in a stretch before its TIP.PGD\n", name);
+		goto out;
+	}
 	if (at < 0) {
 		report(false, name, "nothing to corrupt in the stream");
 		goto out;
 	}
 	detected = ptg_check_cpu(&g, 0, &run->image, buf, len, &r) != 0;
-	report(detected, name, "corruption not detected (%zu instructions decoded)", r.decoded);
+	if (how == 5)
+		detected = detected && strstr(r.msg, "disabled at time");
+	report(detected, name, "corruption not detected (%zu instructions decoded): %s", r.decoded,
+	       r.msg);
 out:
 	free(buf);
+	ptg_gen_fini(&g);
+}
+
+/* A thread switched in on a second CPU while it runs on the first: the
+ * generator's own check of its switch records must see it. */
+static void two_cpus_at_once(const char *name, const struct ptg_run *run, struct ptg_insn_cache *ic,
+			     const struct ptg_gen_cfg *cfg)
+{
+	struct ptg_gen g;
+	struct ptg_switch *sw;
+	char msg[600] = "";
+	size_t i = 0;
+
+	if (gen_and_check(run, ic, cfg, &g, msg, sizeof(msg))) {
+		report(false, name, "uncorrupted run already fails: %s", msg);
+		goto out;
+	}
+	while (i < g.nsw && g.sw[i].next < 0)
+		i++;
+	sw = i < g.nsw ? realloc(g.sw, (g.nsw + 1) * sizeof(*sw)) : NULL;
+	if (!sw) {
+		report(false, name, "no switch-in to copy");
+		goto out;
+	}
+	g.sw = sw;
+	sw[g.nsw] = sw[i];
+	sw[g.nsw].cpu = (sw[i].cpu + 1) % cfg->ncpu;
+	sw[g.nsw].prev = -1;
+	sw[g.nsw++].tsc++;
+	report(ptg_gen_check_switches(&g) == -EINVAL, name, "overlap not detected");
+out:
 	ptg_gen_fini(&g);
 }
 
@@ -304,7 +387,7 @@ static int bundle_verify(struct mt_bundle_reader *br, const struct ptg_run *run,
 	struct pt_config cfg;
 	struct ptg_check r;
 	const uint8_t *data;
-	size_t n;
+	size_t n, nmaps;
 	int vdso;
 
 	if (bundle_config(br, &cfg) || mt_bundle_pt_count(br) != g->cfg->ncpu)
@@ -330,8 +413,26 @@ static int bundle_verify(struct mt_bundle_reader *br, const struct ptg_run *run,
 	    (g->trigger.hit && (tr.d.ip != g->trigger.ip ||
 				tr.d.tid != (uint32_t)run->thr[g->trigger.thread].tid)))
 		return snprintf(msg, len, "trigger record differs"), -1;
-	if (mt_bundle_maps(br, &maps) != run->image.nseg)
+	/* One record per mapping at the start, one per later event (a
+	 * mapping made later is in the image, and has its event). */
+	nmaps = run->image.nseg + run->nmev;
+	for (size_t k = 0; k < run->nmev; k++)
+		nmaps -= !run->mev[k].unmapped;
+	if (mt_bundle_maps(br, &maps) != nmaps)
 		return snprintf(msg, len, "map count differs"), -1;
+	for (size_t k = 0; k < run->nmev; k++) {
+		const struct ptg_map_event *e = &run->mev[k];
+		char anon[32];
+		int f;
+
+		if (e->unmapped || e->path[0])
+			continue;
+		snprintf(anon, sizeof(anon), "[anon:%#" PRIx64 "]", e->start);
+		f = mt_bundle_file_find(br, NULL, 0, anon);
+		if (f < 0 || mt_bundle_file_data(br, (size_t)f, &data, &n) ||
+		    n != e->end - e->start || memcmp(data, e->bytes, n))
+			return snprintf(msg, len, "copy of anonymous code missing or different"), -1;
+	}
 	vdso = mt_bundle_file_find(br, NULL, 0, "[vdso]");
 	for (size_t i = 0; i < run->image.nseg; i++) {
 		const struct ptg_seg *s = &run->image.seg[i];
@@ -704,6 +805,8 @@ static void run_program(const struct program *p)
 		cfg.ncpu = p->ncpu;
 		snprintf(name, sizeof(name), "%s/negative-wrong-sideband", base);
 		negative(name, &run, ic, &cfg, 4);
+		snprintf(name, sizeof(name), "%s/negative-two-cpus-at-once", base);
+		two_cpus_at_once(name, &run, ic, &cfg);
 	}
 	if (p->trigger) {
 		/* The trigger case, and the bundle of the same trace. */
@@ -729,6 +832,8 @@ static void run_program(const struct program *p)
 		negative(name, &run, ic, &cfg, 2);
 		snprintf(name, sizeof(name), "%s/negative-late-tsc", base);
 		negative(name, &run, ic, &cfg, 3);
+		snprintf(name, sizeof(name), "%s/negative-late-disable", base);
+		negative(name, &run, ic, &cfg, 5);
 	}
 	ptg_insn_cache_free(ic);
 	ptg_run_fini(&run);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/personality.h>
+#include <sys/syscall.h>
 #include <sys/ptrace.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -171,6 +172,35 @@ static void stop_all(struct tracer *tr)
 		;
 }
 
+static bool is_syscall(const struct ptg_run *run, uint64_t ip)
+{
+	static const uint8_t syscall_insn[2] = { 0x0f, 0x05 };
+	uint8_t code[2];
+
+	return ptg_image_read(&run->image, ip, code, sizeof(code)) == sizeof(code) &&
+	       !memcmp(code, syscall_insn, sizeof(code));
+}
+
+/* Thread @i just ran the instruction at @ip. After a system call that can
+ * map or unmap code (dlopen, dlclose, JIT-style mmap and mprotect), the
+ * image learns the new mappings, as the capture's maps records would. */
+static int after_insn(struct tracer *tr, int i, pid_t tid, uint64_t ip)
+{
+	struct ptg_run *run = tr->run;
+	long nr;
+
+	if (!is_syscall(run, ip))
+		return 0;
+	errno = 0;
+	nr = ptrace(PTRACE_PEEKUSER, tid, REG(orig_rax), 0);
+	if (errno)
+		return -errno;
+	if (nr != SYS_mmap && nr != SYS_mprotect && nr != SYS_munmap && nr != SYS_mremap)
+		return 0;
+	return ptg_image_refresh(&run->image, run->pid, i, run->thr[i].n - 1, &run->mev,
+				 &run->nmev);
+}
+
 /* One ptrace stop of thread @i; returns 1 when tracing should end. */
 static int on_stop(struct tracer *tr, int i, pid_t tid, int status)
 {
@@ -202,6 +232,8 @@ static int on_stop(struct tracer *tr, int i, pid_t tid, int status)
 	} else if (sig == SIGTRAP && !event) {
 		if (s->pending_valid)
 			err = ptg_thread_add_ips(t, &s->pending, 1);
+		if (!err && s->pending_valid)
+			err = after_insn(tr, i, tid, s->pending);
 		tr->total++;
 	} else if (event) {
 		return ptrace(PTRACE_SINGLESTEP, tid, 0, 0) ? -errno : 0;
@@ -212,6 +244,8 @@ static int on_stop(struct tracer *tr, int i, pid_t tid, int status)
 		inject = sig;
 		if (s->pending_valid && rip != s->pending) {
 			err = ptg_thread_add_ips(t, &s->pending, 1);
+			if (!err)
+				err = after_insn(tr, i, tid, s->pending);
 			s->pending = rip;
 		}
 		if (!err && handler_installed(tr->run->pid, sig)) {
@@ -239,11 +273,7 @@ static int on_stop(struct tracer *tr, int i, pid_t tid, int status)
  * another thread's exit_group) and that is where its trace ends. */
 static int thread_gone(const struct ptg_run *run, struct ptg_thread *t, uint64_t pending)
 {
-	static const uint8_t syscall_insn[2] = { 0x0f, 0x05 };
-	uint8_t code[2];
-
-	if (ptg_image_read(&run->image, pending, code, sizeof(code)) == sizeof(code) &&
-	    !memcmp(code, syscall_insn, sizeof(code)))
+	if (is_syscall(run, pending))
 		return ptg_thread_add_ips(t, &pending, 1);
 	t->end_ip = pending;
 	return 0;
@@ -354,6 +384,9 @@ void ptg_run_fini(struct ptg_run *run)
 	}
 	free(run->thr);
 	free(run->exe);
+	for (size_t i = 0; i < run->nmev; i++)
+		free(run->mev[i].path);
+	free(run->mev);
 	ptg_image_fini(&run->image);
 	memset(run, 0, sizeof(*run));
 }

@@ -39,7 +39,10 @@ struct ptg_run {
 	pid_t pid;
 	char *exe;		/* resolved path of the executable */
 	uint64_t start_addr;	/* address of the start symbol */
-	struct ptg_image image;	/* captured when the start symbol was hit */
+	struct ptg_image image;	/* captured when the start symbol was hit, and
+				 * every executable mapping created later */
+	struct ptg_map_event *mev;	/* mappings created and removed later */
+	size_t nmev;
 	struct ptg_thread *thr;
 	size_t nthr;
 };

@@ -347,9 +347,10 @@ static int check(const struct ptg_run *run, const struct ptg_gen *g)
 			printf("check cpu %u: FAILED: %s\n", c, r.msg);
 			bad = 1;
 		} else {
-			printf("check cpu %u: ok, %zu instructions, %zu enables (%zu timed, max lag %"
-			       PRIu64 " TSC ticks), %zu overflows\n", c, r.decoded, r.enables,
-			       r.timed, r.max_lag, r.overflows);
+			printf("check cpu %u: ok, %zu instructions, %zu enables, %zu timed events (max "
+			       "enable lag %" PRIu64 " TSC ticks; %zu CYC estimates off, by up to %"
+			       PRIu64 "), %zu overflows\n", c, r.decoded, r.enables, r.timed,
+			       r.max_lag, r.off_bounds, r.max_off, r.overflows);
 		}
 	}
 	if (!g->cfg->trigger_ip && !g->cfg->ring_size && !g->cfg->ovf_every) {
@@ -457,6 +458,8 @@ int main(int argc, char **argv)
 		o.gen.truth = truth;
 	}
 	t0 = now();
+	o.gen.map_events = run.mev;
+	o.gen.nmap_events = run.nmev;
 	err = ptg_gen_run(&g, &o.gen, run.thr, run.nthr, ic);
 	gen_secs = now() - t0;
 	if (!err && o.stats)

@@ -7,7 +7,7 @@
 #   $(O)/rel/tests/ptgen/ptg_bench       generator speed against libipt's decoder
 # Test programs are built into programs/ next to each binary, with -O1
 # -fno-inline (small, readable call trees) and -z now (no lazy-binding
-# resolver to single-step through).
+# resolver to single-step through), except lazyplt.
 
 PTG_DIR := tests/ptgen
 PTG_MAINS := $(PTG_DIR)/ptgen.c $(PTG_DIR)/ptg_roundtrip.c $(PTG_DIR)/ptg_bench.c
@@ -19,8 +19,18 @@ PTG_PROG_FLAGS := -Wall -Wextra -Werror -g -O1 -fno-inline -Wl,-z,now
 PTG_PROG_CFLAGS := -std=gnu11 $(PTG_PROG_FLAGS)
 # Sibling-call optimisation is what makes tail calls; -O1 leaves it off.
 PTG_PROG_CFLAGS_tailcall := -foptimize-sibling-calls
+# This one runs the lazy-binding resolver on purpose (the last -z wins).
+PTG_PROG_CFLAGS_lazyplt := -Wl,-z,lazy
 
 define ptg_variant
+# The library the dlopen program loads, next to it.
+$(O)/$(1)/tests/ptgen/programs/libptgdl.so: $(PTG_DIR)/programs/lib/ptgdl.c
+	@mkdir -p $$(@D)
+	@echo '  CC      $$@'
+	$(Q)$(CC) $(PTG_PROG_CFLAGS) -fPIC -shared -o $$@ $$<
+
+$(O)/$(1)/tests/ptgen/programs/dlopen: $(O)/$(1)/tests/ptgen/programs/libptgdl.so
+
 $(O)/$(1)/tests/ptgen/programs/%: $(PTG_DIR)/programs/%.c
 	@mkdir -p $$(@D)
 	@echo '  CC      $$@'
@@ -42,7 +52,8 @@ $(O)/$(1)/tests/ptgen/ptg_roundtrip: $(O)/$(1)/$(PTG_DIR)/ptg_roundtrip.o \
 		$(PTG_LIB_SRCS:%.c=$(O)/$(1)/%.o) $(O)/$(1)/libmtrace.a \
 		$(PTG_PROGRAMS:%=$(O)/$(1)/tests/ptgen/programs/%) \
 		$(PTG_CXX_PROGRAMS:%=$(O)/$(1)/tests/ptgen/programs/%) \
-		$(O)/$(1)/tests/ptgen/programs/indirect-nopie
+		$(O)/$(1)/tests/ptgen/programs/indirect-nopie \
+		$(O)/$(1)/tests/ptgen/programs/libptgdl.so
 	@echo '  LD      $$@'
 	$(Q)$(CC) $(CFLAGS_USER) $(CFLAGS_$(2)) -o $$@ $$(filter %.o %.a,$$^) $(LDLIBS_USER)
 

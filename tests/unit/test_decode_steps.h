@@ -138,10 +138,15 @@ static inline int steps_equal(const struct step *p, const struct step *q)
 	return p->kind == q->kind && p->to == q->to;
 }
 
-/* Per thread, in order, X and Y must hold the same steps. WHAT names the
- * case. With TE, also how far Y's times are from X's. */
-static inline void steps_compare(const char *what, const char *xname, const struct steps *x,
-				 const char *yname, const struct steps *y, struct time_err *te)
+/*
+ * Per thread, in order, X and Y must hold the same steps, and Y no thread
+ * that X lacks. WHAT names the case. With TE, also how far Y's times are
+ * from X's. 0 if so, else -1 with the first difference in MSG (and its
+ * context printed).
+ */
+static inline int steps_diff(const char *what, const char *xname, const struct steps *x,
+			     const char *yname, const struct steps *y, struct time_err *te,
+			     char *msg, size_t len)
 {
 	for (size_t i = 0; i < x->n; i++) {
 		uint32_t tid = x->v[i].tid;
@@ -160,12 +165,14 @@ static inline void steps_compare(const char *what, const char *xname, const stru
 				b++;
 			if (a == x->n || b == y->n)
 				break;
-			if (!steps_equal(&x->v[a], &y->v[b]))
+			if (!steps_equal(&x->v[a], &y->v[b])) {
 				steps_show_context(xname, x, a, yname, y, b, tid);
-			MT_ASSERT_MSG(steps_equal(&x->v[a], &y->v[b]),
-				      "%s thread %u step %zu: %s %c 0x%" PRIx64 ", %s %c 0x%" PRIx64,
-				      what, tid, na, xname, x->v[a].kind, x->v[a].to, yname,
-				      y->v[b].kind, y->v[b].to);
+				return snprintf(msg, len,
+						"%s thread %u step %zu: %s %c 0x%" PRIx64
+						", %s %c 0x%" PRIx64,
+						what, tid, na, xname, x->v[a].kind, x->v[a].to, yname,
+						y->v[b].kind, y->v[b].to), -1;
+			}
 			note_time(te, &x->v[a], &y->v[b], prev);
 			prev = &y->v[b];
 			a++, b++, na++, nb++;
@@ -174,17 +181,30 @@ static inline void steps_compare(const char *what, const char *xname, const stru
 			na += x->v[a++].tid == tid;
 		while (b < y->n)
 			nb += y->v[b++].tid == tid;
-		MT_ASSERT_MSG(na == nb, "%s thread %u: %zu steps in %s, %zu in %s", what, tid, na,
-			      xname, nb, yname);
+		if (na != nb)
+			return snprintf(msg, len, "%s thread %u: %zu steps in %s, %zu in %s", what,
+					tid, na, xname, nb, yname), -1;
 	}
-	/* No thread of Y may be missing from X. */
+	/* No thread of Y may be missing from X (e.g. a thread that did not run). */
 	for (size_t i = 0; i < y->n; i++) {
 		size_t k = 0;
 
 		while (k < x->n && x->v[k].tid != y->v[i].tid)
 			k++;
-		MT_ASSERT_MSG(k < x->n, "%s: thread %u is in %s only", what, y->v[i].tid, yname);
+		if (k == x->n)
+			return snprintf(msg, len, "%s: thread %u is in %s only", what, y->v[i].tid,
+					yname), -1;
 	}
+	return 0;
+}
+
+/* steps_diff() as a test assertion. */
+static inline void steps_compare(const char *what, const char *xname, const struct steps *x,
+				 const char *yname, const struct steps *y, struct time_err *te)
+{
+	char msg[512];
+
+	MT_ASSERT_MSG(steps_diff(what, xname, x, yname, y, te, msg, sizeof(msg)) == 0, "%s", msg);
 }
 
 /* Whether the next 8 steps of Y from B (or all that are left) follow X from A. */
@@ -226,8 +246,9 @@ static inline void steps_compare_around_gaps(const char *xname, const struct ste
 	MT_ASSERT_MSG(y->n > x->n / 2, "only %zu of %zu steps in %s", y->n, x->n, yname);
 }
 
-/* mtrace's decode of the bundle at PATH into GOT; returns its overflow count. */
-static inline uint64_t steps_decode(const char *path, struct steps *got)
+/* mtrace's decode of the bundle at PATH into GOT; returns its overflow
+ * count, and *CLAMPED (if given) the times it clamped to their bounds. */
+static inline uint64_t steps_decode(const char *path, struct steps *got, uint64_t *clamped)
 {
 	struct mt_decode_sink sink = { NULL, collect, NULL, got };
 	struct mt_bundle_reader *r;
@@ -240,6 +261,8 @@ static inline uint64_t steps_decode(const char *path, struct steps *got)
 	MT_ASSERT_EQ(mt_decode_run(d, &sink), 0);
 	MT_ASSERT_EQ(mt_decode_get_stats(d)->errors, 0);
 	overflows = mt_decode_get_stats(d)->overflows;
+	if (clamped)
+		*clamped = mt_decode_get_stats(d)->clamped;
 	mt_decode_free(d);
 	mt_bundle_close(r);
 	return overflows;

@@ -152,6 +152,86 @@ MT_TEST(plt_ibt_sec)
 	check_plt("-fcf-protection=full -Wl,-z,ibtplt");
 }
 
+/*
+ * A call to a hidden IFUNC from inside a shared library, as the C library
+ * calls memcpy from qsort: its PLT slot is filled by an IRELATIVE
+ * relocation (no symbol; objdump says "*ABS*+0xRESOLVER@plt"). The stub
+ * must be named after the IFUNC symbol whose value is that resolver.
+ */
+MT_TEST(plt_irelative_ifunc)
+{
+	static const char lib_c[] =
+		"#include <stddef.h>\n"
+		"typedef void *copy_fn(void *, const void *, size_t);\n"
+		"static void *copy_bytes(void *d, const void *s, size_t n) {\n"
+		"\tchar *o = d; const char *i = s;\n"
+		"\twhile (n--) *o++ = *i++;\n"
+		"\treturn d;\n"
+		"}\n"
+		"static copy_fn *resolve_copy(void) { return copy_bytes; }\n"
+		"__attribute__((visibility(\"hidden\"))) void *fast_copy(void *, const void *, size_t)\n"
+		"\t__attribute__((ifunc(\"resolve_copy\")));\n"
+		"int use_copy(char *d, const char *s) { fast_copy(d, s, 4); return d[0]; }\n";
+	char label[64];
+	uint64_t resolver, addr;
+	struct mt_sym_file *f;
+	const struct mt_sym *s;
+
+	fx_write("irel.c", lib_c);
+	fx_sh("cc -O1 -fPIC -shared -o libirel.so irel.c");
+	resolver = fx_nm("libirel.so", "fast_copy");
+	MT_ASSERT_MSG(resolver, "nm has no fast_copy");
+	snprintf(label, sizeof(label), "*ABS*+0x%" PRIx64 "@plt", resolver);
+	addr = fx_objdump_label("libirel.so", label);
+	MT_ASSERT_MSG(addr, "objdump shows no %s", label);
+	f = open_ok("libirel.so", NULL);
+	s = mt_sym_lookup(f, addr + 2);
+	MT_ASSERT_MSG(s, "no symbol for %s", label);
+	MT_ASSERT_STREQ(s->name, "fast_copy@plt");
+	MT_ASSERT(s->plt);
+	MT_ASSERT_EQ(s->addr, addr);
+	mt_sym_file_close(f);
+}
+
+/* The C library's own: qsort calls memcpy through such a stub. */
+MT_TEST(plt_irelative_libc_memcpy)
+{
+	static const char *const libc = "/lib/x86_64-linux-gnu/libc.so.6";
+	char cmd[256], label[64];
+	uint64_t resolver = 0, addr;
+	struct mt_sym_file *f;
+	const struct mt_sym *s;
+	FILE *p;
+
+	if (access(libc, R_OK))
+		mt_skip("no %s", libc);
+	fx_sh("cp %s libc.so.6", libc);
+	/* The IFUNC memcpy's value (its resolver), from readelf. */
+	snprintf(cmd, sizeof(cmd), "readelf -sW --dyn-syms '%s'", fx_path("libc.so.6"));
+	p = popen(cmd, "r");
+	MT_ASSERT(p);
+	while (fgets(cmd, sizeof(cmd), p)) {
+		unsigned long long v;
+		char type[16], name[64];
+
+		if (sscanf(cmd, "%*s %llx %*s %15s %*s %*s %*s %63s", &v, type, name) == 3 &&
+		    !strcmp(type, "IFUNC") && !strncmp(name, "memcpy@", 7))
+			resolver = v;
+	}
+	pclose(p);
+	MT_ASSERT_MSG(resolver, "readelf shows no IFUNC memcpy in %s", libc);
+	snprintf(label, sizeof(label), "*ABS*+0x%" PRIx64 "@plt", resolver);
+	addr = fx_objdump_label("libc.so.6", label);
+	if (!addr)
+		mt_skip("this C library calls memcpy through no PLT stub");
+	f = open_ok("libc.so.6", NULL);
+	s = mt_sym_lookup(f, addr);
+	MT_ASSERT_MSG(s, "no symbol for %s", label);
+	MT_ASSERT_STREQ(s->name, "memcpy@plt");
+	MT_ASSERT(s->plt);
+	mt_sym_file_close(f);
+}
+
 /* A fully stripped binary whose symbols and lines live in a debug file. */
 static void build_stripped(void)
 {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* One CPU's PT stream through libipt's block decoder; see blkdec.h. */
 #include "decode/blkdec.h"
+#include "util/mt_array.h"
 
 #include "decode/insn.h"
 #include "decode/interp.h"
@@ -20,6 +21,12 @@ struct insn_memo {
 	uint8_t cls;
 };
 
+/* A TSC packet: its offset in the buffer and its value. */
+struct tsc_mark {
+	uint64_t offset, tsc;
+	bool ends_trace;	/* sent with packet generation off */
+};
+
 struct blkdec {
 	struct pt_block_decoder *dec;
 	struct pt_image_section_cache *iscache;
@@ -31,6 +38,8 @@ struct blkdec {
 	struct pt_packet_decoder *pkt;	/* for looking at packets around errors */
 	uint64_t *psbs;		/* offsets of every PSB in the buffer */
 	size_t npsbs;
+	struct tsc_mark *tscs;	/* every TSC packet, in stream order */
+	size_t ntscs;
 	struct insn_memo memo[INSN_CACHE_SIZE];
 };
 
@@ -144,16 +153,132 @@ static void on_block(struct blkdec *b, const struct pt_block *blk)
 	mt_interp_transfer(&b->q, x, ret);
 }
 
-/* Trace (re)starts at TSC: what ran before goes on first (the handler may
- * start another thread's segment). */
-static void enable(struct blkdec *b, uint64_t tsc, uint64_t ip)
+static void set_image(struct blkdec *b, struct pt_image *img)
 {
-	struct pt_image *img;
-
-	mt_interp_flush(&b->q, tsc);
-	img = b->h->enable(b->h->ctx, tsc, ip);
 	if (img)
 		pt_blk_set_image(b->dec, img);
+}
+
+/*
+ * Offsets of all PSBs and TSC packets, found with libipt's packet decoder.
+ * Resync after an error needs the PSBs: the block decoder reads ahead, so
+ * by the time an error is reported it may already have consumed the next
+ * PSB, and a plain forward sync would skip a whole PSB period. TSC packets
+ * are the stream's exact times (see tsc_bounds()). A TSC packet sent while
+ * packet generation is off (TraceEn 0->1, or a PSB+ without FUP) ends the
+ * trace before it: what came before ran before its time.
+ */
+static void scan_packets(struct blkdec *b)
+{
+	size_t pcap = 0, tcap = 0, psb_tsc = 0;
+	struct pt_packet p;
+	uint64_t off;
+	bool on = false, in_psb = false, psb_on = false;
+
+	while (b->pkt && pt_pkt_sync_forward(b->pkt) >= 0) {
+		while (!pt_pkt_get_offset(b->pkt, &off) && pt_pkt_next(b->pkt, &p, sizeof(p)) >= 0) {
+			switch (p.type) {
+			case ppt_psb:
+				if (MT_ARRAY_RESERVE(b->psbs, pcap, b->npsbs, 1))
+					return;
+				b->psbs[b->npsbs++] = off;
+				in_psb = true;
+				psb_on = false;
+				psb_tsc = b->ntscs;
+				break;
+			case ppt_psbend:
+				/* A PSB+ holds a FUP exactly when packets are on. */
+				in_psb = false;
+				on = psb_on;
+				for (size_t i = psb_tsc; i < b->ntscs; i++)
+					b->tscs[i].ends_trace = !on;
+				break;
+			case ppt_fup:
+				if (in_psb)
+					psb_on = true;
+				else
+					on = true;
+				break;
+			case ppt_tip_pge:
+				on = true;
+				break;
+			case ppt_tip_pgd:
+				on = false;
+				break;
+			case ppt_tsc:
+				if (MT_ARRAY_RESERVE(b->tscs, tcap, b->ntscs, 1))
+					return;
+				b->tscs[b->ntscs++] = (struct tsc_mark){ off, p.payload.tsc.tsc, !on };
+				break;
+			default:
+				break;
+			}
+		}
+	}
+}
+
+/* The number of TSC packets before OFF, and of those worth at most TSC
+ * (0: any), whichever is smaller: the values grow along a CPU's stream. */
+static size_t tscs_before(const struct blkdec *b, uint64_t off, uint64_t tsc)
+{
+	size_t lo = 0, hi = b->ntscs, n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (b->tscs[mid].offset < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	n = lo;
+	lo = 0;
+	while (tsc && lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (b->tscs[mid].tsc <= tsc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return tsc && lo < n ? lo : n;
+}
+
+/*
+ * The SDM ("TSC packet"): packets before a TSC packet are for instructions
+ * that executed before its time, those after it for later ones, and
+ * TraceEn 0->1 always sends one. So TSC packets are exact bounds, unlike
+ * the times libipt estimates from MTC and CYC. For an enable libipt gives
+ * time TSC, with the decoder at OFF: the TSC packets before its TIP.PGE
+ * are those before OFF, but the decoder may have read ahead past the next
+ * ones; those are later than TSC, which libipt's time cannot be below any
+ * TSC packet it had passed. This gives the last TSC packet before the
+ * enable (no later time is earlier), the first one after it (the enable
+ * is earlier) and the first one after it sent with packets off (the
+ * stretch ends earlier); 0 or UINT64_MAX when there is none. The packet
+ * carries TSC[55:0]: no counter reaches bit 56 (decades).
+ */
+static void tsc_bounds(const struct blkdec *b, uint64_t off, uint64_t tsc, struct mt_blk_stats *s)
+{
+	size_t n = tscs_before(b, off, tsc);
+
+	s->tsc_floor = n ? b->tscs[n - 1].tsc : 0;
+	s->tsc_ceil = n < b->ntscs ? b->tscs[n].tsc : UINT64_MAX;
+	while (n < b->ntscs && !b->tscs[n].ends_trace)
+		n++;
+	s->tsc_end = n < b->ntscs ? b->tscs[n].tsc : UINT64_MAX;
+}
+
+/* Trace (re)starts: tells the handler, with the exact bounds. What ran
+ * before goes on first (the handler may start another thread's segment). */
+static void enable(struct blkdec *b, uint64_t tsc, uint64_t ip)
+{
+	uint64_t off = 0;
+
+	mt_interp_flush(&b->q, tsc);
+	pt_blk_get_offset(b->dec, &off);
+	tsc_bounds(b, off, tsc, b->stats);
+	set_image(b, b->h->enable(b->h->ctx, tsc, ip));
 }
 
 /* Handles pending events; returns the last status (negative on error). */
@@ -198,31 +323,6 @@ static int drain_events(struct blkdec *b, int st)
 		}
 	}
 	return st;
-}
-
-/*
- * Offsets of all PSBs, found with libipt's packet decoder. Resync after an
- * error needs them: the block decoder reads ahead, so by the time an error
- * is reported it may already have consumed the next PSB, and a plain
- * forward sync would skip a whole PSB period.
- */
-static void find_psbs(struct blkdec *b)
-{
-	size_t cap = 0;
-	uint64_t off;
-
-	while (b->pkt && pt_pkt_sync_forward(b->pkt) >= 0 &&
-	       !pt_pkt_get_sync_offset(b->pkt, &off)) {
-		if (b->npsbs == cap) {
-			uint64_t *v = realloc(b->psbs, (cap ? cap * 2 : 64) * sizeof(*v));
-
-			if (!v)
-				break;
-			b->psbs = v;
-			cap = cap ? cap * 2 : 64;
-		}
-		b->psbs[b->npsbs++] = off;
-	}
 }
 
 /* Whether only PSB+ and timing packets lie between PSB and END: then the
@@ -342,9 +442,8 @@ int mt_blk_decode(const struct pt_config *cfg, struct pt_image *image,
 		return -pte_nomem;
 	}
 	b->pkt = pt_pkt_alloc_decoder(cfg);
-	find_psbs(b);
-	if (image)
-		pt_blk_set_image(b->dec, image);
+	scan_packets(b);
+	set_image(b, image);
 	st = pt_blk_sync_forward(b->dec);
 	while (st >= 0) {
 		/* A resync that does not move forward would repeat forever. */
@@ -364,6 +463,7 @@ int mt_blk_decode(const struct pt_config *cfg, struct pt_image *image,
 	pt_pkt_free_decoder(b->pkt);
 	mt_insn_dec_free(b->insn);
 	free(b->psbs);
+	free(b->tscs);
 	free(b);
 	return 0;
 }

@@ -39,6 +39,10 @@ struct mt_blk_stats {
 	uint64_t overflows;
 	uint64_t first_tsc, last_tsc;
 	uint64_t offset;	/* how far into the buffer decoding got */
+	/* At an enable, exact bounds from TSC packets (blkdec.c): no later
+	 * time is before tsc_floor, the enable is before tsc_ceil, and the
+	 * stretch it starts ends before tsc_end (0 / UINT64_MAX: none). */
+	uint64_t tsc_floor, tsc_ceil, tsc_end;
 	/* Offset and libipt error of the first decode error, for messages. */
 	uint64_t first_error_offset;
 	int first_error;

@@ -174,6 +174,7 @@ int mt_decode_open(struct mt_decode **out, struct mt_bundle_reader *r,
 		goto fail;
 	}
 	rc = mt_decode_pt_config(&cpu, &ptc, &d->cfg, err, errlen);
+	d->cyc = !!(ptc.rtit_ctl & MT_RTIT_CTL_CYCEN);
 	if (rc < 0)
 		goto fail;
 	if (rc == MT_ERRATA_GUESSED) {
@@ -239,6 +240,7 @@ int mt_decode_run(struct mt_decode *d, const struct mt_decode_sink *sink)
 		d->stats.insns += s->insns;
 		d->stats.errors += s->errors;
 		d->stats.overflows += s->overflows;
+		d->stats.clamped += d->cpus[i].clamped;
 	}
 	place_trigger(d);
 	return mt_decode_threads(d, sink);

@@ -69,6 +69,7 @@ struct mt_decode_stats {
 	uint64_t errors;	/* decode errors, each a gap */
 	uint64_t overflows;
 	uint64_t backsteps;	/* timestamps clamped to keep threads monotonic */
+	uint64_t clamped;	/* timestamps outside their stretch's bounds, clamped */
 	uint64_t missing_maps;	/* executable mappings without a usable file */
 };
 

@@ -35,6 +35,9 @@ struct worker {
 	 * block (see h_transfer()); written to the log by the next op. */
 	struct mt_op last;
 	int have_last;
+	/* The open segment's bounds: every time in it is clamped to them. */
+	uint64_t lo, hi;
+	int attributed;		/* its thread was chosen at its start */
 	uint64_t log_tsc;	/* time of the log's last op, if it has one */
 	int have_op;
 	/* The function of the last block logged, for dropping blocks that
@@ -54,11 +57,12 @@ static void flush_last(struct worker *w)
 
 /*
  * Ends the open segment; its ops ran from its first timestamp to LAST_TSC.
- * The thread is the one the sideband has on this CPU at LAST_TSC: decoded
- * times are lower bounds (timing packets come at intervals), so the
- * switch that brought the thread in may look later than the segment's
- * start, but never later than its end, while the switch that takes it out
- * comes after the end.
+ * Without cycle-accurate timing, decoded times are lower bounds (they
+ * advance with timing packets): the switch that brought the thread in may
+ * look later than the segment's start, but never later than its end,
+ * while the switch that takes it out comes after the end. So the thread is
+ * the one the sideband has on this CPU at LAST_TSC. With CYC that premise
+ * fails (see h_enable()), and the thread was chosen at the start.
  */
 static void close_seg(struct worker *w, uint64_t last_tsc)
 {
@@ -69,12 +73,17 @@ static void close_seg(struct worker *w, uint64_t last_tsc)
 	flush_last(w);
 	s = &w->log->segs[w->log->nsegs - 1];
 	s->end = w->log->ops.len;
-	s->task = mt_sideband_task(&w->d->sb, w->log->cpu, last_tsc);
+	/* With CYC an enable's estimate can be later than the stretch's end:
+	 * the start is before both (it orders the thread's stretches). */
+	if (s->last_tsc < s->first_tsc)
+		s->first_tsc = s->last_tsc;
+	if (!w->attributed)
+		s->task = mt_sideband_task(&w->d->sb, w->log->cpu, last_tsc);
 	w->have_seg = 0;
 }
 
-/* Starts a segment at TSC. */
-static void open_seg(struct worker *w, uint64_t tsc)
+/* Starts a segment at TSC, its times bounded by [LO, HI]. */
+static void open_seg(struct worker *w, uint64_t tsc, uint64_t lo, uint64_t hi)
 {
 	struct mt_cpu_log *log = w->log;
 	size_t pos;
@@ -95,6 +104,18 @@ static void open_seg(struct worker *w, uint64_t tsc)
 						 log->nsegs, pos, pos };
 	log->nsegs++;
 	w->have_seg = 1;
+	w->attributed = 0;
+	w->lo = lo;
+	w->hi = hi;
+}
+
+/* TSC within the open segment's bounds; a time outside is counted. */
+static uint64_t bounded(struct worker *w, uint64_t tsc)
+{
+	if (tsc >= w->lo && tsc <= w->hi)
+		return tsc;
+	w->log->clamped++;
+	return tsc < w->lo ? w->lo : w->hi;
 }
 
 static uint64_t last_tsc(const struct worker *w, uint64_t dflt)
@@ -123,15 +144,53 @@ static struct pt_image *image_for(struct worker *w, uint32_t pid)
 	return w->images[i];
 }
 
+/*
+ * Trace (re)starts. TSC packets give exact bounds (blkdec.h): no time from
+ * here on is before the last one, the enable is before the next one, and
+ * the stretch ends before the next one sent with packets off (the CPU's
+ * next enable). It also ends before the CPU's next switch to another
+ * process (mt_sideband_trace_off()): tracing resumes after that only with
+ * a later TSC packet. And it starts after the CPU's previous stretch
+ * ended: the stream's order is the true one. Times outside these bounds
+ * are clamped (and counted), whatever libipt estimated.
+ *
+ * Without CYC, libipt's times are lower bounds and the thread is chosen at
+ * the segment's end (close_seg()). With CYC they are estimates: libipt's
+ * cycles-per-TSC ratio can span a switch-out (cycles stop with TraceEn,
+ * the crystal does not), so a short stretch after a switch-in can end, by
+ * its estimate, after the thread's switch-out. Its start is the estimate
+ * nearest its exact anchor, so the thread is the one the sideband has at
+ * the (bounded) start.
+ */
 static struct pt_image *h_enable(void *ctx, uint64_t tsc, uint64_t ip)
 {
 	struct worker *w = ctx;
-	uint32_t pid = mt_sideband_task(&w->d->sb, w->log->cpu, tsc).pid;
-	const struct mt_proc *proc = mt_decode_proc(w->d, pid);
+	uint64_t floor = w->log->stats.tsc_floor, ceil = w->log->stats.tsc_ceil,
+		 end = w->log->stats.tsc_end,
+		 off = mt_sideband_trace_off(&w->d->sb, w->log->cpu, floor),
+		 lo = last_tsc(w, 0) > floor ? last_tsc(w, 0) : floor;
+	struct mt_task task;
+	const struct mt_proc *proc;
 
 	(void)ip;
 	close_seg(w, last_tsc(w, tsc));
-	open_seg(w, tsc);
+	if (end < off)
+		off = end;
+	open_seg(w, tsc, lo, off > lo ? off - 1 : lo);
+	if (!w->have_seg)
+		return NULL;
+	tsc = bounded(w, tsc);
+	if (tsc >= ceil && ceil > lo) {
+		tsc = ceil - 1;
+		w->log->clamped++;
+	}
+	w->log->segs[w->log->nsegs - 1].first_tsc = w->log->segs[w->log->nsegs - 1].last_tsc = tsc;
+	task = mt_sideband_task(&w->d->sb, w->log->cpu, tsc);
+	proc = mt_decode_proc(w->d, task.pid);
+	if (w->d->cyc) {
+		w->log->segs[w->log->nsegs - 1].task = task;
+		w->attributed = 1;
+	}
 	/* The process rarely changes where the thread is uncertain: the
 	 * image follows the sideband at the enable. The cache holds one
 	 * process's lookups (emptying it at every enable cost 3 % of the
@@ -140,15 +199,16 @@ static struct pt_image *h_enable(void *ctx, uint64_t tsc, uint64_t ip)
 		memset(w->cache, 0, sizeof(*w->cache));
 	w->proc = proc;
 	w->fn_lo = w->fn_hi = 0;
-	return image_for(w, pid);
+	return image_for(w, task.pid);
 }
 
 static void add(struct worker *w, uint64_t tsc, enum mt_op_kind kind, uint64_t a, uint8_t x)
 {
 	if (!w->have_seg)
-		open_seg(w, tsc);
+		open_seg(w, tsc, 0, UINT64_MAX);
 	if (!w->have_seg)
 		return;
+	tsc = bounded(w, tsc);
 	flush_last(w);
 	w->last = (struct mt_op){ tsc, a, 0, (uint8_t)kind, x };
 	w->have_last = 1;
@@ -188,7 +248,7 @@ static __attribute__((noinline)) void log_block(struct worker *w, uint64_t tsc, 
 
 	add(w, tsc, MT_OP_BLOCK, ip, 0);
 	if (w->have_seg)
-		log->segs[log->nsegs - 1].last_tsc = tsc;
+		log->segs[log->nsegs - 1].last_tsc = w->log_tsc;
 	w->fn_lo = w->fn_hi = 0;
 	if (w->proc) {
 		mt_funcs_resolve_cached(&w->d->funcs, w->cache, w->proc, ip, &fn);
@@ -213,7 +273,7 @@ static void h_block(void *ctx, uint64_t tsc, uint64_t ip)
 	if (w->have_last && last->kind == MT_OP_BLOCK &&
 	    (last->x == MT_XFER_NONE || last->x == MT_XFER_JUMP) && ip >= w->fn_lo &&
 	    ip < w->fn_hi) {
-		w->log->segs[w->log->nsegs - 1].last_tsc = tsc;
+		w->log->segs[w->log->nsegs - 1].last_tsc = bounded(w, tsc);
 		return;
 	}
 	log_block(w, tsc, ip);
@@ -248,11 +308,12 @@ static void h_disable(void *ctx, uint64_t tsc, uint64_t at)
 	const struct mt_bundle_trigger *t = &w->d->trigger;
 
 	add(w, tsc, MT_OP_DISABLE, at, 0);
-	if (w->d->have_trigger && at && at == t->d.ip && tsc <= t->d.tsc && w->have_seg) {
-		w->log->probe_tsc = tsc;
+	/* The stretch's own (bounded) time: add() kept it in log_tsc. */
+	if (w->d->have_trigger && at && at == t->d.ip && w->log_tsc <= t->d.tsc && w->have_seg) {
+		w->log->probe_tsc = w->log_tsc;
 		w->log->probe_seg = w->log->nsegs - 1;
 	}
-	close_seg(w, tsc);
+	close_seg(w, w->log_tsc);
 }
 
 static void h_gap(void *ctx, uint64_t tsc, uint32_t reason)

@@ -35,6 +35,7 @@ struct mt_cpu_log {
 	 * (the probe hit), in segment probe_seg; 0: none. */
 	uint64_t probe_tsc;
 	size_t probe_seg;
+	uint64_t clamped;	/* times outside their stretch's bounds */
 	int oom;
 };
 
@@ -42,6 +43,7 @@ struct mt_decode {
 	struct mt_bundle_reader *r;
 	struct mt_decode_opts opts;
 	struct pt_config cfg;		/* without begin/end */
+	int cyc;			/* RTIT_CTL.CYCEn: times are estimates */
 	struct mt_bincache bins;
 	struct mt_funcs funcs;
 	struct pt_image_section_cache *iscache;

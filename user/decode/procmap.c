@@ -56,12 +56,32 @@ static int add_sections(struct mt_proc *p, struct mt_pmap *pm,
  * Mappings whose code no bundle can hold are not looked for: [vsyscall] is
  * emulated by the kernel (executing it traps), and [uprobes] holds the
  * single-step copies of probed instructions, which cannot be read.
+ * Anonymous code is (see mapping_file()).
  */
 static bool usable(const struct mt_bundle_map *m, uint32_t pid)
 {
 	return m->pid == pid && m->event != MT_BUNDLE_MAP_MUNMAP &&
-	       (m->prot & MT_BUNDLE_PROT_EXEC) && m->path && m->path[0] && m->end > m->start &&
-	       strcmp(m->path, "[vsyscall]") && strcmp(m->path, "[uprobes]");
+	       (m->prot & MT_BUNDLE_PROT_EXEC) && m->end > m->start &&
+	       !(m->path && (!strcmp(m->path, "[vsyscall]") || !strcmp(m->path, "[uprobes]")));
+}
+
+/*
+ * The file for a mapping. Anonymous executable code (JIT-style) has none,
+ * but the bundle may carry its bytes as "[anon:0xSTART]"
+ * (docs/bundle-format.md); without them it stays unknown code, silently:
+ * no capture is expected to have them.
+ */
+static struct mt_binfile *mapping_file(const struct mt_bundle_map *m, struct mt_bincache *bins,
+				       char *err, size_t errlen, bool *quiet)
+{
+	char anon[32];
+
+	*quiet = false;
+	if (m->path && m->path[0])
+		return mt_bincache_get(bins, m->path, m->build_id, m->build_id_len, err, errlen);
+	*quiet = true;
+	snprintf(anon, sizeof(anon), "[anon:%#llx]", (unsigned long long)m->start);
+	return mt_bincache_get(bins, anon, NULL, 0, err, errlen);
 }
 
 int mt_proc_build(struct mt_proc *p, uint32_t pid, const struct mt_bundle_map *maps, size_t n,
@@ -81,14 +101,18 @@ int mt_proc_build(struct mt_proc *p, uint32_t pid, const struct mt_bundle_map *m
 	for (size_t i = 0; i < n; i++) {
 		const struct mt_bundle_map *m = &maps[i];
 		struct mt_pmap *pm;
+		bool quiet;
 		int rc;
 
 		if (!usable(m, pid))
 			continue;
 		pm = &p->maps[out];
 		*pm = (struct mt_pmap){ m->start, m->end, m->file_offset, NULL, 0, m->path };
-		pm->bin = mt_bincache_get(bins, m->path, m->build_id, m->build_id_len, err,
-					  sizeof(err));
+		pm->bin = mapping_file(m, bins, err, sizeof(err), &quiet);
+		if (!pm->bin && quiet)
+			continue;
+		if (quiet)
+			pm->name = pm->bin->name;
 		rc = pm->bin ? add_sections(p, pm, iscache) : 0;
 		if (rc < 0)
 			return -1;

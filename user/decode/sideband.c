@@ -35,11 +35,11 @@ void mt_sideband_fini(struct mt_sideband *sb)
 	sb->n = 0;
 }
 
-struct mt_task mt_sideband_task(const struct mt_sideband *sb, uint32_t cpu, uint64_t tsc)
+/* Index of the first record of a later CPU, or later than TSC on CPU. */
+static size_t after(const struct mt_sideband *sb, uint32_t cpu, uint64_t tsc)
 {
 	size_t lo = 0, hi = sb->n;
 
-	/* First record of a later CPU, or later on this CPU. */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		const struct mt_bundle_switch_entry *s = &sb->sw[mid];
@@ -49,9 +49,28 @@ struct mt_task mt_sideband_task(const struct mt_sideband *sb, uint32_t cpu, uint
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+struct mt_task mt_sideband_task(const struct mt_sideband *sb, uint32_t cpu, uint64_t tsc)
+{
+	size_t lo = after(sb, cpu, tsc);
+
 	if (lo > 0 && sb->sw[lo - 1].cpu == cpu)
 		return (struct mt_task){ sb->sw[lo - 1].next_pid, sb->sw[lo - 1].next_tid };
 	if (lo < sb->n && sb->sw[lo].cpu == cpu)
 		return (struct mt_task){ sb->sw[lo].prev_pid, sb->sw[lo].prev_tid };
 	return sb->fallback;
+}
+
+uint64_t mt_sideband_trace_off(const struct mt_sideband *sb, uint32_t cpu, uint64_t tsc)
+{
+	uint32_t target = sb->fallback.pid;
+
+	if (!target)
+		return UINT64_MAX;
+	for (size_t i = after(sb, cpu, tsc); i < sb->n && sb->sw[i].cpu == cpu; i++)
+		if (sb->sw[i].next_pid != target || !sb->sw[i].next_tid)
+			return sb->sw[i].tsc;
+	return UINT64_MAX;
 }

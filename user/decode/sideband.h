@@ -22,7 +22,8 @@ struct mt_sideband {
 };
 
 /* Copies and sorts the N records; FALLBACK is the task assumed on CPUs
- * without records. Returns 0 or -1 when out of memory. */
+ * without records, and its pid the target process (0: system-wide).
+ * Returns 0 or -1 when out of memory. */
 int mt_sideband_init(struct mt_sideband *sb, const struct mt_bundle_switch_entry *sw, size_t n,
 		     struct mt_task fallback);
 void mt_sideband_fini(struct mt_sideband *sb);
@@ -33,5 +34,14 @@ void mt_sideband_fini(struct mt_sideband *sb);
  * switched out.
  */
 struct mt_task mt_sideband_task(const struct mt_sideband *sb, uint32_t cpu, uint64_t tsc);
+/*
+ * When tracing one process, the module clears TraceEn when a switch brings
+ * in a task of another process (or the idle task) and sets it again, with
+ * a TSC packet, when one of the target's threads comes back. So the trace
+ * after a TSC packet at TSC ends before the time this returns: that of
+ * CPU's first record later than TSC switching to another process.
+ * UINT64_MAX if there is none, or in system-wide mode (PT stays on).
+ */
+uint64_t mt_sideband_trace_off(const struct mt_sideband *sb, uint32_t cpu, uint64_t tsc);
 
 #endif

@@ -9,6 +9,11 @@
  * the dynamic symbol whose JUMP_SLOT or GLOB_DAT relocation fills that
  * slot. Matching by slot address (rather than by entry order) works for
  * lazy, -z now, IBT (.plt.sec) and address-taken (.plt.got) layouts alike.
+ * A call to an IFUNC that cannot be preempted (inside the C library:
+ * qsort's memcpy) goes through a slot filled by an IRELATIVE relocation,
+ * which has no symbol but the resolver's address as addend: the stub is
+ * named after the IFUNC symbol at that address (objdump only shows
+ * "*ABS*+0xADDR@plt").
  */
 #include "sym/sym_internal.h"
 
@@ -29,11 +34,106 @@ static int cmp_slot(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* GOT slots filled by symbol-carrying relocations, sorted by address. */
+static int push_slot(struct got_slot **slots, size_t *n, size_t *cap, uint64_t addr,
+		     const char *name)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 64;
+		struct got_slot *v = realloc(*slots, c * sizeof(*v));
+
+		if (!v)
+			return -1;
+		*slots = v;
+		*cap = c;
+	}
+	(*slots)[(*n)++] = (struct got_slot){ addr, name };
+	return 0;
+}
+
+/* Rank of an IFUNC's name among aliases at one address: global before
+ * local or weak, then fewer leading underscores (rawmemchr, not
+ * __rawmemchr). Lower is better. */
+static int ifunc_rank(const GElf_Sym *s, const char *name)
+{
+	int r = GELF_ST_BIND(s->st_info) == STB_GLOBAL ? 0 : 100;
+
+	while (*name++ == '_')
+		r++;
+	return r;
+}
+
+/* IFUNC symbols of .dynsym and .symtab by address (their resolvers), one
+ * name per address, sorted. */
+static struct got_slot *collect_ifuncs(Elf *elf, size_t *nout)
+{
+	struct got_slot *v = NULL;
+	int *rank = NULL;
+	size_t n = 0, cap = 0;
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) ||
+		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+			const char *name;
+			size_t k;
+			int *r;
+
+			if (!gelf_getsym(d, (int)i, &s))
+				break;
+			name = elf_strptr(elf, sh.sh_link, s.st_name);
+			if (GELF_ST_TYPE(s.st_info) != STT_GNU_IFUNC || !s.st_value || !name || !*name)
+				continue;
+			for (k = 0; k < n && v[k].addr != s.st_value; k++)
+				;
+			if (k < n) {
+				if (ifunc_rank(&s, name) < rank[k]) {
+					v[k].name = name;
+					rank[k] = ifunc_rank(&s, name);
+				}
+				continue;
+			}
+			if (push_slot(&v, &n, &cap, s.st_value, name) ||
+			    !(r = realloc(rank, cap * sizeof(*rank)))) {
+				n = 0;
+				goto out;
+			}
+			rank = r;
+			rank[n - 1] = ifunc_rank(&s, name);
+		}
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_slot);
+out:
+	free(rank);
+	if (!n) {
+		free(v);
+		v = NULL;
+	}
+	*nout = n;
+	return v;
+}
+
+static const char *slot_name(const struct got_slot *slots, size_t n, uint64_t addr)
+{
+	struct got_slot key = { addr, NULL };
+	const struct got_slot *s = n ? bsearch(&key, slots, n, sizeof(*slots), cmp_slot) : NULL;
+
+	return s ? s->name : NULL;
+}
+
+/* GOT slots filled by symbol-carrying relocations, or by IRELATIVE ones
+ * whose resolver is a named IFUNC, sorted by address. */
 static struct got_slot *collect_slots(Elf *elf, size_t *nslots)
 {
 	struct got_slot *slots = NULL;
-	size_t n = 0, cap = 0;
+	size_t n = 0, cap = 0, nifuncs = 0;
+	struct got_slot *ifuncs = collect_ifuncs(elf, &nifuncs);
 	Elf_Scn *scn = NULL;
 
 	while ((scn = elf_nextscn(elf, scn))) {
@@ -59,27 +159,24 @@ static struct got_slot *collect_slots(Elf *elf, size_t *nslots)
 			if (!gelf_getrela(rel, (int)i, &r))
 				break;
 			type = GELF_R_TYPE(r.r_info);
-			if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
+			if (type == R_X86_64_IRELATIVE)
+				name = slot_name(ifuncs, nifuncs, (uint64_t)r.r_addend);
+			else if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
 				continue;
-			if (!gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &s))
+			else if (!gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &s))
 				continue;
-			name = elf_strptr(elf, symsh.sh_link, s.st_name);
+			else
+				name = elf_strptr(elf, symsh.sh_link, s.st_name);
 			if (!name || !*name)
 				continue;
-			if (n == cap) {
-				struct got_slot *v;
-
-				cap = cap ? cap * 2 : 64;
-				v = realloc(slots, cap * sizeof(*v));
-				if (!v) {
-					free(slots);
-					return NULL;
-				}
-				slots = v;
+			if (push_slot(&slots, &n, &cap, r.r_offset, name)) {
+				free(slots);
+				free(ifuncs);
+				return NULL;
 			}
-			slots[n++] = (struct got_slot){ r.r_offset, name };
 		}
 	}
+	free(ifuncs);
 	if (n)
 		qsort(slots, n, sizeof(*slots), cmp_slot);
 	*nslots = n;
@@ -104,14 +201,6 @@ static uint64_t entry_got(const uint8_t *p, size_t len, uint64_t addr)
 		return 0;
 	memcpy(&disp, p + i + 2, sizeof(disp));
 	return addr + i + 6 + (int64_t)disp;
-}
-
-static const char *slot_name(const struct got_slot *slots, size_t n, uint64_t addr)
-{
-	struct got_slot key = { addr, NULL };
-	const struct got_slot *s = bsearch(&key, slots, n, sizeof(*slots), cmp_slot);
-
-	return s ? s->name : NULL;
 }
 
 static char *plt_name(const char *name)
