@@ -6,7 +6,7 @@
 #   $(O)/rel/tests/ptgen/ptgen           the generator command line tool
 #   $(O)/rel/tests/ptgen/ptg_bench       generator speed against libipt's decoder
 # Test programs are built into programs/ next to each binary, with -O1
-# -fno-inline (small, readable call trees) and -z now (no lazy-binding
+# -fno-inline (small, readable call trees; inline.c: -O2) and -z now (no lazy-binding
 # resolver to single-step through).
 
 PTG_DIR := tests/ptgen
@@ -19,6 +19,8 @@ PTG_PROG_FLAGS := -Wall -Wextra -Werror -g -O1 -fno-inline -Wl,-z,now
 PTG_PROG_CFLAGS := -std=gnu11 $(PTG_PROG_FLAGS)
 # Sibling-call optimisation is what makes tail calls; -O1 leaves it off.
 PTG_PROG_CFLAGS_tailcall := -foptimize-sibling-calls
+# The inline frames test needs code inlined as an optimising build does.
+PTG_PROG_CFLAGS_inline := -O2 -finline
 
 define ptg_variant
 $(O)/$(1)/tests/ptgen/programs/%: $(PTG_DIR)/programs/%.c

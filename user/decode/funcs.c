@@ -64,7 +64,7 @@ static uint32_t intern(struct mt_funcs *fs, const struct mt_func *f)
 	     i = (i + 1) & (fs->nslots - 1)) {
 		const struct mt_func *g = &fs->v[fs->slots[i]];
 
-		if (g->bin == f->bin && g->link_addr == f->link_addr) {
+		if (g->bin == f->bin && g->link_addr == f->link_addr && g->inlined == f->inlined) {
 			id = fs->slots[i];
 			goto out;
 		}
@@ -127,6 +127,28 @@ void mt_funcs_resolve(struct mt_funcs *fs, const struct mt_proc *p, uint64_t ip,
 		f.plt = s->plt;
 	}
 	fn->id = intern(fs, &f);
+}
+
+int mt_funcs_inlines(struct mt_funcs *fs, const struct mt_proc *p, uint64_t ip, uint32_t *ids,
+		     int max)
+{
+	const struct mt_pmap *pm = p ? mt_proc_find(p, ip) : NULL;
+	struct mt_inline_frame fr[MT_FUNCS_MAX_INLINE];
+	struct mt_sym_file *sf = pm && pm->bin ? mt_binfile_syms(fs->bins, pm->bin) : NULL;
+	int n = sf ? mt_sym_inlines(sf, ip - pm->bias, fr, MT_FUNCS_MAX_INLINE) : 0;
+
+	if (n > max)
+		n = max;
+	for (int i = 0; i < n; i++) {
+		/* The symbolizer keeps one copy of each name (sym_src.c), so
+		 * the name's address keys the function within its binary. */
+		struct mt_func f = { .name = fr[n - 1 - i].function, .binary = pm->name,
+				     .bin = pm->bin, .inlined = true };
+
+		f.link_addr = (uint64_t)(uintptr_t)f.name;
+		ids[i] = intern(fs, &f);
+	}
+	return n;
 }
 
 void mt_funcs_resolve_miss(struct mt_funcs *fs, struct mt_funcs_cache *cache,

@@ -18,8 +18,10 @@ struct mt_func {
 	const char *binary;	/* path as recorded; NULL when in no mapping */
 	uint64_t addr;		/* run-time start (of the symbol or the gap) */
 	struct mt_binfile *bin;
-	uint64_t link_addr;	/* start in the binary's own addresses */
+	uint64_t link_addr;	/* start in the binary's own addresses; for an
+				 * inlined function, its key (see below) */
 	bool plt;
+	bool inlined;		/* a function inlined into others (DWARF) */
 };
 
 struct mt_kimage;
@@ -41,6 +43,15 @@ void mt_funcs_fini(struct mt_funcs *fs);
 /* Fills FN for IP in process P (see mt_cs_ops.resolve). */
 void mt_funcs_resolve(struct mt_funcs *fs, const struct mt_proc *p, uint64_t ip,
 		      struct mt_cs_fn *fn);
+
+/* Deeper inline chains keep their innermost levels. */
+#define MT_FUNCS_MAX_INLINE 8
+
+/* Inline chain at IP in process P, outermost first, as ids of inlined
+ * functions (mt_func.inlined): at most MAX; 0 outside inlined code or
+ * without DWARF. One id per inlined function and binary. */
+int mt_funcs_inlines(struct mt_funcs *fs, const struct mt_proc *p, uint64_t ip, uint32_t *ids,
+		     int max);
 
 /* Recent lookups by address, for one thread's use: calls go to few
  * targets, and a lookup takes two binary searches and two locks. */
