@@ -129,25 +129,35 @@ void mt_funcs_resolve(struct mt_funcs *fs, const struct mt_proc *p, uint64_t ip,
 	fn->id = intern(fs, &f);
 }
 
-int mt_funcs_inlines(struct mt_funcs *fs, const struct mt_proc *p, uint64_t ip, uint32_t *ids,
-		     int max)
+int mt_funcs_inline_ranges(struct mt_funcs *fs, const struct mt_proc *p, uint64_t ip,
+			   struct mt_inl_range **out)
 {
 	const struct mt_pmap *pm = p ? mt_proc_find(p, ip) : NULL;
-	struct mt_inline_frame fr[MT_FUNCS_MAX_INLINE];
 	struct mt_sym_file *sf = pm && pm->bin ? mt_binfile_syms(fs->bins, pm->bin) : NULL;
-	int n = sf ? mt_sym_inlines(sf, ip - pm->bias, fr, MT_FUNCS_MAX_INLINE) : 0;
+	struct mt_inline_range *r = NULL;
+	struct mt_inl_range *v;
+	int n = sf ? mt_sym_inline_ranges(sf, ip - pm->bias, &r) : 0;
 
-	if (n > max)
-		n = max;
+	*out = NULL;
+	if (n <= 0)
+		return n;
+	v = malloc((size_t)n * sizeof(*v));
+	if (!v) {
+		free(r);
+		return -1;
+	}
 	for (int i = 0; i < n; i++) {
 		/* The symbolizer keeps one copy of each name (sym_src.c), so
 		 * the name's address keys the function within its binary. */
-		struct mt_func f = { .name = fr[n - 1 - i].function, .binary = pm->name,
-				     .bin = pm->bin, .inlined = true };
+		struct mt_func f = { .name = r[i].function, .binary = pm->name, .bin = pm->bin,
+				     .link_addr = (uint64_t)(uintptr_t)r[i].function,
+				     .inlined = true };
 
-		f.link_addr = (uint64_t)(uintptr_t)f.name;
-		ids[i] = intern(fs, &f);
+		v[i] = (struct mt_inl_range){ r[i].lo + pm->bias, r[i].hi + pm->bias,
+					      intern(fs, &f), (uint32_t)r[i].depth };
 	}
+	free(r);
+	*out = v;
 	return n;
 }
 

@@ -44,14 +44,18 @@ void mt_funcs_fini(struct mt_funcs *fs);
 void mt_funcs_resolve(struct mt_funcs *fs, const struct mt_proc *p, uint64_t ip,
 		      struct mt_cs_fn *fn);
 
-/* Deeper inline chains keep their innermost levels. */
-#define MT_FUNCS_MAX_INLINE 8
+/* An inline range at run time: ID is the inlined function's (one id per
+ * inlined function and binary, mt_func.inlined); depth as in sym.h. */
+struct mt_inl_range {
+	uint64_t lo, hi;
+	uint32_t id, depth;
+};
 
-/* Inline chain at IP in process P, outermost first, as ids of inlined
- * functions (mt_func.inlined): at most MAX; 0 outside inlined code or
- * without DWARF. One id per inlined function and binary. */
-int mt_funcs_inlines(struct mt_funcs *fs, const struct mt_proc *p, uint64_t ip, uint32_t *ids,
-		     int max);
+/* The inline ranges of the function holding IP in process P
+ * (mt_sym_inline_ranges()); *OUT is malloc'ed, NULL when there are none.
+ * Returns the count, or -1 when out of memory. */
+int mt_funcs_inline_ranges(struct mt_funcs *fs, const struct mt_proc *p, uint64_t ip,
+			   struct mt_inl_range **out);
 
 /* Recent lookups by address, for one thread's use: calls go to few
  * targets, and a lookup takes two binary searches and two locks. */

@@ -2,6 +2,8 @@
 /* Inline frames from DWARF along a thread's replay; see inlines.h. */
 #include "decode/inlines.h"
 
+#include "util/mt_array.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +19,9 @@ void mt_inl_init(struct mt_inl *in, struct mt_funcs *fs, const struct mt_proc *p
 
 void mt_inl_fini(struct mt_inl *in)
 {
+	for (size_t i = 0; i < in->nfuncs; i++)
+		free(in->funcs[i].r);
+	free(in->funcs);
 	free(in->open);
 	in->open = NULL;
 	in->nopen = in->cap = 0;
@@ -40,15 +45,48 @@ void mt_inl_event(struct mt_inl *in, const struct mt_cs *cs, const struct mt_ev 
 	in->emit(in->ctx, ev);
 }
 
-/* IP's chain, outermost first, through the cache. */
-static const uint32_t *chain(struct mt_inl *in, uint64_t ip, size_t *n)
+/* The inline ranges of FN (the function holding IP), through the cache. */
+static const struct mt_inl_range *ranges(struct mt_inl *in, const struct mt_cs_fn *fn,
+					 uint64_t ip, int *n)
+{
+	size_t cap = in->nfuncs;
+
+	*n = 0;
+	if (fn->id >= in->nfuncs) {
+		if (MT_ARRAY_GROW_TO(in->funcs, cap, (size_t)fn->id + 1))
+			return NULL;
+		for (size_t i = in->nfuncs; i < cap; i++)
+			in->funcs[i].n = -1;
+		in->nfuncs = cap;
+	}
+	if (in->funcs[fn->id].n < 0)
+		in->funcs[fn->id].n = mt_funcs_inline_ranges(in->fs, in->proc, ip, &in->funcs[fn->id].r);
+	*n = in->funcs[fn->id].n;
+	return in->funcs[fn->id].r;
+}
+
+/* IP's chain (in the function FN), outermost first, through the cache: the
+ * ranges holding IP, one per depth. */
+static const uint32_t *chain(struct mt_inl *in, const struct mt_cs_fn *fn, uint64_t ip,
+			     size_t *n)
 {
 	size_t slot = (ip ^ ip >> 10) % MT_INL_CACHE;
 
 	if (!in->cache[slot].valid || in->cache[slot].ip != ip) {
+		uint32_t *id = in->cache[slot].id;
+		uint8_t depth = 0;
+		int nr;
+		const struct mt_inl_range *r = ranges(in, fn, ip, &nr);
+
+		memset(id, 0, sizeof(in->cache[slot].id));
+		for (int i = 0; i < nr; i++)
+			if (ip >= r[i].lo && ip < r[i].hi && r[i].depth <= MT_INL_MAX) {
+				id[r[i].depth - 1] = r[i].id;
+				if (r[i].depth > depth)
+					depth = (uint8_t)r[i].depth;
+			}
 		in->cache[slot].ip = ip;
-		in->cache[slot].n = (uint8_t)mt_funcs_inlines(in->fs, in->proc, ip, in->cache[slot].id,
-							      MT_FUNCS_MAX_INLINE);
+		in->cache[slot].n = depth;
 		in->cache[slot].valid = 1;
 	}
 	*n = in->cache[slot].n;
@@ -60,15 +98,8 @@ static void begin(struct mt_inl *in, uint64_t ts, uint32_t id, uint32_t depth, u
 	struct mt_ev ev = { .ts = ts, .kind = MT_EV_BEGIN, .flags = MT_EV_INLINE, .arg = id,
 			    .addr = ip };
 
-	if (in->nopen == in->cap) {
-		size_t cap = in->cap ? in->cap * 2 : 16;
-		void *v = realloc(in->open, cap * sizeof(*in->open));
-
-		if (!v)
-			return;	/* left out; the nesting stays valid */
-		in->open = v;
-		in->cap = cap;
-	}
+	if (MT_ARRAY_RESERVE(in->open, in->cap, in->nopen, 1))
+		return;	/* left out; the nesting stays valid */
 	in->open[in->nopen].id = id;
 	in->open[in->nopen].depth = depth;
 	in->nopen++;
@@ -86,7 +117,7 @@ void mt_inl_at(struct mt_inl *in, const struct mt_cs *cs, uint64_t ts, uint64_t 
 	top = &cs->stack[cs->depth - 1];
 	if (ip < top->fn.start || ip >= top->fn.end || top->fn.id < MT_FN_FIRST_USER)
 		return;
-	ids = chain(in, ip, &n);
+	ids = chain(in, &top->fn, ip, &n);
 	base = in->nopen;
 	while (base && in->open[base - 1].depth == cs->depth)
 		base--;
