@@ -6,10 +6,7 @@
  * leaf, in the events and in the Perfetto output, where scale's slices and
  * only they have the category "inline".
  */
-#include "test_decode_fixture.h"
-
-#include "decode/decode.h"
-#include "decode/pfout.h"
+#include "test_decode_json.h"
 
 struct seen {
 	struct mt_decode *d;
@@ -88,11 +85,6 @@ MT_TEST(inlined_function_nests_in_its_caller)
 MT_TEST(perfetto_marks_inline_slices)
 {
 	struct mt_bundle_reader *r;
-	struct mt_decode_sink sink;
-	struct pf_options o;
-	struct mt_pfout po;
-	struct pf_stats st;
-	struct pf_writer *w;
 	struct mt_decode *d;
 	char err[512];
 
@@ -101,14 +93,7 @@ MT_TEST(perfetto_marks_inline_slices)
 	MT_ASSERT_MSG(mt_bundle_open(&r, fx_path("inline.mtrace"), err, sizeof(err)) == 0, "%s",
 		      err);
 	MT_ASSERT_MSG(mt_decode_open(&d, r, NULL, err, sizeof(err)) == 0, "%s", err);
-	pf_options_init(&o);
-	o.format = PF_FORMAT_JSON;
-	MT_ASSERT_MSG(pf_writer_open(&w, fx_path("inline.json"), &o) == 0, "%s", pf_last_error());
-	MT_ASSERT_EQ(mt_pfout_init(&po, d, r, w, &sink), 0);
-	MT_ASSERT_MSG(mt_decode_run(d, &sink) == 0, "%s", po.err);
-	MT_ASSERT_MSG(mt_pfout_finish(&po, UINT64_MAX) == 0, "%s", po.err);
-	MT_ASSERT_MSG(pf_writer_close(w, mt_pfout_end_ns(&po), &st) == 0, "%s", pf_last_error());
-	mt_pfout_fini(&po);
+	fx_decode_json(r, d, "inline.json");
 	mt_decode_free(d);
 	mt_bundle_close(r);
 	/* Each scale slice: category inline, begun right after a work slice
