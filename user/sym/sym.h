@@ -106,8 +106,8 @@ struct mt_inline_range {
  * Every inline range of the out-of-line function whose code holds ADDR,
  * in one walk of its DWARF (mt_sym_inlines() walks the scopes for every
  * address): the chain at an address is the ranges holding it, by depth.
- * Sets *OUT (malloc'ed; NULL when there are none) and returns the count,
- * or -1 when out of memory. Thread-safe.
+ * Sets *OUT (malloc'ed; NULL when there are none or on error) and returns
+ * the count, or -1 when out of memory. Thread-safe.
  */
 int mt_sym_inline_ranges(struct mt_sym_file *f, uint64_t addr, struct mt_inline_range **out);
 

@@ -203,6 +203,7 @@ int mt_sym_inline_ranges(struct mt_sym_file *f, uint64_t addr, struct mt_inline_
 	Dwarf_Die *cu, fn;
 	Dwarf_Addr bias;
 
+	*out = NULL;
 	pthread_mutex_lock(&f->dwarf_lock);
 	cu = dwfl_module_addrdie(f->mod, addr, &bias);
 	l.bias = bias;
