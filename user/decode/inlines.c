@@ -22,6 +22,8 @@ void mt_inl_fini(struct mt_inl *in)
 	for (size_t i = 0; i < in->nfuncs; i++)
 		free(in->funcs[i].r);
 	free(in->funcs);
+	free(in->cache);
+	in->cache = NULL;
 	free(in->open);
 	in->open = NULL;
 	in->nopen = in->cap = 0;
@@ -71,26 +73,27 @@ static const uint32_t *chain(struct mt_inl *in, const struct mt_cs_fn *fn, uint6
 			     size_t *n)
 {
 	size_t slot = (ip ^ ip >> 10) % MT_INL_CACHE;
+	int nr;
+	const struct mt_inl_range *r = ranges(in, fn, ip, &nr);
+	struct mt_inl_chain *c;
 
-	if (!in->cache[slot].valid || in->cache[slot].ip != ip) {
-		uint32_t *id = in->cache[slot].id;
-		uint8_t depth = 0;
-		int nr;
-		const struct mt_inl_range *r = ranges(in, fn, ip, &nr);
-
-		memset(id, 0, sizeof(in->cache[slot].id));
+	*n = 0;
+	if (nr <= 0 || (!in->cache && !(in->cache = calloc(MT_INL_CACHE, sizeof(*in->cache)))))
+		return NULL;
+	c = &in->cache[slot];
+	if (!c->valid || c->ip != ip) {
+		memset(c, 0, sizeof(*c));
 		for (int i = 0; i < nr; i++)
 			if (ip >= r[i].lo && ip < r[i].hi && r[i].depth <= MT_INL_MAX) {
-				id[r[i].depth - 1] = r[i].id;
-				if (r[i].depth > depth)
-					depth = (uint8_t)r[i].depth;
+				c->id[r[i].depth - 1] = r[i].id;
+				if (r[i].depth > c->n)
+					c->n = (uint8_t)r[i].depth;
 			}
-		in->cache[slot].ip = ip;
-		in->cache[slot].n = depth;
-		in->cache[slot].valid = 1;
+		c->ip = ip;
+		c->valid = 1;
 	}
-	*n = in->cache[slot].n;
-	return in->cache[slot].id;
+	*n = c->n;
+	return c->id;
 }
 
 static void begin(struct mt_inl *in, uint64_t ts, uint32_t id, uint32_t depth, uint64_t ip)

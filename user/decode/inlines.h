@@ -42,11 +42,13 @@ struct mt_inl {
 		uint32_t depth;
 	} *open;
 	size_t nopen, cap;
-	struct {
+	/* MT_INL_CACHE chains, allocated with the first function that has
+	 * inline ranges (a thread in code without DWARF never needs them). */
+	struct mt_inl_chain {
 		uint64_t ip;
 		uint8_t n, valid;
 		uint32_t id[MT_INL_MAX];
-	} cache[MT_INL_CACHE];
+	} *cache;
 	/* Each function's inline ranges, indexed by function id, read once
 	 * (a cache that forgets would read a random walk's DWARF again and
 	 * again: 4.7 times the decode's time on the benchmark). */
