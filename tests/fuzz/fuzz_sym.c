@@ -95,6 +95,7 @@ static int write_input(const uint8_t *data, size_t size)
 static void query_dwarf(struct mt_sym_file *f, uint64_t addr)
 {
 	struct mt_inline_frame frames[8];
+	struct mt_inline_range *r;
 	struct mt_src_loc loc;
 	int n;
 
@@ -106,6 +107,11 @@ static void query_dwarf(struct mt_sym_file *f, uint64_t addr)
 		must(frames[i].function && strlen(frames[i].function) < 1u << 20 &&
 			     (!frames[i].call.file || strlen(frames[i].call.file) < 1u << 20),
 		     "inline frame names");
+	n = mt_sym_inline_ranges(f, addr, &r);
+	for (int i = 0; i < n; i++)
+		must(r[i].function && strlen(r[i].function) < 1u << 20 && r[i].depth > 0,
+		     "inline range");
+	free(r);
 }
 
 /* Places a uprobe on TARGET (a name or 0xADDR) in the input of SIZE bytes. */

@@ -148,6 +148,14 @@ static void emit_tsc_tma(struct ptg_pkt *p)
 	emit(p, &pkt);
 }
 
+static void emit_cbr(struct ptg_pkt *p)
+{
+	struct pt_packet pkt = { .type = ppt_cbr };
+
+	pkt.payload.cbr.ratio = p->cfg->cbr;
+	emit(p, &pkt);
+}
+
 static void emit_mode_exec(struct ptg_pkt *p)
 {
 	struct pt_packet pkt = { .type = ppt_mode };
@@ -163,8 +171,6 @@ static void emit_mode_exec(struct ptg_pkt *p)
  * only CALLs since the last PSB may be compressed). */
 static void psb(struct ptg_pkt *p, uint64_t ip)
 {
-	struct pt_packet pkt = { .type = ppt_cbr };
-
 	if (p->drop)
 		return;
 	flush_tnt(p);
@@ -175,8 +181,7 @@ static void psb(struct ptg_pkt *p, uint64_t ip)
 	p->rs_n = 0;
 	p->mode_sent = false;
 	emit_tsc_tma(p);
-	pkt.payload.cbr.ratio = p->cfg->cbr;
-	emit(p, &pkt);
+	emit_cbr(p);
 	if (p->enabled) {
 		emit_mode_exec(p);
 		emit_ip(p, ppt_fup, ip);
@@ -219,10 +224,16 @@ void ptg_pkt_trace_on(struct ptg_pkt *p)
 {
 	p->trace_en = true;
 	p->next_mtc = (p->tsc / mtc_period(p) + 1) * mtc_period(p);
-	if (psb_due(p))
+	if (psb_due(p)) {
 		psb(p, 0);
-	else
+	} else {
 		emit_tsc_tma(p);
+		/* SDM "CBR packet": also sent after enabling packet generation.
+		 * libipt restarts its CYC calibration at a CBR outside PSB+;
+		 * without one, its first ratio after an enable spanned the time
+		 * trace was off, when cycles are not counted. */
+		emit_cbr(p);
+	}
 }
 
 void ptg_pkt_trace_off(struct ptg_pkt *p)

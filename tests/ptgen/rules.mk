@@ -6,8 +6,8 @@
 #   $(O)/rel/tests/ptgen/ptgen           the generator command line tool
 #   $(O)/rel/tests/ptgen/ptg_bench       generator speed against libipt's decoder
 # Test programs are built into programs/ next to each binary, with -O1
-# -fno-inline (small, readable call trees) and -z now (no lazy-binding
-# resolver to single-step through), except lazyplt.
+# -fno-inline (small, readable call trees; inline.c: -O2) and -z now (no
+# lazy-binding resolver to single-step through), except lazyplt.
 
 PTG_DIR := tests/ptgen
 PTG_MAINS := $(PTG_DIR)/ptgen.c $(PTG_DIR)/ptg_roundtrip.c $(PTG_DIR)/ptg_bench.c
@@ -21,6 +21,8 @@ PTG_PROG_CFLAGS := -std=gnu11 $(PTG_PROG_FLAGS)
 PTG_PROG_CFLAGS_tailcall := -foptimize-sibling-calls
 # This one runs the lazy-binding resolver on purpose (the last -z wins).
 PTG_PROG_CFLAGS_lazyplt := -Wl,-z,lazy
+# The inline frames test needs code inlined as an optimising build does.
+PTG_PROG_CFLAGS_inline := -O2 -finline
 
 define ptg_variant
 # The library the dlopen program loads, next to it.

@@ -7,10 +7,10 @@
  * the program's symbols, in nanoseconds, with the trigger in place.
  */
 #include "test_decode_fixture.h"
+#include "test_decode_json.h"
 #include "test_decode_ptenc.h"
 
 #include "decode/decode.h"
-#include "decode/pfout.h"
 #include "decode/textout.h"
 
 static const char prog_s[] =
@@ -317,23 +317,11 @@ MT_TEST(decoders_share_a_reader_that_releases_pt)
 MT_TEST(perfetto_writer_accepts_the_stream)
 {
 	struct mt_bundle_reader *r;
-	struct mt_decode_sink sink;
-	struct pf_options o;
-	struct mt_pfout po;
-	struct pf_stats st;
-	struct pf_writer *w;
 	struct mt_decode *d;
 
 	fx_need("python3");
 	open_bundle(&r, &d);
-	pf_options_init(&o);
-	o.format = PF_FORMAT_JSON;
-	MT_ASSERT_MSG(pf_writer_open(&w, fx_path("t.json"), &o) == 0, "%s", pf_last_error());
-	MT_ASSERT_EQ(mt_pfout_init(&po, d, r, w, &sink), 0);
-	MT_ASSERT_MSG(mt_decode_run(d, &sink) == 0, "%s", po.err);
-	MT_ASSERT_MSG(mt_pfout_finish(&po, UINT64_MAX) == 0, "%s", po.err);
-	MT_ASSERT_MSG(pf_writer_close(w, mt_pfout_end_ns(&po), &st) == 0, "%s", pf_last_error());
-	mt_pfout_fini(&po);
+	fx_decode_json(r, d, "t.json");
 	mt_decode_free(d);
 	mt_bundle_close(r);
 	/* Every function appears, and begins balance ends per thread. Each

@@ -4,8 +4,8 @@
  * and perf-comparison tests compare them, and where the PT generator and
  * its test programs are.
  *
- * Calls are BEGIN events that are no tail call, inferred or asynchronous
- * frame, with the call's target; returns are END events flagged MT_EV_RET,
+ * Calls are BEGIN events that are no tail call, inferred, asynchronous or
+ * inline frame, with the call's target; returns are END events flagged MT_EV_RET,
  * with the address returned to.
  */
 #ifndef TEST_DECODE_STEPS_H
@@ -48,7 +48,7 @@ static inline int collect(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, co
 {
 	(void)pid;
 	if (ev->kind == MT_EV_BEGIN && ev->arg >= MT_FN_FIRST_USER &&
-	    !(ev->flags & (MT_EV_TAIL | MT_EV_INFERRED | MT_EV_ASYNC)))
+	    !(ev->flags & (MT_EV_TAIL | MT_EV_INFERRED | MT_EV_ASYNC | MT_EV_INLINE)))
 		add_step(ctx, tid, 'c', ev->addr, 0, ns * 2);
 	else if (ev->kind == MT_EV_END && (ev->flags & MT_EV_RET))
 		add_step(ctx, tid, 'r', ev->addr, 0, ns * 2);

@@ -67,6 +67,8 @@ enum mt_ev_kind {
 #define MT_EV_ASYNC (1u << 2)		/* BEGIN: entered without a call (signal) */
 #define MT_EV_TAIL (1u << 3)		/* BEGIN/END: tail call replaced the frame */
 #define MT_EV_RET (1u << 4)		/* END: the frame executed a return */
+#define MT_EV_INLINE (1u << 5)		/* BEGIN/END: code inlined into the
+					 * frame below (decode/inlines.h) */
 
 struct mt_ev {
 	uint64_t ts;

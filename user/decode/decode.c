@@ -335,7 +335,8 @@ const char *mt_decode_symbol_at(struct mt_decode *d, uint32_t pid, uint64_t ip)
 int mt_decode_func_source(struct mt_decode *d, uint32_t id, struct mt_src_loc *loc)
 {
 	struct mt_func f = mt_funcs_get(&d->funcs, id);
-	struct mt_sym_file *s = f.bin && f.name ? mt_binfile_syms(&d->bins, f.bin) : NULL;
+	struct mt_sym_file *s =
+		f.bin && f.name && !f.inlined ? mt_binfile_syms(&d->bins, f.bin) : NULL;
 
 	return s ? mt_sym_source(s, f.link_addr, loc) : -1;
 }

@@ -13,6 +13,7 @@
  * time order. No thread's events are ever held in full.
  */
 #include "decode/decode_internal.h"
+#include "decode/inlines.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,7 @@ struct timeline {
 	 * (they are not copied: a stretch can have very many). */
 	size_t inf, ninf, inf_at;
 	struct mt_ev inf_ev;	/* the next of them, made whole */
+	struct mt_inl *inl;	/* pass 2: inline frames */
 	int oom;
 };
 
@@ -66,6 +68,7 @@ struct replay {
 	struct timeline *tl;
 	const struct mt_proc *proc;
 	struct mt_funcs_cache cache;
+	struct mt_inl inl;
 };
 
 static void resolve(void *ctx, uint64_t ip, struct mt_cs_fn *fn)
@@ -168,14 +171,32 @@ static int cmp_seg(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-static void apply(struct mt_cs *cs, const struct mt_op *op)
+/* Pass 2: the inline frames follow the code seen, the calls made included
+ * (the address before the return address is the call's). */
+static void inline_at(struct timeline *t, uint64_t ip, unsigned int x, uint64_t ret)
 {
+	if (!t->inl)
+		return;
+	if (ip)
+		mt_inl_at(t->inl, &t->cs, t->cs.last_ts, ip);
+	if (x == MT_XFER_CALL && ret)
+		mt_inl_at(t->inl, &t->cs, t->cs.last_ts, ret - 1);
+}
+
+static void apply(struct timeline *t, const struct mt_op *op)
+{
+	struct mt_cs *cs = &t->cs;
+	uint64_t ret;
+
 	switch (op->kind) {
 	case MT_OP_BLOCK:
+		ret = op->ret ? op->a + op->ret : 0;
 		mt_cs_block(cs, op->tsc, op->a);
-		mt_cs_transfer(cs, (enum mt_xfer)op->x, op->ret ? op->a + op->ret : 0);
+		inline_at(t, op->a, op->x, ret);
+		mt_cs_transfer(cs, (enum mt_xfer)op->x, ret);
 		break;
 	case MT_OP_XFER:
+		inline_at(t, 0, op->x, op->a);
 		mt_cs_transfer(cs, (enum mt_xfer)op->x, op->a);
 		break;
 	case MT_OP_DISABLE:
@@ -222,21 +243,35 @@ static void replay(struct mt_decode *d, struct timeline *t)
 			continue;
 		}
 		mt_oplog_get(t->log, &t->op, &op);
-		apply(&t->cs, &op);
+		apply(t, &op);
 		if (op.tsc > t->last)
 			t->last = op.tsc;
 	}
 }
 
+/* Pass 2's events pass the inline frames on their way to the queue. */
+static void inline_event(void *ctx, const struct mt_ev *ev)
+{
+	struct replay *r = ctx;
+
+	mt_inl_event(&r->inl, &r->tl->cs, ev);
+}
+
 /* Starts a replay pass with EMIT receiving the events, or only the
- * inferred BEGINs and the gaps when INFERRED_ONLY (pass 1). */
+ * inferred BEGINs and the gaps when INFERRED_ONLY (pass 1, which has no
+ * inline frames: none is inferred). */
 static void start_pass(struct mt_decode *d, struct timeline *t, struct replay *r,
 		       void (*emit)(void *ctx, const struct mt_ev *ev), int inferred_only)
 {
-	const struct mt_cs_ops ops = { resolve, emit, r };
+	const struct mt_cs_ops ops = { resolve, inferred_only ? emit : inline_event, r };
 
 	mt_cs_init(&t->cs, &ops);
 	t->cs.inferred_only = inferred_only;
+	t->inl = NULL;
+	if (!inferred_only) {
+		mt_inl_init(&r->inl, &d->funcs, r->proc, emit, r);
+		t->inl = &r->inl;
+	}
 	t->seg = 0;
 	t->last = 0;
 	t->done = 0;
@@ -400,6 +435,7 @@ int mt_decode_threads(struct mt_decode *d, const struct mt_decode_sink *sink)
 		if (rs && rs[i].tl) {	/* its second pass was started */
 			d->stats.backsteps += tls[i].cs.backsteps;
 			mt_cs_fini(&tls[i].cs);
+			mt_inl_fini(&rs[i].inl);
 		}
 		free(tls[i].segs);
 		free(tls[i].pre);

@@ -64,7 +64,7 @@ static uint32_t intern(struct mt_funcs *fs, const struct mt_func *f)
 	     i = (i + 1) & (fs->nslots - 1)) {
 		const struct mt_func *g = &fs->v[fs->slots[i]];
 
-		if (g->bin == f->bin && g->link_addr == f->link_addr) {
+		if (g->bin == f->bin && g->link_addr == f->link_addr && g->inlined == f->inlined) {
 			id = fs->slots[i];
 			goto out;
 		}
@@ -127,6 +127,38 @@ void mt_funcs_resolve(struct mt_funcs *fs, const struct mt_proc *p, uint64_t ip,
 		f.plt = s->plt;
 	}
 	fn->id = intern(fs, &f);
+}
+
+int mt_funcs_inline_ranges(struct mt_funcs *fs, const struct mt_proc *p, uint64_t ip,
+			   struct mt_inl_range **out)
+{
+	const struct mt_pmap *pm = p ? mt_proc_find(p, ip) : NULL;
+	struct mt_sym_file *sf = pm && pm->bin ? mt_binfile_syms(fs->bins, pm->bin) : NULL;
+	struct mt_inline_range *r = NULL;
+	struct mt_inl_range *v;
+	int n = sf ? mt_sym_inline_ranges(sf, ip - pm->bias, &r) : 0;
+
+	*out = NULL;
+	if (n <= 0)
+		return n;
+	v = malloc((size_t)n * sizeof(*v));
+	if (!v) {
+		free(r);
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		/* The symbolizer keeps one copy of each name (sym_src.c), so
+		 * the name's address keys the function within its binary. */
+		struct mt_func f = { .name = r[i].function, .binary = pm->name, .bin = pm->bin,
+				     .link_addr = (uint64_t)(uintptr_t)r[i].function,
+				     .inlined = true };
+
+		v[i] = (struct mt_inl_range){ r[i].lo + pm->bias, r[i].hi + pm->bias,
+					      intern(fs, &f), (uint32_t)r[i].depth };
+	}
+	free(r);
+	*out = v;
+	return n;
 }
 
 void mt_funcs_resolve_miss(struct mt_funcs *fs, struct mt_funcs_cache *cache,

@@ -18,8 +18,10 @@ struct mt_func {
 	const char *binary;	/* path as recorded; NULL when in no mapping */
 	uint64_t addr;		/* run-time start (of the symbol or the gap) */
 	struct mt_binfile *bin;
-	uint64_t link_addr;	/* start in the binary's own addresses */
+	uint64_t link_addr;	/* start in the binary's own addresses; for an
+				 * inlined function, its key (see below) */
 	bool plt;
+	bool inlined;		/* a function inlined into others (DWARF) */
 };
 
 struct mt_kimage;
@@ -41,6 +43,19 @@ void mt_funcs_fini(struct mt_funcs *fs);
 /* Fills FN for IP in process P (see mt_cs_ops.resolve). */
 void mt_funcs_resolve(struct mt_funcs *fs, const struct mt_proc *p, uint64_t ip,
 		      struct mt_cs_fn *fn);
+
+/* An inline range at run time: ID is the inlined function's (one id per
+ * inlined function and binary, mt_func.inlined); depth as in sym.h. */
+struct mt_inl_range {
+	uint64_t lo, hi;
+	uint32_t id, depth;
+};
+
+/* The inline ranges of the function holding IP in process P
+ * (mt_sym_inline_ranges()); *OUT is malloc'ed, NULL when there are none.
+ * Returns the count, or -1 when out of memory. */
+int mt_funcs_inline_ranges(struct mt_funcs *fs, const struct mt_proc *p, uint64_t ip,
+			   struct mt_inl_range **out);
 
 /* Recent lookups by address, for one thread's use: calls go to few
  * targets, and a lookup takes two binary searches and two locks. */

@@ -178,6 +178,8 @@ static __attribute__((noinline)) int32_t intern_frame(struct mt_pfout *o, uint32
 	pf.flags = mt_kimage_is_kernel_ip(f.addr) ? PF_FRAME_KERNEL : 0;
 	if (id == MT_FN_SYSCALL || id == MT_FN_UNTRACED)
 		pf.flags |= PF_FRAME_UNTRACED;
+	if (f.inlined)
+		pf.flags |= PF_FRAME_INLINE;
 	fid = pf_writer_intern(o->w, &pf);
 	if (fid >= 0)
 		o->frames[id] = fid;

@@ -16,8 +16,9 @@ static int text_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const 
 	case MT_EV_BEGIN:
 	case MT_EV_END:
 		f = mt_decode_func(t->d, ev->arg);
-		fprintf(t->out, "%" PRIu64 " %u %c %s%s%s%s%s\n", ns, tid,
+		fprintf(t->out, "%" PRIu64 " %u %c %s%s%s%s%s%s\n", ns, tid,
 			ev->kind == MT_EV_BEGIN ? 'B' : 'E', mt_func_label(&f, ev->arg),
+			ev->flags & MT_EV_INLINE && ev->kind == MT_EV_BEGIN ? " inline" : "",
 			ev->flags & MT_EV_INFERRED ? " inferred" : "",
 			ev->flags & MT_EV_ASYNC ? " async" : "",
 			ev->flags & MT_EV_TAIL && ev->kind == MT_EV_BEGIN ? " tail" : "",

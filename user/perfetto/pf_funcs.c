@@ -93,8 +93,10 @@ static int func_build(struct pf_func *f, const struct pf_frame *in)
 	if (asprintf(&f->name, "%s%s", f->symbol,
 		     f->flags & PF_FRAME_KERNEL ? " [kernel]" : "") < 0)
 		f->name = NULL;
-	if (asprintf(&f->where, "%s (%s 0x%" PRIx64 ")", f->symbol,
-		     f->binary ? f->binary : "?", f->addr) < 0)
+	if ((f->flags & PF_FRAME_INLINE ?
+		     asprintf(&f->where, "%s (%s, inlined)", f->symbol, f->binary ? f->binary : "?") :
+		     asprintf(&f->where, "%s (%s 0x%" PRIx64 ")", f->symbol,
+			      f->binary ? f->binary : "?", f->addr)) < 0)
 		f->where = NULL;
 	if (!f->name || !f->where)
 		goto fail;

@@ -165,6 +165,8 @@ static int begin(struct pf_writer *w, struct pf_thread *t, uint64_t ts, int32_t 
 		put(w, ",\"cat\":\"kernel\"");
 	else if (f->flags & PF_FRAME_UNTRACED)
 		put(w, ",\"cat\":\"untraced\"");
+	else if (f->flags & PF_FRAME_INLINE)
+		put(w, ",\"cat\":\"inline\"");
 	if (func == w->marker_func) {
 		/* The depth-cap marker: its END carries the count. */
 		put(w, "}");

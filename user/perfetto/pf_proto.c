@@ -391,6 +391,8 @@ static int begin(struct pf_writer *w, struct pf_thread *t, uint64_t ts, int32_t 
 		return rc;
 	if (w->funcs.v[func].flags & PF_FRAME_UNTRACED)
 		pb_str(&state(w)->te, TE_CATEGORIES, "untraced");
+	else if (w->funcs.v[func].flags & PF_FRAME_INLINE)
+		pb_str(&state(w)->te, TE_CATEGORIES, "inline");
 	if (inferred)
 		annot_uint(w, s, ANN_INFERRED_START, DA_BOOL, 1);
 	return write_event(w, s, ts);

@@ -106,6 +106,9 @@ struct pf_options {
  * trace off). Its slices get the category "untraced", so that idle time
  * is not read as a slow call. */
 #define PF_FRAME_UNTRACED	(1u << 1)
+/* Code inlined into the function of the slice below (DWARF inline frame):
+ * category "inline", and no address of its own. */
+#define PF_FRAME_INLINE		(1u << 2)
 
 /*
  * What is known about one function. Everything is copied by

@@ -94,6 +94,23 @@ int mt_sym_source(struct mt_sym_file *f, uint64_t addr, struct mt_src_loc *loc);
 int mt_sym_inlines(struct mt_sym_file *f, uint64_t addr, struct mt_inline_frame *frames,
 		   int max);
 
+/* One address range of an inlined function's code: DEPTH 1 is inlined
+ * into the out-of-line function, 2 into a depth-1 frame, and so on. */
+struct mt_inline_range {
+	uint64_t lo, hi;	/* [lo, hi), in the binary's addresses */
+	const char *function;
+	int depth;
+};
+
+/*
+ * Every inline range of the out-of-line function whose code holds ADDR,
+ * in one walk of its DWARF (mt_sym_inlines() walks the scopes for every
+ * address): the chain at an address is the ranges holding it, by depth.
+ * Sets *OUT (malloc'ed; NULL when there are none or on error) and returns
+ * the count, or -1 when out of memory. Thread-safe.
+ */
+int mt_sym_inline_ranges(struct mt_sym_file *f, uint64_t addr, struct mt_inline_range **out);
+
 /*
  * Demangles a C++ (Itanium) or Rust name. Returns a malloc'ed string, or
  * NULL when NAME is not mangled (or memory ran out).

@@ -127,3 +127,95 @@ int mt_sym_inlines(struct mt_sym_file *f, uint64_t addr, struct mt_inline_frame 
 	free(scopes);
 	return out;
 }
+
+struct range_list {
+	struct mt_inline_range *v;
+	size_t n, cap;
+	uint64_t bias;
+	int oom;
+};
+
+static void add_ranges(struct mt_sym_file *f, Dwarf_Die *die, int depth, struct range_list *l)
+{
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		if (l->n == l->cap) {
+			size_t cap = l->cap ? l->cap * 2 : 32;
+			struct mt_inline_range *v = realloc(l->v, cap * sizeof(*v));
+
+			if (!v) {
+				l->oom = 1;
+				return;
+			}
+			l->v = v;
+			l->cap = cap;
+		}
+		l->v[l->n++] = (struct mt_inline_range){ lo + l->bias, hi + l->bias,
+							 die_function_name(f, die), depth };
+	}
+}
+
+/* The inlined subroutines under DIE (lexical blocks included, nested
+ * functions left out), DEPTH levels deep. */
+static void walk_inlined(struct mt_sym_file *f, Dwarf_Die *die, int depth, struct range_list *l)
+{
+	Dwarf_Die child;
+
+	if (dwarf_child(die, &child))
+		return;
+	do {
+		int tag = dwarf_tag(&child);
+
+		if (tag == DW_TAG_inlined_subroutine) {
+			add_ranges(f, &child, depth + 1, l);
+			walk_inlined(f, &child, depth + 1, l);
+		} else if (tag == DW_TAG_lexical_block) {
+			walk_inlined(f, &child, depth, l);
+		}
+	} while (!l->oom && !dwarf_siblingof(&child, &child));
+}
+
+/* The concrete subprogram under SCOPE (a CU or namespace) holding PC. */
+static int find_subprogram(Dwarf_Die *scope, Dwarf_Addr pc, Dwarf_Die *out)
+{
+	Dwarf_Die child;
+
+	if (dwarf_child(scope, &child))
+		return 0;
+	do {
+		int tag = dwarf_tag(&child);
+
+		if (tag == DW_TAG_subprogram && dwarf_haspc(&child, pc) > 0) {
+			*out = child;
+			return 1;
+		}
+		if (tag == DW_TAG_namespace && find_subprogram(&child, pc, out))
+			return 1;
+	} while (!dwarf_siblingof(&child, &child));
+	return 0;
+}
+
+int mt_sym_inline_ranges(struct mt_sym_file *f, uint64_t addr, struct mt_inline_range **out)
+{
+	struct range_list l = { 0 };
+	Dwarf_Die *cu, fn;
+	Dwarf_Addr bias;
+
+	*out = NULL;
+	pthread_mutex_lock(&f->dwarf_lock);
+	cu = dwfl_module_addrdie(f->mod, addr, &bias);
+	l.bias = bias;
+	/* Not through dwarf_getscopes(): inside inlined code its scopes go on
+	 * through the inlined function's abstract definition. */
+	if (cu && find_subprogram(cu, addr - bias, &fn))
+		walk_inlined(f, &fn, 0, &l);
+	pthread_mutex_unlock(&f->dwarf_lock);
+	if (l.oom) {
+		free(l.v);
+		return -1;
+	}
+	*out = l.v;
+	return (int)l.n;
+}

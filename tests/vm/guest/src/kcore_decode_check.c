@@ -116,7 +116,8 @@ static int collect(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const str
 
 	(void)pid, (void)tid;
 	if (ev->kind == MT_EV_BEGIN && (ev->arg >= MT_FN_FIRST_USER || ev->arg == MT_FN_UNKNOWN) &&
-	    !(ev->flags & (MT_EV_TAIL | MT_EV_INFERRED | MT_EV_ASYNC)))
+	    !(ev->flags & (MT_EV_TAIL | MT_EV_INFERRED | MT_EV_ASYNC |
+			   MT_EV_INLINE)))
 		add_step(&d->steps, 'c', ev->addr, ev->arg);
 	else if (ev->kind == MT_EV_END && (ev->flags & MT_EV_RET))
 		add_step(&d->steps, 'r', ev->addr, 0);

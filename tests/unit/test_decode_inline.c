@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Inline frames (decode/inlines.h) on a generated bundle of an -O2 program
+ * (tests/ptgen/programs/inline.c): scale() is inlined into work() and calls
+ * leaf() twice. Every work() call must read work > scale (inline) > leaf,
+ * leaf, in the events and in the Perfetto output, where scale's slices and
+ * only they have the category "inline".
+ */
+#include "test_decode_json.h"
+
+struct seen {
+	struct mt_decode *d;
+	char *s;
+	size_t len, cap;
+	unsigned int scale_not_inlined;
+};
+
+static int collect(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const struct mt_ev *ev)
+{
+	struct seen *v = ctx;
+	struct mt_func f;
+	char line[160];
+	int n;
+
+	(void)pid, (void)tid, (void)ns;
+	if (ev->kind != MT_EV_BEGIN && ev->kind != MT_EV_END)
+		return 0;
+	f = mt_decode_func(v->d, ev->arg);
+	if (f.name && !strcmp(f.name, "scale") && (!f.inlined || !(ev->flags & MT_EV_INLINE)))
+		v->scale_not_inlined++;
+	n = snprintf(line, sizeof(line), "%c %s%s;", ev->kind == MT_EV_BEGIN ? 'B' : 'E',
+		     mt_func_label(&f, ev->arg), ev->flags & MT_EV_INLINE ? " inline" : "");
+	if (v->len + (size_t)n + 1 > v->cap) {
+		v->cap = (v->len + (size_t)n + 1) * 2;
+		v->s = realloc(v->s, v->cap);
+		MT_ASSERT(v->s);
+	}
+	memcpy(v->s + v->len, line, (size_t)n + 1);
+	v->len += (size_t)n;
+	return 0;
+}
+
+static void generate(void)
+{
+	char ptgen[1200], progs[1200];
+
+	fx_ptgen_paths(ptgen, progs, sizeof(progs));
+	fx_sh("'%s' -o inline.mtrace -- '%s/inline' >/dev/null", ptgen, progs);
+}
+
+static size_t count(const char *s, const char *pat)
+{
+	size_t n = 0;
+
+	for (const char *p = s; (p = strstr(p, pat)); p += strlen(pat))
+		n++;
+	return n;
+}
+
+MT_TEST(inlined_function_nests_in_its_caller)
+{
+	struct mt_decode_sink sink = { NULL, collect, NULL, NULL };
+	struct seen v = { 0 };
+	struct mt_bundle_reader *r;
+	char err[512];
+
+	generate();
+	MT_ASSERT_MSG(mt_bundle_open(&r, fx_path("inline.mtrace"), err, sizeof(err)) == 0, "%s",
+		      err);
+	MT_ASSERT_MSG(mt_decode_open(&v.d, r, NULL, err, sizeof(err)) == 0, "%s", err);
+	sink.ctx = &v;
+	MT_ASSERT_EQ(mt_decode_run(v.d, &sink), 0);
+	MT_ASSERT(v.s);
+	MT_ASSERT_EQ(count(v.s, "B work;B scale inline;B leaf;E leaf;B leaf;E leaf;"
+				"E scale inline;E work;"),
+		     50);
+	MT_ASSERT_EQ(count(v.s, "scale"), 50 * 2);
+	MT_ASSERT_EQ(v.scale_not_inlined, 0);
+	MT_ASSERT_EQ(count(v.s, " inline;"), 50 * 2);
+	free(v.s);
+	mt_decode_free(v.d);
+	mt_bundle_close(r);
+}
+
+MT_TEST(perfetto_marks_inline_slices)
+{
+	struct mt_bundle_reader *r;
+	struct mt_decode *d;
+	char err[512];
+
+	fx_need("python3");
+	generate();
+	MT_ASSERT_MSG(mt_bundle_open(&r, fx_path("inline.mtrace"), err, sizeof(err)) == 0, "%s",
+		      err);
+	MT_ASSERT_MSG(mt_decode_open(&d, r, NULL, err, sizeof(err)) == 0, "%s", err);
+	fx_decode_json(r, d, "inline.json");
+	mt_decode_free(d);
+	mt_bundle_close(r);
+	/* Each scale slice: category inline, begun right after a work slice
+	 * and ended right before it, the two leaf slices inside. */
+	fx_sh("python3 -c 'import json\n"
+	      "t = json.load(open(\"inline.json\"))\n"
+	      "ev = [e for e in (t[\"traceEvents\"] if isinstance(t, dict) else t)\n"
+	      "  if e.get(\"ph\") in (\"B\", \"E\") and e.get(\"pid\") != -1]\n"
+	      "stack, n = [], 0\n"
+	      "for e in ev:\n"
+	      "  if e[\"ph\"] == \"B\":\n"
+	      "    name = e[\"name\"]\n"
+	      "    assert (e.get(\"cat\") == \"inline\") == (name == \"scale\"), e\n"
+	      "    if name == \"scale\":\n"
+	      "      assert stack[-1] == \"work\", stack\n"
+	      "      n += 1\n"
+	      "    if name == \"leaf\":\n"
+	      "      assert stack[-2:] == [\"work\", \"scale\"], stack\n"
+	      "    stack.append(name)\n"
+	      "  else:\n"
+	      "    stack.pop()\n"
+	      "assert n == 50, n\n'");
+}

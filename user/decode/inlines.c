@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: MIT
+/* Inline frames from DWARF along a thread's replay; see inlines.h. */
+#include "decode/inlines.h"
+
+#include "util/mt_array.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void mt_inl_init(struct mt_inl *in, struct mt_funcs *fs, const struct mt_proc *proc,
+		 void (*emit)(void *ctx, const struct mt_ev *ev), void *ctx)
+{
+	memset(in, 0, sizeof(*in));
+	in->fs = fs;
+	in->proc = proc;
+	in->emit = emit;
+	in->ctx = ctx;
+}
+
+void mt_inl_fini(struct mt_inl *in)
+{
+	for (size_t i = 0; i < in->nfuncs; i++)
+		free(in->funcs[i].r);
+	free(in->funcs);
+	free(in->cache);
+	in->cache = NULL;
+	free(in->open);
+	in->open = NULL;
+	in->nopen = in->cap = 0;
+}
+
+static void end_above(struct mt_inl *in, size_t depth, uint64_t ts, unsigned int flags)
+{
+	while (in->nopen && in->open[in->nopen - 1].depth > depth) {
+		struct mt_ev ev = { .ts = ts, .kind = MT_EV_END, .flags = (uint8_t)flags,
+				    .arg = in->open[--in->nopen].id };
+
+		in->emit(in->ctx, &ev);
+	}
+}
+
+void mt_inl_event(struct mt_inl *in, const struct mt_cs *cs, const struct mt_ev *ev)
+{
+	/* The call stack pops before it emits: its depth is the one left. */
+	if (ev->kind == MT_EV_END)
+		end_above(in, cs->depth, ev->ts, MT_EV_INLINE | (ev->flags & MT_EV_TRUNCATED));
+	in->emit(in->ctx, ev);
+}
+
+/* The inline ranges of FN (the function holding IP), through the cache. */
+static const struct mt_inl_range *ranges(struct mt_inl *in, const struct mt_cs_fn *fn,
+					 uint64_t ip, int *n)
+{
+	size_t cap = in->nfuncs;
+
+	*n = 0;
+	if (fn->id >= in->nfuncs) {
+		if (MT_ARRAY_GROW_TO(in->funcs, cap, (size_t)fn->id + 1))
+			return NULL;
+		for (size_t i = in->nfuncs; i < cap; i++)
+			in->funcs[i].n = -1;
+		in->nfuncs = cap;
+	}
+	if (in->funcs[fn->id].n < 0)
+		in->funcs[fn->id].n = mt_funcs_inline_ranges(in->fs, in->proc, ip, &in->funcs[fn->id].r);
+	*n = in->funcs[fn->id].n;
+	return in->funcs[fn->id].r;
+}
+
+/* IP's chain (in the function FN), outermost first, through the cache: the
+ * ranges holding IP, one per depth. */
+static const uint32_t *chain(struct mt_inl *in, const struct mt_cs_fn *fn, uint64_t ip,
+			     size_t *n)
+{
+	size_t slot = (ip ^ ip >> 10) % MT_INL_CACHE;
+	int nr;
+	const struct mt_inl_range *r = ranges(in, fn, ip, &nr);
+	struct mt_inl_chain *c;
+
+	*n = 0;
+	if (nr <= 0 || (!in->cache && !(in->cache = calloc(MT_INL_CACHE, sizeof(*in->cache)))))
+		return NULL;
+	c = &in->cache[slot];
+	if (!c->valid || c->ip != ip) {
+		memset(c, 0, sizeof(*c));
+		for (int i = 0; i < nr; i++)
+			if (ip >= r[i].lo && ip < r[i].hi && r[i].depth <= MT_INL_MAX) {
+				c->id[r[i].depth - 1] = r[i].id;
+				if (r[i].depth > c->n)
+					c->n = (uint8_t)r[i].depth;
+			}
+		c->ip = ip;
+		c->valid = 1;
+	}
+	*n = c->n;
+	return c->id;
+}
+
+static void begin(struct mt_inl *in, uint64_t ts, uint32_t id, uint32_t depth, uint64_t ip)
+{
+	struct mt_ev ev = { .ts = ts, .kind = MT_EV_BEGIN, .flags = MT_EV_INLINE, .arg = id,
+			    .addr = ip };
+
+	if (MT_ARRAY_RESERVE(in->open, in->cap, in->nopen, 1))
+		return;	/* left out; the nesting stays valid */
+	in->open[in->nopen].id = id;
+	in->open[in->nopen].depth = depth;
+	in->nopen++;
+	in->emit(in->ctx, &ev);
+}
+
+void mt_inl_at(struct mt_inl *in, const struct mt_cs *cs, uint64_t ts, uint64_t ip)
+{
+	const struct mt_cs_frame *top;
+	const uint32_t *ids;
+	size_t n, base, keep = 0;
+
+	if (!cs->depth || cs->off || cs->hidden)
+		return;
+	top = &cs->stack[cs->depth - 1];
+	if (ip < top->fn.start || ip >= top->fn.end || top->fn.id < MT_FN_FIRST_USER)
+		return;
+	ids = chain(in, &top->fn, ip, &n);
+	base = in->nopen;
+	while (base && in->open[base - 1].depth == cs->depth)
+		base--;
+	while (keep < n && base + keep < in->nopen && in->open[base + keep].id == ids[keep])
+		keep++;
+	/* The top frame's inline frames past the common outer part end,
+	 * innermost first, and IP's deeper ones begin. */
+	while (in->nopen > base + keep) {
+		struct mt_ev ev = { .ts = ts, .kind = MT_EV_END, .flags = MT_EV_INLINE,
+				    .arg = in->open[--in->nopen].id };
+
+		in->emit(in->ctx, &ev);
+	}
+	for (size_t i = keep; i < n; i++)
+		begin(in, ts, ids[i], (uint32_t)cs->depth, ip);
+}

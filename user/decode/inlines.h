@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Inline frames: DWARF's inlined functions as frames nested in the
+ * function they were inlined into, for one thread's replay.
+ *
+ * The replay sees a function's code only where the log keeps it: at the
+ * blocks that enter it (a call, a return into it, a jump from another
+ * function) and at the calls it makes, whose return addresses the log
+ * holds even when the block making them is not kept (decode/oplog.h).
+ * At each such point the inline chain there (outermost first) is compared
+ * with the inline frames open on the top frame: those no longer in it end,
+ * the new ones begin. An inline frame thus spans from the first to the
+ * last point seen inside it, a lower bound of its true extent, and inlined
+ * code that neither calls out nor is entered from outside is not seen.
+ * Logging every block where the chain changes would show it, at the cost
+ * of a longer log; not done.
+ *
+ * Inline BEGIN and END events carry MT_EV_INLINE and the inlined
+ * function's id (mt_func.inlined); the frame below them is the
+ * out-of-line function. Every inline frame ends before its function does.
+ */
+#ifndef MTRACE_DECODE_INLINES_H
+#define MTRACE_DECODE_INLINES_H
+
+#include "decode/callstack.h"
+#include "decode/funcs.h"
+
+/* Chains looked up recently, by address. Deeper chains keep their outer
+ * levels. */
+#define MT_INL_CACHE 1024
+#define MT_INL_MAX 8
+
+struct mt_inl {
+	struct mt_funcs *fs;
+	const struct mt_proc *proc;
+	void (*emit)(void *ctx, const struct mt_ev *ev);	/* the consumer */
+	void *ctx;
+	/* Open inline frames, oldest first, each with the depth of the call
+	 * stack frame it belongs to. */
+	struct {
+		uint32_t id;
+		uint32_t depth;
+	} *open;
+	size_t nopen, cap;
+	/* MT_INL_CACHE chains, allocated with the first function that has
+	 * inline ranges (a thread in code without DWARF never needs them). */
+	struct mt_inl_chain {
+		uint64_t ip;
+		uint8_t n, valid;
+		uint32_t id[MT_INL_MAX];
+	} *cache;
+	/* Each function's inline ranges, indexed by function id, read once
+	 * (a cache that forgets would read a random walk's DWARF again and
+	 * again: 4.7 times the decode's time on the benchmark). */
+	struct {
+		int n;		/* -1: not read yet */
+		struct mt_inl_range *r;
+	} *funcs;
+	size_t nfuncs;
+};
+
+void mt_inl_init(struct mt_inl *in, struct mt_funcs *fs, const struct mt_proc *proc,
+		 void (*emit)(void *ctx, const struct mt_ev *ev), void *ctx);
+void mt_inl_fini(struct mt_inl *in);
+/* Every event of the call stack CS goes through here on its way to the
+ * consumer: an END first ends the inline frames of the frame it closes. */
+void mt_inl_event(struct mt_inl *in, const struct mt_cs *cs, const struct mt_ev *ev);
+/* The top frame of CS ran IP at TS: its inline frames follow IP's chain. */
+void mt_inl_at(struct mt_inl *in, const struct mt_cs *cs, uint64_t ts, uint64_t ip);
+
+#endif
