@@ -215,9 +215,9 @@ int mt_target_attach(struct mt_target *t, pid_t pid, char *err, size_t errlen)
 	if (t->pidfd < 0)
 		return tgt_fail(err, errlen, -errno, "cannot watch process %d: %s", (int)pid,
 				strerror(errno));
-	fprintf(stderr,
-		"mtrace-user: warning: cannot ptrace process %d (%s; a debugger attached?): an exit snapshot will have no memory maps\n",
-		(int)pid, strerror(-e));
+	snprintf(t->warning, sizeof(t->warning),
+		 "cannot ptrace process %d (%s; a debugger attached?): an exit snapshot will have no memory maps",
+		 (int)pid, strerror(-e));
 	return 0;
 }
 
