@@ -10,8 +10,8 @@
 #include "test_decode_ptenc.h"
 
 #include "decode/decode.h"
-#include "decode/pfout.h"
-#include "decode/textout.h"
+#include "out_perfetto/pfout.h"
+#include "out_text/textout.h"
 
 static const char prog_s[] =
 	"\t.text\n"

@@ -95,15 +95,7 @@ static int take(int c, char *arg, char **argv, struct decode_args *a)
 	switch (c) {
 	case 'o': a->q.output = arg; return 0;
 	case 'f':
-		if (!strcmp(arg, "perfetto"))
-			a->q.format = DECODE_PERFETTO;
-		else if (!strcmp(arg, "json"))
-			a->q.format = DECODE_JSON;
-		else if (!strcmp(arg, "text"))
-			a->q.format = DECODE_TEXT;
-		else if (!strcmp(arg, "svg"))
-			a->q.format = DECODE_SVG;
-		else {
+		if (decode_format_parse(arg, &a->q.format)) {
 			cli_err("unknown format '%s' (perfetto, json, text, svg)", arg);
 			return CLI_EXIT_USAGE;
 		}

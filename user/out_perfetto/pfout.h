@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Decoded timelines into a Perfetto trace through the writer in perfetto/. */
-#ifndef MTRACE_DECODE_PFOUT_H
-#define MTRACE_DECODE_PFOUT_H
+#ifndef MTRACE_OUT_PERFETTO_PFOUT_H
+#define MTRACE_OUT_PERFETTO_PFOUT_H
 
 #include "decode/decode.h"
 #include "perfetto/pf_writer.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Decoded timelines into the Perfetto writer; see pfout.h. */
-#include "decode/pfout.h"
+#include "out_perfetto/pfout.h"
 
 #include "decode/blkdec.h"
 #include "decode/kernel_image.h"
