@@ -9,6 +9,7 @@
  * dwfl's own lookup is neither thread-safe nor aware of PLT stubs.
  */
 #include "sym/sym_internal.h"
+#include "util/mt_array.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,15 +37,8 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 
 int mt_sym_vec_push(struct mt_sym_vec *vec, const struct mt_sym_raw *s)
 {
-	if (vec->n == vec->cap) {
-		size_t cap = vec->cap ? vec->cap * 2 : 256;
-		struct mt_sym_raw *v = realloc(vec->v, cap * sizeof(*v));
-
-		if (!v)
-			return -1;
-		vec->v = v;
-		vec->cap = cap;
-	}
+	if (MT_ARRAY_RESERVE(vec->v, vec->cap, vec->n, 1))
+		return -1;
 	vec->v[vec->n++] = *s;
 	return 0;
 }
@@ -171,13 +165,10 @@ static int cmp_raw(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static int keep_name(struct mt_sym_file *f, char *owned)
+int mt_sym_keep_name(struct mt_sym_file *f, char *owned)
 {
-	char **v = realloc(f->names, (f->nnames + 1) * sizeof(*v));
-
-	if (!v)
+	if (MT_ARRAY_RESERVE(f->names, f->names_cap, f->nnames, 1))
 		return -1;
-	f->names = v;
 	f->names[f->nnames++] = owned;
 	return 0;
 }
@@ -194,14 +185,14 @@ static int set_name(struct mt_sym_file *f, struct mt_sym *s, const char *name)
 
 	if (at && at > name && !base)
 		return -1;
-	if (base && keep_name(f, base)) {
+	if (base && mt_sym_keep_name(f, base)) {
 		free(base);
 		return -1;
 	}
 	if (base)
 		s->name = name = base;
 	dm = mt_sym_demangle(name);
-	if (dm && keep_name(f, dm)) {
+	if (dm && mt_sym_keep_name(f, dm)) {
 		free(dm);
 		return -1;
 	}
@@ -292,7 +283,7 @@ struct mt_sym_file *mt_sym_file_open(const char *path, const struct mt_sym_optio
 	elf = dwfl_module_getelf(f->mod, &bias);
 	if (!elf)
 		goto dwfl_err;
-	if (collect_symtab(f, &vec) || mt_sym_add_plt(elf, &vec, &f->names, &f->nnames) ||
+	if (collect_symtab(f, &vec) || mt_sym_add_plt(elf, &vec, f) ||
 	    build_table(f, &vec))
 		goto nomem;
 	free(vec.v);

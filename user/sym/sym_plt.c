@@ -11,6 +11,7 @@
  * lazy, -z now, IBT (.plt.sec) and address-taken (.plt.got) layouts alike.
  */
 #include "sym/sym_internal.h"
+#include "util/mt_array.h"
 
 #include <gelf.h>
 #include <stdio.h>
@@ -66,16 +67,9 @@ static struct got_slot *collect_slots(Elf *elf, size_t *nslots)
 			name = elf_strptr(elf, symsh.sh_link, s.st_name);
 			if (!name || !*name)
 				continue;
-			if (n == cap) {
-				struct got_slot *v;
-
-				cap = cap ? cap * 2 : 64;
-				v = realloc(slots, cap * sizeof(*v));
-				if (!v) {
-					free(slots);
-					return NULL;
-				}
-				slots = v;
+			if (MT_ARRAY_RESERVE(slots, cap, n, 1)) {
+				free(slots);
+				return NULL;
 			}
 			slots[n++] = (struct got_slot){ r.r_offset, name };
 		}
@@ -124,7 +118,7 @@ static char *plt_name(const char *name)
 	return out;
 }
 
-int mt_sym_add_plt(Elf *elf, struct mt_sym_vec *vec, char ***names, size_t *nnames)
+int mt_sym_add_plt(Elf *elf, struct mt_sym_vec *vec, struct mt_sym_file *f)
 {
 	struct got_slot *slots;
 	Elf_Scn *scn = NULL;
@@ -160,19 +154,17 @@ int mt_sym_add_plt(Elf *elf, struct mt_sym_vec *vec, char ***names, size_t *nnam
 						     entry_got((const uint8_t *)d->d_buf + off,
 							       ent, at));
 			struct mt_sym_raw r = { at, ent, at + ent, NULL, 8, true };
-			char **v;
+			char *owned;
 
 			if (!name)
 				continue;
-			r.name = plt_name(name);
-			v = r.name ? realloc(*names, (*nnames + 1) * sizeof(*v)) : NULL;
-			if (!v) {
-				free((char *)r.name);
+			owned = plt_name(name);
+			if (!owned || mt_sym_keep_name(f, owned)) {
+				free(owned);
 				ret = -1;
 				break;
 			}
-			*names = v;
-			(*names)[(*nnames)++] = (char *)r.name;
+			r.name = owned;
 			if (mt_sym_vec_push(vec, &r))
 				ret = -1;
 		}
