@@ -30,7 +30,7 @@ struct mt_pfout {
 		int track;
 		int state;	/* 0: not begun, 1: open, 2: ended */
 	} *windows;
-	size_t nwindows;
+	size_t nwindows, windows_cap;
 	int windows_loaded;
 	int32_t window_frame;
 	char err[256];
