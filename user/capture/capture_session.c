@@ -73,15 +73,13 @@ static void msg(const struct session *s, enum mt_severity sev, const char *fmt, 
 
 static void msg(const struct session *s, enum mt_severity sev, const char *fmt, ...)
 {
-	char text[PATH_MAX + 512];
 	va_list ap;
 
 	if (s->o->quiet)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
+	mt_vreport(s->rep, sev, fmt, ap);
 	va_end(ap);
-	mt_report(s->rep, sev, "%s", text);
 }
 
 /* The signals the session waits for on its signalfd (see the top). */

@@ -5,15 +5,21 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-void mt_report(const struct mt_reporter *r, enum mt_severity sev, const char *fmt, ...)
+void mt_vreport(const struct mt_reporter *r, enum mt_severity sev, const char *fmt, va_list ap)
 {
 	char msg[4096];
-	va_list ap;
 
 	if (!r || !r->report)
 		return;
-	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 	r->report(r->ctx, sev, msg);
+}
+
+void mt_report(const struct mt_reporter *r, enum mt_severity sev, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	mt_vreport(r, sev, fmt, ap);
+	va_end(ap);
 }

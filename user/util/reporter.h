@@ -8,6 +8,8 @@
 #ifndef MTRACE_UTIL_REPORTER_H
 #define MTRACE_UTIL_REPORTER_H
 
+#include <stdarg.h>
+
 enum mt_severity {
 	MT_SEV_INFO,		/* progress */
 	MT_SEV_NOTE,		/* something the user may want to know */
@@ -23,5 +25,7 @@ struct mt_reporter {
 /* Formats one message and hands it to R; a NULL R (or R->report) drops it. */
 void mt_report(const struct mt_reporter *r, enum mt_severity sev, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+void mt_vreport(const struct mt_reporter *r, enum mt_severity sev, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
 
 #endif
