@@ -165,10 +165,13 @@ static int cmp_raw(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-int mt_sym_keep_name(struct mt_sym_file *f, char *owned)
+static int keep_name(struct mt_sym_file *f, char *owned)
 {
-	if (MT_ARRAY_RESERVE(f->names, f->names_cap, f->nnames, 1))
+	char **v = realloc(f->names, (f->nnames + 1) * sizeof(*v));
+
+	if (!v)
 		return -1;
+	f->names = v;
 	f->names[f->nnames++] = owned;
 	return 0;
 }
@@ -185,14 +188,14 @@ static int set_name(struct mt_sym_file *f, struct mt_sym *s, const char *name)
 
 	if (at && at > name && !base)
 		return -1;
-	if (base && mt_sym_keep_name(f, base)) {
+	if (base && keep_name(f, base)) {
 		free(base);
 		return -1;
 	}
 	if (base)
 		s->name = name = base;
 	dm = mt_sym_demangle(name);
-	if (dm && mt_sym_keep_name(f, dm)) {
+	if (dm && keep_name(f, dm)) {
 		free(dm);
 		return -1;
 	}
@@ -283,7 +286,7 @@ struct mt_sym_file *mt_sym_file_open(const char *path, const struct mt_sym_optio
 	elf = dwfl_module_getelf(f->mod, &bias);
 	if (!elf)
 		goto dwfl_err;
-	if (collect_symtab(f, &vec) || mt_sym_add_plt(elf, &vec, f) ||
+	if (collect_symtab(f, &vec) || mt_sym_add_plt(elf, &vec, &f->names, &f->nnames) ||
 	    build_table(f, &vec))
 		goto nomem;
 	free(vec.v);

@@ -11,7 +11,6 @@
  * lazy, -z now, IBT (.plt.sec) and address-taken (.plt.got) layouts alike.
  */
 #include "sym/sym_internal.h"
-#include "util/mt_array.h"
 
 #include <gelf.h>
 #include <stdio.h>
@@ -67,9 +66,16 @@ static struct got_slot *collect_slots(Elf *elf, size_t *nslots)
 			name = elf_strptr(elf, symsh.sh_link, s.st_name);
 			if (!name || !*name)
 				continue;
-			if (MT_ARRAY_RESERVE(slots, cap, n, 1)) {
-				free(slots);
-				return NULL;
+			if (n == cap) {
+				struct got_slot *v;
+
+				cap = cap ? cap * 2 : 64;
+				v = realloc(slots, cap * sizeof(*v));
+				if (!v) {
+					free(slots);
+					return NULL;
+				}
+				slots = v;
 			}
 			slots[n++] = (struct got_slot){ r.r_offset, name };
 		}
@@ -118,7 +124,7 @@ static char *plt_name(const char *name)
 	return out;
 }
 
-int mt_sym_add_plt(Elf *elf, struct mt_sym_vec *vec, struct mt_sym_file *f)
+int mt_sym_add_plt(Elf *elf, struct mt_sym_vec *vec, char ***names, size_t *nnames)
 {
 	struct got_slot *slots;
 	Elf_Scn *scn = NULL;
@@ -154,17 +160,19 @@ int mt_sym_add_plt(Elf *elf, struct mt_sym_vec *vec, struct mt_sym_file *f)
 						     entry_got((const uint8_t *)d->d_buf + off,
 							       ent, at));
 			struct mt_sym_raw r = { at, ent, at + ent, NULL, 8, true };
-			char *owned;
+			char **v;
 
 			if (!name)
 				continue;
-			owned = plt_name(name);
-			if (!owned || mt_sym_keep_name(f, owned)) {
-				free(owned);
+			r.name = plt_name(name);
+			v = r.name ? realloc(*names, (*nnames + 1) * sizeof(*v)) : NULL;
+			if (!v) {
+				free((char *)r.name);
 				ret = -1;
 				break;
 			}
-			r.name = owned;
+			*names = v;
+			(*names)[(*nnames)++] = (char *)r.name;
 			if (mt_sym_vec_push(vec, &r))
 				ret = -1;
 		}
