@@ -36,7 +36,7 @@ struct decode_request {
 	int allow_missing;		/* exit 0 even when traced code had no binary */
 	const char *symfs;		/* root directory for the recorded paths */
 	struct mt_path_map *path_maps;	/* --path-map OLD=NEW, in order */
-	size_t npath_maps;
+	size_t npath_maps, path_maps_cap;
 };
 
 /* "perfetto", "json", "text", "svg" (decode_bundle.c's table); -1 for another name. */
