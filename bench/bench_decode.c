@@ -34,7 +34,7 @@
  */
 #include "bundle/bundle.h"
 #include "decode/decode.h"
-#include "decode/pfout.h"
+#include "out_perfetto/pfout.h"
 #include "decode/ptconfig.h"
 
 #include "bench_report.h"

@@ -94,6 +94,7 @@ expect decode-min-duration-bad 2 "--min-duration wants a duration" "$bin" decode
 expect decode-max-depth-bad 2 "--max-depth wants 1..4096" "$bin" decode --max-depth 0 "$sample"
 expect decode-tid-bad 2 "--tid wants numbers" "$bin" decode --tid 12,x "$sample"
 expect decode-around-bad 2 "--around-trigger wants a duration" "$bin" decode --around-trigger soon "$sample"
+expect decode-format-bad 2 "unknown format 'pdf' (perfetto, json, text, svg)" "$bin" decode --format pdf "$sample"
 # A narrowed decode of a walk writes a trace, and fewer events than the whole.
 if "$ptgen" --walk "$prog" --insns 20000 -o "$work/n.mtrace" >/dev/null 2>&1 &&
 	"$bin" decode -q -f text -o "$work/all.txt" "$work/n.mtrace" &&

@@ -140,6 +140,12 @@ MT_TEST(unwritable_directory_is_no_usage_error)
 	fake_fini(&f);
 }
 
+/* A reporter that collects its messages, one line each, with their severity. */
+static void collect(void *ctx, enum mt_severity sev, const char *msg)
+{
+	fprintf(ctx, "%d %s\n", (int)sev, msg);
+}
+
 MT_TEST(dry_run_plan_names_probe_and_output)
 {
 	struct mt_capture_opts o;
@@ -160,8 +166,11 @@ MT_TEST(dry_run_plan_names_probe_and_output)
 		      "%s", err);
 	MT_ASSERT(p.probes[0].link_addr != 0);
 	out = open_memstream(&text, &len);
-	mt_capture_print_plan(&o, &spec, 1, &p, out);
+	mt_capture_print_plan(&o, &spec, 1, &p, &(struct mt_reporter){ collect, out });
 	fclose(out);
+	/* Lines without the program's name, each an INFO message. */
+	MT_ASSERT_MSG(!strstr(text, "mtrace-user"), "%s", text);
+	MT_ASSERT_MSG(!strncmp(text, "0 dry run: nothing is armed", 27), "%s", text);
 	snprintf(want, sizeof(want), "/proc/self/exe, main at 0x%llx (file offset 0x%llx), thread 9 only",
 		 (unsigned long long)p.probes[0].link_addr,
 		 (unsigned long long)p.probes[0].file_offset);

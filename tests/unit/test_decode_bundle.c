@@ -11,7 +11,7 @@
 #include "test_decode_ptenc.h"
 
 #include "decode/decode.h"
-#include "decode/textout.h"
+#include "out_text/textout.h"
 
 static const char prog_s[] =
 	"\t.text\n"

@@ -7,7 +7,7 @@
 #include "test_decode_fixture.h"
 
 #include "decode/decode.h"
-#include "decode/pfout.h"
+#include "out_perfetto/pfout.h"
 
 static inline void fx_decode_json(struct mt_bundle_reader *r, struct mt_decode *d,
 				  const char *name)

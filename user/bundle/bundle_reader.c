@@ -6,6 +6,7 @@
  * type is then decoded by rd_section_load().
  */
 #include "bundle/bundle_reader_internal.h"
+#include "util/mt_array.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -42,36 +43,6 @@ int rd_err(struct mt_bundle_reader *r, const struct rd_section *s, int code,
 		va_end(ap);
 	}
 	return code;
-}
-
-/* Capacities are powers of two, so growing one item at a time stays linear. */
-static size_t rd_capacity(size_t n)
-{
-	size_t c = 1;
-
-	while (c < n && c <= SIZE_MAX / 2)
-		c *= 2;
-	return c;
-}
-
-int rd_grow(void *arrp, size_t have, size_t more, size_t elem)
-{
-	size_t cap;
-	void *p;
-
-	if (more > SIZE_MAX / elem - have)
-		return -ENOMEM;
-	cap = rd_capacity(have + more);
-	memcpy(&p, arrp, sizeof(p));
-	if (p && cap == rd_capacity(have))
-		return 0;
-	if (cap > SIZE_MAX / elem)
-		return -ENOMEM;
-	p = realloc(p, cap * elem);
-	if (!p)
-		return -ENOMEM;
-	memcpy(arrp, &p, sizeof(p));
-	return 0;
 }
 
 static int rd_file_header(struct mt_bundle_reader *r, uint64_t *first)
@@ -211,7 +182,7 @@ static int rd_walk(struct mt_bundle_reader *r)
 			return rd_err(r, &end, -ENODATA,
 				      "truncated: the file ends without an end section");
 		}
-		if ((err = rd_grow(&r->secs, r->nsecs, 1, sizeof(*r->secs))))
+		if ((err = MT_ARRAY_RESERVE(r->secs, r->secs_cap, r->nsecs, 1)))
 			return rd_err(r, NULL, err, "out of memory");
 		s = &r->secs[r->nsecs];
 		memset(s, 0, sizeof(*s));

@@ -70,7 +70,7 @@ struct mt_bundle_reader {
 	pthread_mutex_t lock;           /* serialises lazy decompression */
 	uint16_t major, minor;
 	struct rd_section *secs;
-	size_t nsecs;
+	size_t nsecs, secs_cap;
 	uint64_t max_total_raw;         /* limit on the sum of declared raw sizes */
 	uint64_t total_raw;
 
@@ -82,22 +82,22 @@ struct mt_bundle_reader {
 	struct mt_bundle_clock_desc clock;
 
 	struct rd_pt *pts;
-	size_t npts;
+	size_t npts, pts_cap;
 	struct rd_file *files;
-	size_t nfiles;
+	size_t nfiles, files_cap;
 	struct rd_ktext *ktexts;
-	size_t nktexts;
+	size_t nktexts, ktexts_cap;
 
 	struct mt_bundle_switch_entry *sw;
-	size_t nsw;
+	size_t nsw, sw_cap;
 	struct mt_bundle_map *maps;
-	size_t nmaps;
+	size_t nmaps, maps_cap;
 	struct mt_bundle_thread *threads;
-	size_t nthreads;
+	size_t nthreads, threads_cap;
 	struct mt_bundle_module *modules;
-	size_t nmodules;
+	size_t nmodules, modules_cap;
 	struct mt_bundle_clock_entry *anchors;
-	size_t nanchors;
+	size_t nanchors, anchors_cap;
 
 	char errmsg[512];
 };
@@ -129,8 +129,5 @@ int rd_payload(struct mt_bundle_reader *r, struct rd_section *s, const uint8_t *
 /* Frees a decompressed payload, or drops an uncompressed one's pages of the
  * mapped file (under the reader's lock); a later rd_payload() reloads it. */
 void rd_payload_release(struct mt_bundle_reader *r, struct rd_section *s);
-
-/* Grows *arr (of elem-sized items, `have` in use) to hold `more` more; -ENOMEM on failure. */
-int rd_grow(void *arr, size_t have, size_t more, size_t elem);
 
 #endif

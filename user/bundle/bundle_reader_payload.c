@@ -7,6 +7,7 @@
  * decompressed or released (see drop_stored()).
  */
 #include "bundle/bundle_reader_internal.h"
+#include "util/mt_array.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -66,9 +67,9 @@ static int unzstd_growing(struct mt_bundle_reader *r, struct rd_section *s, uint
 	const struct mt_bundle_shdr *h = &s->h;
 	ZSTD_inBuffer in = { s->stored, h->stored_size, 0 };
 	ZSTD_DCtx *dctx = ZSTD_createDCtx();
-	uint64_t cap = h->stored_size * RD_FAST_RATIO;
+	uint64_t want = h->stored_size * RD_FAST_RATIO;
 	uint8_t *buf = NULL;
-	size_t pos = 0, left = 1;
+	size_t pos = 0, left = 1, cap = 0, room = 0;
 
 	if (!dctx)
 		return rd_err(r, s, -ENOMEM, "out of memory");
@@ -76,22 +77,20 @@ static int unzstd_growing(struct mt_bundle_reader *r, struct rd_section *s, uint
 	while (left) {
 		ZSTD_outBuffer o;
 
-		if (pos == cap || !buf) {
-			uint8_t *bigger;
-
-			cap = buf ? cap * 2 : cap;
-			if (cap > h->raw_size)
-				cap = h->raw_size;
-			bigger = realloc(buf, cap ? cap : 1);
-			if (!bigger) {
+		/* Room doubles with the output, never past the declared size. */
+		if (!buf || (pos == room && room < h->raw_size)) {
+			want = buf ? (uint64_t)pos * 2 : want;
+			if (want > h->raw_size)
+				want = h->raw_size;
+			if (MT_ARRAY_GROW_TO(buf, cap, want ? want : 1)) {
 				free(buf);
 				ZSTD_freeDCtx(dctx);
 				return rd_err(r, s, -ENOMEM, "out of memory for %llu bytes",
-					      (unsigned long long)cap);
+					      (unsigned long long)want);
 			}
-			buf = bigger;
+			room = cap < h->raw_size ? cap : h->raw_size;
 		}
-		o = (ZSTD_outBuffer){ buf, cap, pos };
+		o = (ZSTD_outBuffer){ buf, room, pos };
 		left = ZSTD_decompressStream(dctx, &o, &in);
 		pos = o.pos;
 		/* Stop on errors, on more output than declared, and when input runs dry. */

@@ -7,8 +7,10 @@
  * enforced.
  */
 #include "bundle/bundle_reader_internal.h"
+#include "util/mt_array.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,7 +82,7 @@ static int load_pt(struct mt_bundle_reader *r, struct rd_section *s)
 		if (r->pts[i].d.cpu == d.cpu)
 			return rd_err(r, s, -EBADMSG, "second PT data for cpu %u (first in section %zu)",
 				      d.cpu, r->pts[i].sec);
-	if (rd_grow(&r->pts, r->npts, 1, sizeof(*r->pts)))
+	if (MT_ARRAY_RESERVE(r->pts, r->pts_cap, r->npts, 1))
 		return rd_err(r, s, -ENOMEM, "out of memory");
 	r->pts[r->npts++] = (struct rd_pt){ s->index, d };
 	return 0;
@@ -116,7 +118,7 @@ static int load_file(struct mt_bundle_reader *r, struct rd_section *s)
 			      sizeof(d.build_id));
 	if (!tail_len)
 		return rd_err(r, s, -EBADMSG, "embedded file without a path");
-	if (rd_grow(&r->files, r->nfiles, 1, sizeof(*r->files)))
+	if (MT_ARRAY_RESERVE(r->files, r->files_cap, r->nfiles, 1))
 		return rd_err(r, s, -ENOMEM, "out of memory");
 	f = &r->files[r->nfiles];
 	memset(f, 0, sizeof(*f));
@@ -143,7 +145,7 @@ static int load_ktext(struct mt_bundle_reader *r, struct rd_section *s)
 
 	if ((err = rd_desc_get(r, s, &d, sizeof(d), MT_BUNDLE_V1_KTEXT_DESC, &tail, &tail_len)))
 		return err;
-	if (rd_grow(&r->ktexts, r->nktexts, 1, sizeof(*r->ktexts)))
+	if (MT_ARRAY_RESERVE(r->ktexts, r->ktexts_cap, r->nktexts, 1))
 		return rd_err(r, s, -ENOMEM, "out of memory");
 	k = &r->ktexts[r->nktexts];
 	memset(k, 0, sizeof(*k));
@@ -222,9 +224,9 @@ static int tbl_str(const struct tbl *t, uint64_t i, const char *what, struct mt_
 	return 0;
 }
 
-static int tbl_grow(const struct tbl *t, void *arr, size_t have, size_t elem)
+static int tbl_grow(const struct tbl *t, void *arr, size_t *cap, size_t have, size_t elem)
 {
-	if (rd_grow(arr, have, t->count, elem))
+	if (mt_array_reserve(arr, cap, have, (size_t)t->count, elem))
 		return rd_err(t->r, t->s, -ENOMEM, "out of memory for %llu entries",
 			      (unsigned long long)t->count);
 	return 0;
@@ -238,7 +240,7 @@ static int load_switches(struct mt_bundle_reader *r, struct rd_section *s)
 
 	if ((err = tbl_open(r, s, &d, sizeof(d), MT_BUNDLE_V1_TABLE_DESC, MT_BUNDLE_V1_SWITCH_ENTRY,
 			     &t)) ||
-	    (err = tbl_grow(&t, &r->sw, r->nsw, sizeof(*r->sw))))
+	    (err = tbl_grow(&t, &r->sw, &r->sw_cap, r->nsw, sizeof(*r->sw))))
 		return err;
 	for (uint64_t i = 0; i < t.count; i++)
 		tbl_entry(&t, i, &r->sw[r->nsw++], sizeof(*r->sw));
@@ -254,7 +256,7 @@ static int load_clock(struct mt_bundle_reader *r, struct rd_section *s)
 
 	if ((err = tbl_open(r, s, &d, sizeof(d), MT_BUNDLE_V1_CLOCK_DESC, MT_BUNDLE_V1_CLOCK_ENTRY,
 			     &t)) ||
-	    (err = tbl_grow(&t, &r->anchors, r->nanchors, sizeof(*r->anchors))))
+	    (err = tbl_grow(&t, &r->anchors, &r->anchors_cap, r->nanchors, sizeof(*r->anchors))))
 		return err;
 	if (r->clock_sec == RD_NONE) {
 		r->clock_sec = s->index;
@@ -274,7 +276,7 @@ static int load_maps(struct mt_bundle_reader *r, struct rd_section *s)
 
 	if ((err = tbl_open(r, s, &d, sizeof(d), MT_BUNDLE_V1_TABLE_DESC, MT_BUNDLE_V1_MAP_ENTRY,
 			     &t)) ||
-	    (err = tbl_grow(&t, &r->maps, r->nmaps, sizeof(*r->maps))))
+	    (err = tbl_grow(&t, &r->maps, &r->maps_cap, r->nmaps, sizeof(*r->maps))))
 		return err;
 	for (uint64_t i = 0; i < t.count; i++) {
 		struct mt_bundle_map *m = &r->maps[r->nmaps];
@@ -307,7 +309,7 @@ static int load_threads(struct mt_bundle_reader *r, struct rd_section *s)
 
 	if ((err = tbl_open(r, s, &d, sizeof(d), MT_BUNDLE_V1_TABLE_DESC, MT_BUNDLE_V1_THREAD_ENTRY,
 			     &t)) ||
-	    (err = tbl_grow(&t, &r->threads, r->nthreads, sizeof(*r->threads))))
+	    (err = tbl_grow(&t, &r->threads, &r->threads_cap, r->nthreads, sizeof(*r->threads))))
 		return err;
 	for (uint64_t i = 0; i < t.count; i++) {
 		struct mt_bundle_thread *th = &r->threads[r->nthreads];
@@ -332,7 +334,7 @@ static int load_modules(struct mt_bundle_reader *r, struct rd_section *s)
 
 	if ((err = tbl_open(r, s, &d, sizeof(d), MT_BUNDLE_V1_TABLE_DESC, MT_BUNDLE_V1_MODULE_ENTRY,
 			     &t)) ||
-	    (err = tbl_grow(&t, &r->modules, r->nmodules, sizeof(*r->modules))))
+	    (err = tbl_grow(&t, &r->modules, &r->modules_cap, r->nmodules, sizeof(*r->modules))))
 		return err;
 	for (uint64_t i = 0; i < t.count; i++) {
 		struct mt_bundle_module *m = &r->modules[r->nmodules];

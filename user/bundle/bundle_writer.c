@@ -4,6 +4,7 @@
  * sections may repeat, finishing with END, and errors.
  */
 #include "bundle/bundle_writer_internal.h"
+#include "util/mt_array.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -64,7 +65,6 @@ int wr_claim_singleton(struct mt_bundle_writer *w, uint32_t type)
 
 int wr_claim_pt_cpu(struct mt_bundle_writer *w, uint32_t cpu)
 {
-	uint32_t *n;
 	int err = wr_usable(w);
 
 	if (err)
@@ -72,11 +72,9 @@ int wr_claim_pt_cpu(struct mt_bundle_writer *w, uint32_t cpu)
 	for (size_t i = 0; i < w->pt_ncpus; i++)
 		if (w->pt_cpus[i] == cpu)
 			return wr_error(w, -EINVAL, "PT data of cpu %u written twice", cpu);
-	n = realloc(w->pt_cpus, (w->pt_ncpus + 1) * sizeof(*n));
-	if (!n)
+	if (MT_ARRAY_RESERVE(w->pt_cpus, w->pt_cpus_cap, w->pt_ncpus, 1))
 		return wr_error(w, -ENOMEM, "out of memory");
-	n[w->pt_ncpus++] = cpu;
-	w->pt_cpus = n;
+	w->pt_cpus[w->pt_ncpus++] = cpu;
 	return 0;
 }
 static int wr_header(struct mt_bundle_writer *w)

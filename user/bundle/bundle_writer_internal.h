@@ -36,7 +36,7 @@ struct mt_bundle_writer {
 	bool zstd_ended;                /* the frame was ended with the last input */
 	uint32_t singletons;            /* bit per claimed singleton type */
 	uint32_t *pt_cpus;
-	size_t pt_ncpus;
+	size_t pt_ncpus, pt_cpus_cap;
 
 	char errmsg[256];
 };

@@ -5,6 +5,8 @@
  *
  * Errors are one-line messages written into a caller buffer of
  * MT_CAPTURE_ERRLEN bytes, with a negative errno as the return value.
+ * Progress, notes and warnings go to the caller's reporter
+ * (util/reporter.h); nothing here prints.
  */
 #ifndef MTRACE_CAPTURE_H
 #define MTRACE_CAPTURE_H
@@ -14,6 +16,7 @@
 #include <sys/types.h>
 
 #include "uapi/linux/mtrace.h"
+#include "util/reporter.h"
 
 #define MT_CAPTURE_ERRLEN 512
 #define MT_CAPTURE_DEFAULT_OUTPUT "trace.mtrace"
@@ -87,11 +90,22 @@ int mt_capture_output_path(const char *base, unsigned int index, unsigned int to
 			   char *out, size_t outlen);
 
 /*
- * The whole `record` workflow; returns the process exit status. *taken is
- * the number of bundles written (1 to o->snapshots, also after an error;
- * 0 after a dry run). Every trigger, the target and the output are checked
- * (capture_preflight.h) before the device is opened or the target started.
+ * The whole `record` workflow. *taken is the number of bundles written (1
+ * to o->snapshots, also after an error; 0 after a dry run). Every trigger,
+ * the target and the output are checked (capture_preflight.h) before the
+ * device is opened or the target started. Messages go to REP (the dry
+ * run's plan too, as INFO lines even with o->quiet).
+ *
+ * While it runs, SIGINT, SIGTERM, SIGHUP, SIGCHLD and SIGUSR1 are blocked
+ * and read from a signalfd; on return the caller's signal mask is back and
+ * those that arrived meanwhile are consumed (they were meant for the capture).
+ *
+ * Returns 0, or with the message in ERR:
+ *   -EINVAL   the options, a trigger or the target are wrong: nothing was done
+ *   -ENODATA  the capture ran but took no snapshot
+ *   -EIO      the capture failed (*taken bundles were written before)
  */
-int mt_capture_record(const struct mt_capture_opts *o, unsigned int *taken);
+int mt_capture_record(const struct mt_capture_opts *o, const struct mt_reporter *rep,
+		      unsigned int *taken, char *err, size_t errlen);
 
 #endif

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* One frozen snapshot into one bundle (see capture_collect.h). */
 #include "capture/capture_collect.h"
+#include "util/mt_array.h"
 
 #include <cpuid.h>
 #include <errno.h>
@@ -110,22 +111,11 @@ struct sw_vec {
 
 static int add_switches(struct sw_vec *sv, const struct mtrace_sb_record *r, size_t n)
 {
-	if (sv->n + n > sv->cap) {
-		size_t cap = sv->cap ? sv->cap : 1024;
-		struct mt_bundle_switch_entry *p;
-
-		while (cap < sv->n + n)
-			cap *= 2;
-		p = realloc(sv->v, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		sv->v = p;
-		sv->cap = cap;
-	}
+	if (MT_ARRAY_RESERVE(sv->v, sv->cap, sv->n, n))
+		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		struct mt_bundle_switch_entry *e = &sv->v[sv->n++];
 
-		memset(e, 0, sizeof(*e));
 		e->tsc = r[i].tsc;
 		e->cpu = r[i].cpu;
 		e->prev_pid = r[i].prev_pid;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* /dev/mtrace access (see capture_dev.h). */
 #include "capture/capture_dev.h"
+#include "util/mt_array.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -214,15 +215,9 @@ int mt_dev_read_sideband(struct mt_dev *d, uint32_t cpu, struct mtrace_sb_record
 	for (;;) {
 		struct mtrace_sb_read rd = { .cpu = cpu, .count = SB_CHUNK, .start_seq = next };
 
-		if (cap - used < SB_CHUNK) {
-			struct mtrace_sb_record *p = realloc(all, (cap + SB_CHUNK) * sizeof(*p));
-
-			if (!p) {
-				free(all);
-				return dev_fail(err, errlen, -ENOMEM, "out of memory reading sideband");
-			}
-			all = p;
-			cap += SB_CHUNK;
+		if (MT_ARRAY_RESERVE(all, cap, used, SB_CHUNK)) {
+			free(all);
+			return dev_fail(err, errlen, -ENOMEM, "out of memory reading sideband");
 		}
 		rd.records_ptr = (uint64_t)(uintptr_t)(all + used);
 		if (ioctl(d->fd, MTRACE_IOC_READ_SIDEBAND, &rd) < 0) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* /proc/PID/maps: the line parser and the per-process collection. */
 #include "capture/capture_procfs.h"
+#include "util/mt_array.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -43,15 +44,8 @@ int mt_maps_parse_line(const char *line, struct mt_maps_line *m)
 
 static int push_map(struct mt_map_list *l, const struct mt_bundle_map *m)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 64;
-		struct mt_bundle_map *p = realloc(l->maps, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		l->maps = p;
-		l->cap = cap;
-	}
+	if (MT_ARRAY_RESERVE(l->maps, l->cap, l->n, 1))
+		return -ENOMEM;
 	l->maps[l->n++] = *m;
 	return 0;
 }

@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -187,7 +188,7 @@ static void print_threads(pid_t pid, FILE *f)
 	d = opendir(path);
 	if (!d)
 		return;
-	fprintf(f, "mtrace-user: threads now:");
+	fprintf(f, "threads now:");
 	while ((de = readdir(d)))
 		if (de->d_name[0] != '.' && n++ < 32)
 			fprintf(f, " %s", de->d_name);
@@ -195,19 +196,19 @@ static void print_threads(pid_t pid, FILE *f)
 	fprintf(f, "%s (and those it creates later)\n", n > 32 ? " ..." : "");
 }
 
-void mt_capture_print_plan(const struct mt_capture_opts *o, const struct mt_trigger_spec *specs,
-			   size_t n, const struct mt_preflight *p, FILE *f)
+static void write_plan(const struct mt_capture_opts *o, const struct mt_trigger_spec *specs,
+		       size_t n, const struct mt_preflight *p, FILE *f)
 {
 	char path[PATH_MAX];
 
-	fprintf(f, "mtrace-user: dry run: nothing is armed, launched or written\n");
+	fprintf(f, "dry run: nothing is armed, launched or written\n");
 	if (o->system_wide) {
-		fprintf(f, "mtrace-user: would trace every task on every CPU\n");
+		fprintf(f, "would trace every task on every CPU\n");
 	} else if (o->pid) {
-		fprintf(f, "mtrace-user: would trace process %d, all its threads\n", (int)o->pid);
+		fprintf(f, "would trace process %d, all its threads\n", (int)o->pid);
 		print_threads(o->pid, f);
 	} else if (o->argv && o->argv[0]) {
-		fprintf(f, "mtrace-user: would run %s (held before exec until armed), all its threads:", p->command);
+		fprintf(f, "would run %s (held before exec until armed), all its threads:", p->command);
 		for (char **a = o->argv; *a; a++)
 			fprintf(f, " %s", *a);
 		fputc('\n', f);
@@ -216,10 +217,10 @@ void mt_capture_print_plan(const struct mt_capture_opts *o, const struct mt_trig
 		const struct mt_trigger_spec *s = &specs[i];
 
 		if (s->kind == MT_TRIG_KPROBE)
-			fprintf(f, "mtrace-user: trigger %zu '%s': kernel function %s+%llu", i + 1, s->text,
+			fprintf(f, "trigger %zu '%s': kernel function %s+%llu", i + 1, s->text,
 				s->symbol, (unsigned long long)s->offset);
 		else
-			fprintf(f, "mtrace-user: trigger %zu '%s': %s%s%s at 0x%llx (file offset 0x%llx)",
+			fprintf(f, "trigger %zu '%s': %s%s%s at 0x%llx (file offset 0x%llx)",
 				i + 1, s->text, s->path, s->symbol ? ", " : "", s->symbol ? s->symbol : "",
 				(unsigned long long)p->probes[i].link_addr,
 				(unsigned long long)p->probes[i].file_offset);
@@ -230,11 +231,28 @@ void mt_capture_print_plan(const struct mt_capture_opts *o, const struct mt_trig
 		fputc('\n', f);
 	}
 	if (!n)
-		fprintf(f, "mtrace-user: no trigger: the snapshot is taken on Ctrl-C or when the target exits\n");
+		fprintf(f, "no trigger: the snapshot is taken on Ctrl-C or when the target exits\n");
 	mt_capture_output_path(o->output, 1, o->snapshots, path, sizeof(path));
-	fprintf(f, "mtrace-user: %u snapshot%s of up to %u CPUs x %.1f MiB of PT each, to %s%s (worst case %.1f MiB each, %.1f MiB free there)\n",
+	fprintf(f, "%u snapshot%s of up to %u CPUs x %.1f MiB of PT each, to %s%s (worst case %.1f MiB each, %.1f MiB free there)\n",
 		o->snapshots, o->snapshots > 1 ? "s" : "", p->cpus, o->buffer_size / 1048576.0,
 		o->temporary_bundles ? "a temporary bundle" : path,
 		o->snapshots > 1 && !o->temporary_bundles ? " ..." : "", p->worst_case / 1048576.0,
 		p->free_bytes / 1048576.0);
+}
+
+void mt_capture_print_plan(const struct mt_capture_opts *o, const struct mt_trigger_spec *specs,
+			   size_t n, const struct mt_preflight *p, const struct mt_reporter *rep)
+{
+	char *text = NULL, *line, *save = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!f)
+		return;
+	write_plan(o, specs, n, p, f);
+	if (fclose(f))
+		return;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		mt_report(rep, MT_SEV_INFO, "%s", line);
+	free(text);
 }

@@ -47,8 +47,8 @@ int mt_capture_preflight(const struct mt_capture_opts *o, const struct mt_trigge
 			 size_t n, const struct mt_preflight_env *env, struct mt_preflight *out,
 			 int *usage, char *err, size_t errlen);
 
-/* What would be traced and where each probe lands (--dry-run), on F. */
+/* What would be traced and where each probe lands (--dry-run): INFO lines to REP. */
 void mt_capture_print_plan(const struct mt_capture_opts *o, const struct mt_trigger_spec *specs,
-			   size_t n, const struct mt_preflight *p, FILE *f);
+			   size_t n, const struct mt_preflight *p, const struct mt_reporter *rep);
 
 #endif

@@ -31,6 +31,7 @@
 #include "capture/capture_procfs.h"
 #include "capture/capture_target.h"
 #include "trigger/trigger.h"
+#include "util/reporter.h"
 
 /* Bound for the FREEZING -> FROZEN step (the module IPIs the other CPUs). */
 #define FREEZE_WAIT_MS 5000
@@ -60,35 +61,29 @@ struct session {
 	struct mt_thread_list seen;     /* the target's threads and names while armed */
 	struct mt_preflight plan;       /* what the checks before arming found */
 	int usage;                      /* the failed check was the command line's fault */
+	const struct mt_reporter *rep;
 	char err[MT_CAPTURE_ERRLEN];
 };
 
 /* How often the target's thread names are read while armed. */
 #define NAMES_POLL_MS 200
 
-static void msg(const struct session *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+static void msg(const struct session *s, enum mt_severity sev, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
-static void msg(const struct session *s, const char *fmt, ...)
+static void msg(const struct session *s, enum mt_severity sev, const char *fmt, ...)
 {
 	va_list ap;
 
 	if (s->o->quiet)
 		return;
 	va_start(ap, fmt);
-	fputs("mtrace-user: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	mt_vreport(s->rep, sev, fmt, ap);
 	va_end(ap);
 }
 
-static int error_exit(struct session *s)
-{
-	fprintf(stderr, "mtrace-user: %s\n", s->err);
-	return 1;
-}
-
-static int block_signals(sigset_t *set)
+/* The signals the session waits for on its signalfd (see the top). */
+static void session_signals(sigset_t *set)
 {
 	sigemptyset(set);
 	sigaddset(set, SIGINT);
@@ -96,7 +91,25 @@ static int block_signals(sigset_t *set)
 	sigaddset(set, SIGHUP);
 	sigaddset(set, SIGCHLD);
 	sigaddset(set, SIGUSR1);
-	return sigprocmask(SIG_BLOCK, set, NULL);
+}
+
+/*
+ * Puts back the caller's signal mask. Those of SET that arrived after the
+ * session stopped reading them were meant for it (a second Ctrl-C during
+ * collection, a late SIGUSR1): they are consumed, not delivered, unless the
+ * caller had them blocked already.
+ */
+static void restore_signals(const sigset_t *set, const sigset_t *old)
+{
+	const struct timespec now = { 0, 0 };
+	sigset_t drain = *set;
+
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sigismember(old, sig) == 1)
+			sigdelset(&drain, sig);
+	while (sigtimedwait(&drain, NULL, &now) > 0)
+		;
+	sigprocmask(SIG_SETMASK, old, NULL);
 }
 
 static enum wake wait_event(struct session *s)
@@ -197,7 +210,7 @@ static int freeze_for_trigger(struct session *s)
 	if (ev->freeze == MT_TRIG_FREEZE_SIGSTOP)
 		kill((pid_t)ev->pid, SIGCONT);
 	if (!kfunc && ev->freeze == MT_TRIG_FREEZE_KFUNC)
-		msg(s, "warning: the kfunc freeze failed (%s); froze through the ioctl instead",
+		msg(s, MT_SEV_WARNING, "the kfunc freeze failed (%s); froze through the ioctl instead",
 		    strerror(-ev->freeze_err));
 	return e;
 }
@@ -207,7 +220,7 @@ static void consume_trigger_record(struct session *s)
 {
 	if (s->trig && mt_trigger_set_wait(s->trig, TRIGGER_RECORD_WAIT_MS, &s->ev, s->err,
 					   sizeof(s->err)) == 0)
-		msg(s, "warning: no trigger record followed the kfunc freeze");
+		msg(s, MT_SEV_WARNING, "no trigger record followed the kfunc freeze");
 }
 
 static void print_summary(const struct session *s, unsigned int index, const char *file,
@@ -221,17 +234,17 @@ static void print_summary(const struct session *s, unsigned int index, const cha
 		snprintf(what, sizeof(what), "snapshot %u taken", index);
 	else
 		snprintf(what, sizeof(what), "snapshot written to %s", file);
-	msg(s, "%s: %u CPUs, %llu bytes of PT, %llu context switches, %zu maps, %zu threads%s (frozen by %s; skid %lld ns on the trigger CPU, %lld ns max)",
+	msg(s, MT_SEV_INFO, "%s: %u CPUs, %llu bytes of PT, %llu context switches, %zu maps, %zu threads%s (frozen by %s; skid %lld ns on the trigger CPU, %lld ns max)",
 	    what, c->cpus, (unsigned long long)c->pt_bytes, (unsigned long long)c->switches,
 	    c->maps, c->threads, c->clobbered ? ", CLOBBERED by another PT user" : "",
 	    paths[c->path < 6 ? c->path : 0], (long long)c->skid_ns_trigger_cpu,
 	    (long long)c->skid_ns_max);
 	if (c->kept[0])
-		msg(s, "the older bundle of that name is kept as %s", c->kept);
+		msg(s, MT_SEV_INFO, "the older bundle of that name is kept as %s", c->kept);
 	if (c->warning[0])
-		msg(s, "warning: %s", c->warning);
+		msg(s, MT_SEV_WARNING, "%s", c->warning);
 	if (c->sb_lost)
-		msg(s, "warning: %llu context-switch records were overwritten before the freeze",
+		msg(s, MT_SEV_WARNING, "%llu context-switch records were overwritten before the freeze",
 		    (unsigned long long)c->sb_lost);
 }
 
@@ -246,9 +259,9 @@ static int setup(struct session *s, struct mt_collect_in *in)
 				    sizeof(s->err)))
 		return -1;
 	if (note[0])
-		msg(s, "note: %s", note);
+		msg(s, MT_SEV_NOTE, "%s", note);
 	if (s->dev.caps.flags & MTRACE_CAPS_SIMULATED)
-		msg(s, "note: the module runs its simulated PT backend: no real trace is recorded");
+		msg(s, MT_SEV_NOTE, "the module runs its simulated PT backend: no real trace is recorded");
 	if (s->o->argv) {
 		if (mt_target_launch(&s->target, s->o->argv, s->err, sizeof(s->err)))
 			return -1;
@@ -256,6 +269,8 @@ static int setup(struct session *s, struct mt_collect_in *in)
 	} else if (s->o->pid) {
 		if (mt_target_attach(&s->target, s->o->pid, s->err, sizeof(s->err)))
 			return -1;
+		if (s->target.warning[0])	/* said even with --quiet: the maps are lost */
+			mt_report(s->rep, MT_SEV_WARNING, "%s", s->target.warning);
 		s->have_target = 1;
 	}
 	cfg.pid = s->have_target ? s->target.pid : 0;
@@ -270,7 +285,7 @@ static int setup(struct session *s, struct mt_collect_in *in)
 		s->trig = mt_trigger_set_open(s->specs, s->nspecs, &topt, s->err, sizeof(s->err));
 		if (!s->trig)
 			return -1;
-		msg(s, "%zu trigger%s armed; freeze path: %s%s%s", s->nspecs, s->nspecs > 1 ? "s" : "",
+		msg(s, MT_SEV_INFO, "%zu trigger%s armed; freeze path: %s%s%s", s->nspecs, s->nspecs > 1 ? "s" : "",
 		    mt_trigger_freeze_name(mt_trigger_set_freeze(s->trig)),
 		    mt_trigger_set_freeze_reason(s->trig) ? " - " : "",
 		    mt_trigger_set_freeze_reason(s->trig) ? mt_trigger_set_freeze_reason(s->trig) : "");
@@ -280,11 +295,11 @@ static int setup(struct session *s, struct mt_collect_in *in)
 	if (s->have_target && mt_target_release(&s->target, s->err, sizeof(s->err)))
 		return -1;
 	if (s->have_target)
-		msg(s, "tracing process %d; Ctrl-C takes a snapshot", (int)s->target.pid);
+		msg(s, MT_SEV_INFO, "tracing process %d; Ctrl-C takes a snapshot", (int)s->target.pid);
 	else
-		msg(s, "tracing all CPUs; Ctrl-C takes a snapshot");
+		msg(s, MT_SEV_INFO, "tracing all CPUs; Ctrl-C takes a snapshot");
 	if (s->o->snapshots > 1)
-		msg(s, "SIGUSR1 to process %d takes a snapshot and re-arms", (int)getpid());
+		msg(s, MT_SEV_INFO, "SIGUSR1 to process %d takes a snapshot and re-arms", (int)getpid());
 	return 0;
 }
 
@@ -321,7 +336,7 @@ static int run(struct session *s, struct mt_collect_in *in, unsigned int *done)
 			in->maps_readable = w == WAKE_EXITING;
 			in->exit_tid = s->target.exit_tid;
 			if (!in->maps_readable)
-				msg(s, "warning: process %d exited without a stop at exit (SIGKILL, or not ptrace-able): the snapshot has no memory maps",
+				msg(s, MT_SEV_WARNING, "process %d exited without a stop at exit (SIGKILL, or not ptrace-able): the snapshot has no memory maps",
 				    (int)s->target.pid);
 			if (freeze_and_wait(s, MTRACE_PATH_EXIT, 0))
 				return -1;
@@ -348,7 +363,7 @@ static int run(struct session *s, struct mt_collect_in *in, unsigned int *done)
 			return -1;
 		if (s->trig)
 			mt_trigger_set_rearm(s->trig);
-		msg(s, "re-armed for snapshot %u of %u", *done + 1, s->o->snapshots);
+		msg(s, MT_SEV_INFO, "re-armed for snapshot %u of %u", *done + 1, s->o->snapshots);
 	}
 	return 0;
 }
@@ -371,17 +386,17 @@ static void finish(struct session *s)
 	if (s->target.traced)
 		mt_target_detach(&s->target);
 	if (s->target.launched && !s->target.gone) {
-		msg(s, "waiting for process %d to exit", (int)s->target.pid);
+		msg(s, MT_SEV_INFO, "waiting for process %d to exit", (int)s->target.pid);
 		mt_target_wait_exit(&s->target);
 	}
 	if (s->target.launched) {
 		int st = s->target.status;
 
 		if (WIFEXITED(st))
-			msg(s, "process %d exited with status %d", (int)s->target.pid,
+			msg(s, MT_SEV_INFO, "process %d exited with status %d", (int)s->target.pid,
 			    WEXITSTATUS(st));
 		else if (WIFSIGNALED(st))
-			msg(s, "process %d was killed by signal %d (%s)", (int)s->target.pid,
+			msg(s, MT_SEV_INFO, "process %d was killed by signal %d (%s)", (int)s->target.pid,
 			    WTERMSIG(st), strsignal(WTERMSIG(st)));
 	}
 	mt_target_free(&s->target);
@@ -394,65 +409,73 @@ static int preflight(struct session *s)
 				  sizeof(s->err)))
 		return 0;
 	finish(s);
-	error_exit(s);
-	return -1;
+	return s->usage ? -EINVAL : -EIO;
 }
 
-/* Everything that needs no device: bad options are usage errors (exit 2). */
+/* Everything that needs no device: bad options are usage errors. */
 static int parse_options(struct session *s)
 {
 	if (mt_capture_opts_check(s->o, s->err, sizeof(s->err)))
-		return error_exit(s);
+		return -EINVAL;
 	if (s->o->nr_triggers > MT_TRIG_MAX_SPECS) {
 		snprintf(s->err, sizeof(s->err), "at most %d --trigger options, not %zu",
 			 MT_TRIG_MAX_SPECS, s->o->nr_triggers);
-		return error_exit(s);
+		return -EINVAL;
 	}
 	for (; s->nspecs < s->o->nr_triggers; s->nspecs++)
 		if (mt_trigger_spec_parse(s->o->triggers[s->nspecs], &s->specs[s->nspecs], s->err,
 					  sizeof(s->err))) {
 			finish(s);
-			return error_exit(s);
+			return -EINVAL;
 		}
 	return 0;
 }
 
-int mt_capture_record(const struct mt_capture_opts *o, unsigned int *taken)
+int mt_capture_record(const struct mt_capture_opts *o, const struct mt_reporter *rep,
+		      unsigned int *taken, char *err, size_t errlen)
 {
-	struct session s = { .o = o, .dev = { .fd = -1 }, .sigfd = -1 };
+	struct session s = { .o = o, .rep = rep, .dev = { .fd = -1 }, .sigfd = -1 };
 	struct mt_collect_in in = { .opts = o, .maps_readable = 1 };
-	sigset_t set;
-	int rc = -1;
+	sigset_t set, old;
+	int rc;
 
 	*taken = 0;
 	s.target.release_fd = s.target.exec_fd = s.target.pidfd = -1;
 	in.dev = &s.dev;
 	in.seen = &s.seen;
-	if (parse_options(&s))
-		return 2;
-	if (preflight(&s))
-		return s.usage ? 2 : 1;
+	if ((rc = parse_options(&s)) || (rc = preflight(&s)))
+		goto out;
 	if (s.plan.note[0])
-		msg(&s, "warning: %s", s.plan.note);
+		msg(&s, MT_SEV_WARNING, "%s", s.plan.note);
 	if (o->dry_run) {
-		mt_capture_print_plan(o, s.specs, s.nspecs, &s.plan, stderr);
+		mt_capture_print_plan(o, s.specs, s.nspecs, &s.plan, rep);
 		finish(&s);
 		return 0;
 	}
-	if (block_signals(&set) || (s.sigfd = signalfd(-1, &set, SFD_CLOEXEC)) < 0) {
+	session_signals(&set);
+	if (sigprocmask(SIG_BLOCK, &set, &old)) {
+		snprintf(s.err, sizeof(s.err), "sigprocmask: %s", strerror(errno));
+		rc = -EIO;
+		goto out;
+	}
+	s.sigfd = signalfd(-1, &set, SFD_CLOEXEC);
+	if (s.sigfd < 0) {
 		snprintf(s.err, sizeof(s.err), "signalfd: %s", strerror(errno));
-		return error_exit(&s);
+		rc = -EIO;
+	} else if (setup(&s, &in) || run(&s, &in, taken)) {
+		rc = -EIO;
 	}
-	if (setup(&s, &in) == 0)
-		rc = run(&s, &in, taken);
+	/* Signals stay blocked until here: a second Ctrl-C during collection must not kill us. */
 	finish(&s);
-	/* Signals stay blocked: a second Ctrl-C during collection must not kill us. */
-	close(s.sigfd);
-	if (rc < 0)
-		return error_exit(&s);
-	if (*taken == 0) {
-		fprintf(stderr, "mtrace-user: no snapshot was taken\n");
-		return 1;
+	if (s.sigfd >= 0)
+		close(s.sigfd);
+	restore_signals(&set, &old);
+	if (!rc && *taken == 0) {
+		snprintf(s.err, sizeof(s.err), "no snapshot was taken");
+		rc = -ENODATA;
 	}
-	return 0;
+out:
+	if (rc)
+		snprintf(err, errlen, "%s", s.err);
+	return rc;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Owned string copies for records that hold pointers (see capture_procfs.h). */
 #include "capture/capture_procfs.h"
+#include "util/mt_array.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -9,15 +10,8 @@ char *mt_strpool_add(struct mt_strpool *p, const void *data, size_t len)
 {
 	char *c;
 
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? 2 * p->cap : 32;
-		char **s = realloc(p->s, cap * sizeof(*s));
-
-		if (!s)
-			return NULL;
-		p->s = s;
-		p->cap = cap;
-	}
+	if (MT_ARRAY_RESERVE(p->s, p->cap, p->n, 1))
+		return NULL;
 	c = malloc(len + 1);
 	if (!c)
 		return NULL;

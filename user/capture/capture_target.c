@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The traced process (see capture_target.h). */
 #include "capture/capture_target.h"
+#include "util/mt_array.h"
 #include "capture/capture_procfs.h"
 
 #include <dirent.h>
@@ -215,9 +216,9 @@ int mt_target_attach(struct mt_target *t, pid_t pid, char *err, size_t errlen)
 	if (t->pidfd < 0)
 		return tgt_fail(err, errlen, -errno, "cannot watch process %d: %s", (int)pid,
 				strerror(errno));
-	fprintf(stderr,
-		"mtrace-user: warning: cannot ptrace process %d (%s; a debugger attached?): an exit snapshot will have no memory maps\n",
-		(int)pid, strerror(-e));
+	snprintf(t->warning, sizeof(t->warning),
+		 "cannot ptrace process %d (%s; a debugger attached?): an exit snapshot will have no memory maps",
+		 (int)pid, strerror(-e));
 	return 0;
 }
 
@@ -254,15 +255,8 @@ static int seen_exiting(const struct mt_target *t, pid_t tid)
 
 static void note_exiting(struct mt_target *t, pid_t tid)
 {
-	if (t->nexiting == t->capexiting) {
-		size_t cap = t->capexiting ? 2 * t->capexiting : 16;
-		pid_t *p = realloc(t->exiting, cap * sizeof(*p));
-
-		if (!p)
-			return; /* only makes the exit test more conservative */
-		t->exiting = p;
-		t->capexiting = cap;
-	}
+	if (MT_ARRAY_RESERVE(t->exiting, t->capexiting, t->nexiting, 1))
+		return; /* only makes the exit test more conservative */
 	t->exiting[t->nexiting++] = tid;
 }
 

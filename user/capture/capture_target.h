@@ -29,6 +29,7 @@ struct mt_target {
 	size_t nexiting, capexiting;
 	int gone;                       /* the process no longer exists */
 	int status;                     /* wait status, when launched and gone */
+	char warning[256];              /* attach went on with less: for the caller to report */
 };
 
 enum mt_target_event {
@@ -44,7 +45,11 @@ enum mt_target_event {
 int mt_target_launch(struct mt_target *t, char **argv, char *err, size_t errlen);
 /* Where CMD would be run from (execvp's PATH search) into FOUND; 0 or -errno. */
 int mt_target_find_command(const char *cmd, char *found, size_t len, char *err, size_t errlen);
-/* Checks that pid is a live process (not a thread id) and seizes its threads. */
+/*
+ * Checks that pid is a live process (not a thread id) and seizes its
+ * threads. A refused ptrace is no error: the target is watched through a
+ * pidfd instead and t->warning says what is lost.
+ */
 int mt_target_attach(struct mt_target *t, pid_t pid, char *err, size_t errlen);
 /* Lets a launched child exec; fails with the exec error if exec failed. */
 int mt_target_release(struct mt_target *t, char *err, size_t errlen);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Thread names, tracers and the command line of a process, from /proc/PID. */
 #include "capture/capture_procfs.h"
+#include "util/mt_array.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -33,15 +34,8 @@ static size_t read_small(const char *path, char *buf, size_t cap)
 
 static int push_thread(struct mt_thread_list *l, const struct mt_bundle_thread *t)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 16;
-		struct mt_bundle_thread *p = realloc(l->t, cap * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		l->t = p;
-		l->cap = cap;
-	}
+	if (MT_ARRAY_RESERVE(l->t, l->cap, l->n, 1))
+		return -ENOMEM;
 	l->t[l->n++] = *t;
 	return 0;
 }

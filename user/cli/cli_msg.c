@@ -4,6 +4,7 @@
 
 #include "files/outfile.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -19,6 +20,25 @@ void cli_err(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
+}
+
+static void report(void *ctx, enum mt_severity sev, const char *msg)
+{
+	static const char *const prefix[MT_SEV_NR] = {
+		[MT_SEV_INFO] = "", [MT_SEV_NOTE] = "note: ", [MT_SEV_WARNING] = "warning: ",
+	};
+
+	(void)ctx;
+	cli_err("%s%s", sev < MT_SEV_NR ? prefix[sev] : "", msg);
+}
+
+const struct mt_reporter cli_reporter = { .report = report };
+
+int cli_capture_status(int e)
+{
+	if (!e)
+		return CLI_EXIT_OK;
+	return e == -EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
 }
 
 int cli_bad_option(int c, char **argv, const char *help_cmd)

@@ -8,6 +8,8 @@
 #ifndef MTRACE_CLI_MSG_H
 #define MTRACE_CLI_MSG_H
 
+#include "util/reporter.h"
+
 #define CLI_PREFIX "mtrace-user: "
 
 /* Exit statuses (mtrace-user(1)). */
@@ -19,6 +21,12 @@ enum {
 };
 
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The library's reporter: "mtrace-user: [note: |warning: ]MESSAGE". */
+extern const struct mt_reporter cli_reporter;
+
+/* The exit status of a capture that returned E (capture.h): 0, 1 or 2. */
+int cli_capture_status(int e);
 
 /*
  * The one-line message for getopt's '?' or ':' (C) with opterr 0, for the

@@ -9,6 +9,7 @@
 #include "files/outfile.h"
 #include "narrow_args.h"
 #include "perfdata/perfdata_import.h"
+#include "util/mt_array.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -68,20 +69,17 @@ struct decode_args {
 static int add_path_map(struct decode_request *q, char *arg)
 {
 	char *eq = strchr(arg, '=');
-	struct mt_path_map *v;
 
 	if (!eq || eq == arg || arg[0] != '/' || eq[1] != '/') {
 		cli_err("--path-map wants OLD=NEW with two absolute paths, not '%s'", arg);
 		return CLI_EXIT_USAGE;
 	}
-	v = realloc(q->path_maps, (q->npath_maps + 1) * sizeof(*v));
-	if (!v) {
+	if (MT_ARRAY_RESERVE(q->path_maps, q->path_maps_cap, q->npath_maps, 1)) {
 		cli_err("out of memory");
 		return CLI_EXIT_FAIL;
 	}
 	*eq = '\0';	/* argv is ours to cut */
-	v[q->npath_maps++] = (struct mt_path_map){ arg, eq + 1 };
-	q->path_maps = v;
+	q->path_maps[q->npath_maps++] = (struct mt_path_map){ arg, eq + 1 };
 	return 0;
 }
 
@@ -95,15 +93,7 @@ static int take(int c, char *arg, char **argv, struct decode_args *a)
 	switch (c) {
 	case 'o': a->q.output = arg; return 0;
 	case 'f':
-		if (!strcmp(arg, "perfetto"))
-			a->q.format = DECODE_PERFETTO;
-		else if (!strcmp(arg, "json"))
-			a->q.format = DECODE_JSON;
-		else if (!strcmp(arg, "text"))
-			a->q.format = DECODE_TEXT;
-		else if (!strcmp(arg, "svg"))
-			a->q.format = DECODE_SVG;
-		else {
+		if (decode_format_parse(arg, &a->q.format)) {
 			cli_err("unknown format '%s' (perfetto, json, text, svg)", arg);
 			return CLI_EXIT_USAGE;
 		}

@@ -238,8 +238,11 @@ static int record_main(int argc, char **argv, int decode)
 			rc = record_decode(&o, keep_bundle);
 		} else {
 			unsigned int taken;
+			int e = mt_capture_record(&o, &cli_reporter, &taken, err, sizeof(err));
 
-			rc = mt_capture_record(&o, &taken);
+			if (e)
+				cli_err("%s", err);
+			rc = cli_capture_status(e);
 		}
 	}
 	free(trig);

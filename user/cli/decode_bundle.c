@@ -5,8 +5,8 @@
 #include "cli_msg.h"
 #include "decode_report.h"
 #include "decode/decode.h"
-#include "decode/pfout.h"
-#include "decode/textout.h"
+#include "out_perfetto/pfout.h"
+#include "out_text/textout.h"
 #include "files/outfile.h"
 #include "narrow_args.h"
 #include "svg/svg.h"
@@ -64,17 +64,6 @@ static void print_warning(void *ctx, const char *msg)
 	cli_err("warning: %s", msg);
 }
 
-const char *decode_output_name(const struct decode_request *q)
-{
-	if (q->output)
-		return strcmp(q->output, "-") ? q->output : NULL;
-	if (q->format == DECODE_TEXT)
-		return NULL;
-	if (q->format == DECODE_SVG)
-		return DECODE_DEFAULT_SVG;
-	return q->format == DECODE_JSON ? DECODE_DEFAULT_JSON : DECODE_DEFAULT_PERFETTO;
-}
-
 /* After a failed write: what became of the file the user had. */
 static void tell_kept(const char *output)
 {
@@ -82,9 +71,9 @@ static void tell_kept(const char *output)
 		cli_err("%s was left as it was before", output);
 }
 
-/* Text to OF (NULL: standard output). */
-static int run_text(struct mt_decode *d, const struct decode_request *q, struct mt_outfile *of,
-		    struct decode_report *rep)
+/* Text to OF, or to standard output when the request names no file. */
+static int run_text(struct mt_decode *d, struct mt_bundle_reader *r, const char *name,
+		    const struct decode_request *q, struct mt_outfile *of, struct decode_report *rep)
 {
 	const char *output = decode_output_name(q);
 	struct mt_textout t = { d, stdout };
@@ -92,6 +81,10 @@ static int run_text(struct mt_decode *d, const struct decode_request *q, struct 
 	char err[PATH_MAX + 128];
 	int rc, e = 0;
 
+	(void)r;
+	(void)name;
+	if (!output)
+		of = NULL;
 	if (of) {
 		t.out = fopen(of->write_path, "w");
 		if (!t.out) {
@@ -126,8 +119,8 @@ static int run_text(struct mt_decode *d, const struct decode_request *q, struct 
 }
 
 /* The SVG is built in memory and written once the decode is done. */
-static int run_svg(struct mt_decode *d, const char *name, const struct decode_request *q,
-		   struct mt_outfile *of, struct decode_report *rep)
+static int run_svg(struct mt_decode *d, struct mt_bundle_reader *r, const char *name,
+		   const struct decode_request *q, struct mt_outfile *of, struct decode_report *rep)
 {
 	const char *output = decode_output_name(q);
 	struct mt_svg *g = mt_svg_new(q->svg_chart ? MT_SVG_CHART : MT_SVG_GRAPH);
@@ -136,6 +129,7 @@ static int run_svg(struct mt_decode *d, const char *name, const struct decode_re
 	FILE *out = NULL;
 	int rc, e = 0;
 
+	(void)r;
 	if (!g) {
 		cli_err("out of memory");
 		mt_outfile_abort(of);
@@ -181,7 +175,7 @@ static void print_written(const char *output, const struct mt_outfile *of, const
 			output, st->events, size, st->bytes);
 }
 
-static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r,
+static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r, const char *name,
 			const struct decode_request *q, struct mt_outfile *of,
 			struct decode_report *rep)
 {
@@ -196,6 +190,7 @@ static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r,
 	uint64_t end = UINT64_MAX;
 	int rc;
 
+	(void)name;
 	if (!output)
 		output = "-";
 	pf_options_init(&o);
@@ -232,6 +227,41 @@ static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r,
 	}
 	print_written(output, of, &st);
 	return 0;
+}
+
+/*
+ * The output formats: each is a sink (decode.h's mt_decode_sink) from its
+ * own folder, and one entry here. RUN decodes D (of bundle R, called NAME)
+ * into OF and returns the exit status.
+ */
+static const struct {
+	const char *name;		/* --format NAME */
+	const char *default_output;	/* NULL: standard output */
+	int (*run)(struct mt_decode *d, struct mt_bundle_reader *r, const char *name,
+		   const struct decode_request *q, struct mt_outfile *of, struct decode_report *rep);
+} formats[] = {
+	[DECODE_PERFETTO] = { "perfetto", DECODE_DEFAULT_PERFETTO, run_perfetto },
+	[DECODE_JSON] = { "json", DECODE_DEFAULT_JSON, run_perfetto },
+	[DECODE_TEXT] = { "text", NULL, run_text },
+	[DECODE_SVG] = { "svg", DECODE_DEFAULT_SVG, run_svg },
+};
+_Static_assert(sizeof(formats) / sizeof(formats[0]) == DECODE_FORMAT_NR, "a format without an entry");
+
+int decode_format_parse(const char *name, enum decode_format *f)
+{
+	for (size_t i = 0; i < DECODE_FORMAT_NR; i++)
+		if (!strcmp(name, formats[i].name)) {
+			*f = (enum decode_format)i;
+			return 0;
+		}
+	return -1;
+}
+
+const char *decode_output_name(const struct decode_request *q)
+{
+	if (q->output)
+		return strcmp(q->output, "-") ? q->output : NULL;
+	return formats[q->format].default_output;
 }
 
 int decode_bundle(struct mt_bundle_reader *r, const char *name, const struct decode_request *q)
@@ -272,12 +302,7 @@ int decode_bundle(struct mt_bundle_reader *r, const char *name, const struct dec
 		decode_report_free(&rep);
 		return CLI_EXIT_FAIL;
 	}
-	if (q->format == DECODE_TEXT)
-		rc = run_text(d, q, output ? &of : NULL, &rep);
-	else if (q->format == DECODE_SVG)
-		rc = run_svg(d, name, q, &of, &rep);
-	else
-		rc = run_perfetto(d, r, q, &of, &rep);
+	rc = formats[q->format].run(d, r, name, q, &of, &rep);
 	s = mt_decode_get_stats(d);
 	if (!q->quiet)
 		cli_err("%" PRIu64 " bytes of PT from %" PRIu64 " CPUs, %" PRIu64 " threads, %" PRIu64

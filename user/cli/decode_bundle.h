@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * One open bundle decoded into a Perfetto trace, Chrome JSON or text: the
+ * One open bundle decoded into a Perfetto trace, Chrome JSON, text or SVG: the
  * work of `mtrace-user decode`, shared with the top-level form that decodes
  * its snapshots straight after recording them.
  */
@@ -19,7 +19,7 @@
 
 #define DECODE_MAX_LIST 256	/* --cpu, --tid entries */
 
-enum decode_format { DECODE_PERFETTO, DECODE_JSON, DECODE_TEXT, DECODE_SVG };
+enum decode_format { DECODE_PERFETTO, DECODE_JSON, DECODE_TEXT, DECODE_SVG, DECODE_FORMAT_NR };
 
 struct decode_request {
 	const char *output;		/* NULL: the format's default (text: stdout) */
@@ -36,8 +36,11 @@ struct decode_request {
 	int allow_missing;		/* exit 0 even when traced code had no binary */
 	const char *symfs;		/* root directory for the recorded paths */
 	struct mt_path_map *path_maps;	/* --path-map OLD=NEW, in order */
-	size_t npath_maps;
+	size_t npath_maps, path_maps_cap;
 };
+
+/* "perfetto", "json", "text", "svg" (decode_bundle.c's table); -1 for another name. */
+int decode_format_parse(const char *name, enum decode_format *f);
 
 /* The output file the request writes; NULL: standard output. */
 const char *decode_output_name(const struct decode_request *q);

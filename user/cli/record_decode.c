@@ -17,7 +17,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,25 +80,6 @@ static int open_bundle(const struct mt_capture_opts *ro, unsigned int index,
 	return 0;
 }
 
-/*
- * The capture keeps Ctrl-C blocked (it takes the last snapshot). One
- * pressed during collection was meant for the capture; from now on Ctrl-C
- * interrupts the decode.
- */
-static void allow_interrupts(void)
-{
-	const struct timespec now = { 0, 0 };
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	while (sigtimedwait(&set, NULL, &now) > 0)
-		;
-	sigprocmask(SIG_UNBLOCK, &set, NULL);
-}
-
 static int decode_snapshot(const struct mt_capture_opts *o, struct mt_bundle_reader *r,
 			   unsigned int index, unsigned int taken)
 {
@@ -143,7 +123,10 @@ int record_decode(const struct mt_capture_opts *o, const char *keep_bundle)
 		ro.output = base;
 		ro.temporary_bundles = 1;
 	}
-	rc = mt_capture_record(&ro, &taken);
+	rc = mt_capture_record(&ro, &cli_reporter, &taken, err, sizeof(err));
+	if (rc)
+		cli_err("%s", err);
+	rc = cli_capture_status(rc);
 	r = calloc(taken ? taken : 1, sizeof(*r));
 	if (!r) {
 		fprintf(stderr, "mtrace-user: out of memory\n");
@@ -154,7 +137,6 @@ int record_decode(const struct mt_capture_opts *o, const char *keep_bundle)
 			rc = 1;
 	if (dir[0])
 		rmdir(dir); /* fails, as it should, when a bundle was left there */
-	allow_interrupts();
 	for (unsigned int i = 0; i < taken; i++) {
 		if (!r[i])
 			continue;

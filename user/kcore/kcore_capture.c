@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Kernel, module and BPF JIT text from kcore into a bundle (see the header). */
 #include "kcore/kcore_capture.h"
+#include "util/mt_array.h"
 
 #include "kcore/kallsyms.h"
 #include "kcore/kcore.h"
@@ -34,18 +35,12 @@ static int read_proc_file(const char *path, char **out, size_t *len, char *err, 
 	for (;;) {
 		ssize_t r;
 
-		if (n == cap) {
-			char *bigger = cap < KALLSYMS_MAX ? realloc(buf, cap * 2) : NULL;
-
-			if (!bigger) {
-				snprintf(err, errlen, "%s: larger than %llu MiB or out of memory", path,
-					 KALLSYMS_MAX >> 20);
-				free(buf);
-				close(fd);
-				return -EFBIG;
-			}
-			buf = bigger;
-			cap *= 2;
+		if (n == cap && (cap >= KALLSYMS_MAX || MT_ARRAY_RESERVE(buf, cap, n, 1))) {
+			snprintf(err, errlen, "%s: larger than %llu MiB or out of memory", path,
+				 KALLSYMS_MAX >> 20);
+			free(buf);
+			close(fd);
+			return -EFBIG;
 		}
 		r = read(fd, buf + n, cap - n);
 		if (r < 0 && errno == EINTR)

@@ -63,7 +63,6 @@ static void start(struct mt_narrow *n)
 
 static struct mt_narrow_thread *thread_of(struct mt_narrow *n, uint32_t pid, uint32_t tid)
 {
-	struct mt_narrow_thread *v;
 	size_t i = n->last_thread;
 
 	if (i < n->nthreads && n->threads[i].tid == tid && n->threads[i].pid == pid)
@@ -71,13 +70,11 @@ static struct mt_narrow_thread *thread_of(struct mt_narrow *n, uint32_t pid, uin
 	for (i = 0; i < n->nthreads; i++)
 		if (n->threads[i].tid == tid && n->threads[i].pid == pid)
 			return &n->threads[n->last_thread = i];
-	v = realloc(n->threads, (n->nthreads + 1) * sizeof(*v));
-	if (!v)
+	if (MT_ARRAY_RESERVE(n->threads, n->capthreads, n->nthreads, 1))
 		return NULL;
-	n->threads = v;
-	v[n->nthreads] = (struct mt_narrow_thread){ .pid = pid, .tid = tid };
+	n->threads[n->nthreads] = (struct mt_narrow_thread){ .pid = pid, .tid = tid };
 	n->last_thread = n->nthreads;
-	return &v[n->nthreads++];
+	return &n->threads[n->nthreads++];
 }
 
 static int sym(struct mt_narrow *n, uint32_t fn)
@@ -86,16 +83,8 @@ static int sym(struct mt_narrow *n, uint32_t fn)
 
 	if (!n->o.function)
 		return 0;
-	if (fn >= n->nsym) {
-		size_t cap = fn + 256;
-		uint8_t *v = realloc(n->is_sym, cap);
-
-		if (!v)
-			return 0;
-		memset(v + n->nsym, 0, cap - n->nsym);
-		n->is_sym = v;
-		n->nsym = cap;
-	}
+	if (MT_ARRAY_GROW_TO(n->is_sym, n->nsym, (size_t)fn + 1))
+		return 0;
 	if (!n->is_sym[fn]) {
 		f = mt_decode_func(n->d, fn);
 		n->is_sym[fn] = f.name && !strcmp(f.name, n->o.function) ? 1 : 2;

@@ -81,7 +81,7 @@ struct mt_narrow {
 	uint64_t from, to;	/* resolved, ns */
 	uint64_t now;		/* the latest event's time */
 	struct mt_narrow_thread *threads;
-	size_t nthreads;
+	size_t nthreads, capthreads;
 	size_t last_thread;
 	uint8_t *is_sym;	/* per function id: 0 unknown, 1 SYM, 2 not */
 	size_t nsym;

@@ -5,6 +5,7 @@
  * simplicity wins over a generic hash-table dependency.
  */
 #include "pf_funcs.h"
+#include "util/mt_array.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -142,15 +143,8 @@ int32_t pf_funcs_intern(struct pf_funcs *t, const struct pf_frame *in)
 			return (int32_t)(t->slots[i] - 1);
 		}
 	}
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 64;
-		struct pf_func *v = realloc(t->v, cap * sizeof(*v));
-
-		if (!v)
-			goto fail;
-		t->v = v;
-		t->cap = cap;
-	}
+	if (MT_ARRAY_RESERVE(t->v, t->cap, t->n, 1))
+		goto fail;
 	t->v[t->n] = f;
 	t->slots[i] = (uint32_t)++t->n;
 	return (int32_t)(t->n - 1);

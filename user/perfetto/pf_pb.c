@@ -1,30 +1,18 @@
 // SPDX-License-Identifier: MIT
 /* Growth and nested-message lengths for the protobuf encoder (pf_pb.h). */
 #include "pf_pb.h"
+#include "util/mt_array.h"
 
 #include <stdlib.h>
 
 bool pb_grow(struct pb_buf *b, size_t n)
 {
-	size_t cap = b->cap ? b->cap : 256;
-	uint8_t *p;
-
 	if (b->oom)
 		return false;
-	while (cap - b->len < n) {
-		if (cap > SIZE_MAX / 2) {
-			b->oom = true;
-			return false;
-		}
-		cap *= 2;
-	}
-	p = realloc(b->data, cap);
-	if (!p) {
+	if (MT_ARRAY_RESERVE(b->data, b->cap, b->len, n)) {
 		b->oom = true;
 		return false;
 	}
-	b->data = p;
-	b->cap = cap;
 	return true;
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Buffered plain or gzip output (pf_sink.h). */
 #include "pf_sink.h"
+#include "util/mt_array.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -96,20 +97,13 @@ int pf_sink_flush(struct pf_sink *s)
 
 uint8_t *pf_sink_reserve_slow(struct pf_sink *s, size_t n)
 {
-	uint8_t *buf;
-
 	if (pf_sink_flush(s))
 		return NULL;
-	if (n > s->cap) {
-		/* One record larger than the buffer (a huge name): grow for it. */
-		buf = realloc(s->buf, n);
-		if (!buf) {
-			snprintf(s->msg, sizeof(s->msg), "out of memory for a %zu-byte record", n);
-			s->failed = 1;
-			return NULL;
-		}
-		s->buf = buf;
-		s->cap = n;
+	/* One record larger than the buffer (a huge name): grow for it. */
+	if (MT_ARRAY_GROW_TO(s->buf, s->cap, n)) {
+		snprintf(s->msg, sizeof(s->msg), "out of memory for a %zu-byte record", n);
+		s->failed = 1;
+		return NULL;
 	}
 	return s->buf;
 }

@@ -41,7 +41,7 @@ struct mt_rep_fn {
 	uint64_t self, incl;	/* ns */
 	uint64_t max;		/* the slowest complete call, ns ... */
 	size_t *max_stack;	/* ... and its stack, outermost first (fn indexes) */
-	size_t max_depth;
+	size_t max_depth, cap_max_stack;
 	uint32_t max_tid;
 };
 
@@ -77,9 +77,9 @@ struct mt_report {
 	size_t nfns, capfns;
 	struct mt_names names;
 	struct mt_rep_thread *threads;
-	size_t nthreads;
+	size_t nthreads, capthreads;
 	struct mt_rep_gap *gaps;
-	size_t ngaps;
+	size_t ngaps, capgaps;
 	uint64_t first, last;	/* the window: first and last event */
 	int have_events;
 	/* the trigger */

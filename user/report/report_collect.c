@@ -55,17 +55,13 @@ static size_t fn_index(struct mt_report *rep, uint32_t id)
 
 static struct mt_rep_thread *thread_of(struct mt_report *rep, uint32_t pid, uint32_t tid)
 {
-	struct mt_rep_thread *v;
-
 	for (size_t i = 0; i < rep->nthreads; i++)
 		if (rep->threads[i].tid == tid && rep->threads[i].pid == pid)
 			return &rep->threads[i];
-	v = realloc(rep->threads, (rep->nthreads + 1) * sizeof(*v));
-	if (!v)
+	if (MT_ARRAY_RESERVE(rep->threads, rep->capthreads, rep->nthreads, 1))
 		return NULL;
-	rep->threads = v;
-	v[rep->nthreads] = (struct mt_rep_thread){ .pid = pid, .tid = tid };
-	return &v[rep->nthreads++];
+	rep->threads[rep->nthreads] = (struct mt_rep_thread){ .pid = pid, .tid = tid };
+	return &rep->threads[rep->nthreads++];
 }
 
 /* The thread's per-function tables cover function FN. */
@@ -95,16 +91,12 @@ static int add_dur(struct mt_rep_fn *f, uint64_t d)
 static int note_max(struct mt_report *rep, struct mt_rep_thread *t, size_t fn, uint64_t d)
 {
 	struct mt_rep_fn *f = &rep->fns[fn];
-	size_t *s;
-
 	if (f->ndurs > 1 && d <= f->max)
 		return 0;
-	s = realloc(f->max_stack, (t->depth + 1) * sizeof(*s));
-	if (!s)
+	if (MT_ARRAY_GROW_TO(f->max_stack, f->cap_max_stack, t->depth + 1))
 		return -1;
 	for (size_t i = 0; i <= t->depth; i++)
-		s[i] = t->stack[i].fn;
-	f->max_stack = s;
+		f->max_stack[i] = t->stack[i].fn;
 	f->max_depth = t->depth + 1;
 	f->max = d;
 	f->max_tid = t->tid;
@@ -190,19 +182,15 @@ static int on_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const st
 		if (t->depth)
 			rc = pop(rep, t, ns, !(ev->flags & MT_EV_TRUNCATED));
 		break;
-	case MT_EV_GAP: {
-		struct mt_rep_gap *g;
-
+	case MT_EV_GAP:
 		while (!rc && t->depth)
 			rc = pop(rep, t, ns, 0);
-		g = realloc(rep->gaps, (rep->ngaps + 1) * sizeof(*g));
-		if (!g)
+		if (MT_ARRAY_RESERVE(rep->gaps, rep->capgaps, rep->ngaps, 1))
 			return -1;
-		rep->gaps = g;
-		g[rep->ngaps++] = (struct mt_rep_gap){ tid, ns, 0, mt_gap_reason_name(ev->arg), 1 };
+		rep->gaps[rep->ngaps++] =
+			(struct mt_rep_gap){ tid, ns, 0, mt_gap_reason_name(ev->arg), 1 };
 		rep->nomap_gaps += ev->arg == MT_GAP_NOMAP;
 		break;
-	}
 	default:
 		break;
 	}

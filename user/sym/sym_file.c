@@ -9,6 +9,7 @@
  * dwfl's own lookup is neither thread-safe nor aware of PLT stubs.
  */
 #include "sym/sym_internal.h"
+#include "util/mt_array.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,15 +37,8 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 
 int mt_sym_vec_push(struct mt_sym_vec *vec, const struct mt_sym_raw *s)
 {
-	if (vec->n == vec->cap) {
-		size_t cap = vec->cap ? vec->cap * 2 : 256;
-		struct mt_sym_raw *v = realloc(vec->v, cap * sizeof(*v));
-
-		if (!v)
-			return -1;
-		vec->v = v;
-		vec->cap = cap;
-	}
+	if (MT_ARRAY_RESERVE(vec->v, vec->cap, vec->n, 1))
+		return -1;
 	vec->v[vec->n++] = *s;
 	return 0;
 }

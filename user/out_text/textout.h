@@ -10,8 +10,8 @@
  *
  * NS is nanoseconds (CLOCK_BOOTTIME), TID the thread. Tests compare it.
  */
-#ifndef MTRACE_DECODE_TEXTOUT_H
-#define MTRACE_DECODE_TEXTOUT_H
+#ifndef MTRACE_OUT_TEXT_TEXTOUT_H
+#define MTRACE_OUT_TEXT_TEXTOUT_H
 
 #include "decode/decode.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Decoded timelines into a Perfetto trace through the writer in perfetto/. */
-#ifndef MTRACE_DECODE_PFOUT_H
-#define MTRACE_DECODE_PFOUT_H
+#ifndef MTRACE_OUT_PERFETTO_PFOUT_H
+#define MTRACE_OUT_PERFETTO_PFOUT_H
 
 #include "decode/decode.h"
 #include "perfetto/pf_writer.h"
@@ -30,7 +30,7 @@ struct mt_pfout {
 		int track;
 		int state;	/* 0: not begun, 1: open, 2: ended */
 	} *windows;
-	size_t nwindows;
+	size_t nwindows, windows_cap;
 	int windows_loaded;
 	int32_t window_frame;
 	char err[256];

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Decoded timelines into the Perfetto writer; see pfout.h. */
-#include "decode/pfout.h"
+#include "out_perfetto/pfout.h"
 
 #include "decode/blkdec.h"
 #include "decode/kernel_image.h"
@@ -69,14 +69,13 @@ static int load_windows(struct mt_pfout *o)
 
 		if (mt_decode_cpu_window(o->d, i, &cpu, &a, &b))
 			continue;
-		v = realloc(o->windows, (o->nwindows + 1) * sizeof(*v));
-		if (!v)
+		if (MT_ARRAY_RESERVE(o->windows, o->windows_cap, o->nwindows, 1))
 			return -1;
-		o->windows = v;
+		v = &o->windows[o->nwindows];
 		snprintf(name, sizeof(name), "CPU %u trace", cpu);
-		v[o->nwindows] = (struct mt_pfout_window){ a, b, pf_writer_add_track(o->w, name), 0 };
-		if (v[o->nwindows].track < 0)
-			return writer_failed(o, v[o->nwindows].track);
+		*v = (struct mt_pfout_window){ a, b, pf_writer_add_track(o->w, name), 0 };
+		if (v->track < 0)
+			return writer_failed(o, v->track);
 		o->nwindows++;
 	}
 	return 0;

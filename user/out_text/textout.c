@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Plain-text dump of decoded timelines; see textout.h. */
-#include "decode/textout.h"
+#include "out_text/textout.h"
 
 #include "decode/blkdec.h"
 
