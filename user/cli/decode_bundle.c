@@ -71,6 +71,24 @@ static void tell_kept(const char *output)
 		cli_err("%s was left as it was before", output);
 }
 
+/* The end of a written output: kept (committed) when everything went
+ * well, else removed with the old file left as it was. E: an errno, 0. */
+static int finish_output(struct mt_outfile *of, const char *output, int failed, int e)
+{
+	char err[PATH_MAX + 128];
+
+	if (failed || e)
+		cli_err("writing %s failed%s%s", output, e ? ": " : "", e ? strerror(e) : "");
+	if (!failed && !e && !mt_outfile_commit(of, err, sizeof(err)))
+		return 0;
+	if (failed || e)
+		mt_outfile_abort(of);
+	else
+		cli_err("%s", err);
+	tell_kept(output);
+	return CLI_EXIT_FAIL;
+}
+
 /* Text to OF, or to standard output when the request names no file. */
 static int run_text(struct mt_decode *d, struct mt_bundle_reader *r, const char *name,
 		    const struct decode_request *q, struct mt_outfile *of, struct decode_report *rep)
@@ -78,7 +96,6 @@ static int run_text(struct mt_decode *d, struct mt_bundle_reader *r, const char 
 	const char *output = decode_output_name(q);
 	struct mt_textout t = { d, stdout };
 	struct mt_decode_sink sink, inner;
-	char err[PATH_MAX + 128];
 	int rc, e = 0;
 
 	(void)r;
@@ -100,22 +117,11 @@ static int run_text(struct mt_decode *d, struct mt_bundle_reader *r, const char 
 		e = errno ? errno : EIO;
 	if (t.out != stdout && fclose(t.out) && !e)
 		e = errno;
+	if (of)
+		return finish_output(of, output, rc, e);
 	if (rc || e)
-		cli_err("writing %s failed%s%s", output ? output : "standard output", e ? ": " : "",
-			e ? strerror(e) : "");
-	if (!of)
-		return rc || e ? CLI_EXIT_FAIL : 0;
-	if (rc || e) {
-		mt_outfile_abort(of);
-		tell_kept(output);
-		return CLI_EXIT_FAIL;
-	}
-	if (mt_outfile_commit(of, err, sizeof(err))) {
-		cli_err("%s", err);
-		tell_kept(output);
-		return CLI_EXIT_FAIL;
-	}
-	return 0;
+		cli_err("writing standard output failed%s%s", e ? ": " : "", e ? strerror(e) : "");
+	return rc || e ? CLI_EXIT_FAIL : 0;
 }
 
 /* The SVG is built in memory and written once the decode is done. */
@@ -125,7 +131,7 @@ static int run_svg(struct mt_decode *d, struct mt_bundle_reader *r, const char *
 	const char *output = decode_output_name(q);
 	struct mt_svg *g = mt_svg_new(q->svg_chart ? MT_SVG_CHART : MT_SVG_GRAPH);
 	struct mt_decode_sink sink, inner;
-	char title[256], err[PATH_MAX + 128];
+	char title[256];
 	FILE *out = NULL;
 	int rc, e = 0;
 
@@ -148,17 +154,8 @@ static int run_svg(struct mt_decode *d, struct mt_bundle_reader *r, const char *
 	if (out && fclose(out) && !e)
 		e = errno;
 	mt_svg_free(g);
-	if (rc || e) {
-		cli_err("writing %s failed%s%s", output, e ? ": " : "", e ? strerror(e) : "");
-		mt_outfile_abort(of);
-		tell_kept(output);
+	if (finish_output(of, output, rc, e))
 		return CLI_EXIT_FAIL;
-	}
-	if (mt_outfile_commit(of, err, sizeof(err))) {
-		cli_err("%s", err);
-		tell_kept(output);
-		return CLI_EXIT_FAIL;
-	}
 	if (!q->quiet)
 		cli_err("wrote %s", output);
 	return 0;
