@@ -4,6 +4,7 @@
 
 #include "bundle/bundle.h"
 #include "files/outfile.h"
+#include "util/mt_array.h"
 #include "perfdata/perfdata_export.h"
 #include "perfdata/perfdata_symfs.h"
 
@@ -83,18 +84,9 @@ static void warn(struct imp *x, const char *fmt, ...)
 }
 
 /* Room for one more element in *V (N used, *CAP allocated). */
-static int grow(struct imp *x, void **v, size_t n, size_t *cap, size_t esz)
-{
-	void *nv;
-
-	if (n < *cap)
-		return 0;
-	if (!(nv = realloc(*v, (*cap ? 2 * *cap : 16) * esz)))
-		return fail(x, -ENOMEM, "out of memory");
-	*v = nv;
-	*cap = *cap ? 2 * *cap : 16;
-	return 0;
-}
+/* Room for one more element of ARR (N in use, capacity CAP), or the import fails. */
+#define GROW(x, arr, n, cap) \
+	(MT_ARRAY_RESERVE(arr, cap, n, 1) ? fail(x, -ENOMEM, "out of memory") : 0)
 
 bool perfdata_is_perf_data(const char *path)
 {
@@ -165,7 +157,7 @@ static struct stream *stream_for(struct imp *x, uint32_t cpu, uint32_t tid)
 		fail(x, -EFBIG, "more than %d AUX buffers", MAX_STREAMS);
 		return NULL;
 	}
-	if (grow(x, (void **)&x->s, x->ns, &x->scap, sizeof(*x->s)))
+	if (GROW(x, x->s, x->ns, x->scap))
 		return NULL;
 	x->s[x->ns] = (struct stream){ .cpu = cpu, .tid = tid };
 	return &x->s[x->ns++];
@@ -183,7 +175,7 @@ static int on_auxtrace(struct imp *x, const struct perfdata_rec *r)
 	if (a.cpu == UINT32_MAX)
 		x->st->per_thread = true;
 	s = stream_for(x, a.cpu, a.cpu == UINT32_MAX ? a.tid : UINT32_MAX);
-	if (!s || grow(x, (void **)&s->p, s->n, &s->cap, sizeof(*s->p)))
+	if (!s || GROW(x, s->p, s->n, s->cap))
 		return -ENOMEM;
 	s->p[s->n++] = (struct aux_piece){ r->aux, r->aux_len, a.offset, a.reference };
 	return 0;
@@ -203,7 +195,7 @@ static uint64_t rec_tsc(struct imp *x, const struct perfdata_rec *r)
 static int add_switch(struct imp *x, uint64_t tsc, uint32_t cpu, uint32_t ppid, uint32_t ptid,
 		      uint32_t npid, uint32_t ntid, uint32_t flags)
 {
-	if (grow(x, (void **)&x->sw, x->nsw, &x->swcap, sizeof(*x->sw)))
+	if (GROW(x, x->sw, x->nsw, x->swcap))
 		return -ENOMEM;
 	x->sw[x->nsw++] = (struct mt_bundle_switch_entry){ tsc, cpu, ppid, ptid, npid, ntid, flags };
 	return 0;
@@ -261,7 +253,7 @@ static int on_comm(struct imp *x, const struct perfdata_rec *r)
 		return fail(x, -EBADMSG, "COMM record at offset %" PRIu64 " too short", r->offset);
 	memcpy(pt, r->body, sizeof(pt));
 	n = strnlen((const char *)r->body + 8, r->body_len - 8);
-	if (grow(x, (void **)&x->th, x->nth, &x->thcap, sizeof(*x->th)))
+	if (GROW(x, x->th, x->nth, x->thcap))
 		return -ENOMEM;
 	char *comm = strndup((const char *)r->body + 8, n);
 
@@ -280,7 +272,7 @@ static int add_map(struct imp *x, const struct perfdata_rec *r, uint32_t pid, ui
 
 	if (pid == UINT32_MAX || !len || addr + len < addr)
 		return 0; /* kernel maps: kernel code is not taken from perf.data */
-	if (grow(x, (void **)&x->maps, x->nmaps, &x->mapcap, sizeof(*x->maps)))
+	if (GROW(x, x->maps, x->nmaps, x->mapcap))
 		return -ENOMEM;
 	m = &x->maps[x->nmaps];
 	memset(m, 0, sizeof(*m));
