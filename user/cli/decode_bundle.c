@@ -194,6 +194,8 @@ static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r, const c
 	o.format = json ? PF_FORMAT_JSON : PF_FORMAT_PROTO;
 	o.keep_open_frames = q->keep_open;
 	o.name = output;
+	/* One replay per thread instead of two (decode.h's late_inferred). */
+	o.late_inferred = !json;
 	if (pf_writer_open(&w, of->write_path, &o) < 0) {
 		cli_err("%s", pf_last_error());
 		mt_outfile_abort(of);

@@ -76,7 +76,8 @@ struct mt_decode_sink decode_report_sink(struct decode_report *rep,
 					 const struct mt_decode_sink *inner)
 {
 	rep->inner = *inner;
-	return (struct mt_decode_sink){ on_thread, on_event, on_trigger, rep };
+	/* It only counts: the order is the inner sink's business. */
+	return (struct mt_decode_sink){ on_thread, on_event, on_trigger, rep, inner->late_inferred };
 }
 
 void decode_report_missing(void *ctx, const char *msg)

@@ -110,8 +110,10 @@ enum mt_cs_off {
 	MT_OFF_OTHER,		/* interrupt, fault, context switch, filter */
 };
 
-/* Frame flag, never in an event: entered by a far call (kernel entry). */
+/* Frame flags, never in an event: entered by a far call (kernel entry);
+ * an inferred frame past MT_CS_MAX_INFERRED, kept but never emitted. */
 #define MT_CS_FAR (1u << 7)
+#define MT_CS_QUIET (1u << 6)
 
 struct mt_cs_frame {
 	struct mt_cs_fn fn;
@@ -122,6 +124,15 @@ struct mt_cs_frame {
 
 /* Deeper call chains are counted, not stored (runaway recursion). */
 #define MT_CS_MAX_DEPTH 4096
+/*
+ * Inferred frames emitted per stretch (the run of events between gaps).
+ * They nest below everything else of the stretch, all from its first
+ * timestamp, so the output's nesting limit must leave them room; a real
+ * program reveals as many callers as its stack was deep when the trace
+ * started, a random walk without end. Further callers still take part in
+ * the rebuild, their events are not emitted.
+ */
+#define MT_CS_MAX_INFERRED 64
 
 struct mt_cs {
 	struct mt_cs_ops ops;
@@ -134,6 +145,7 @@ struct mt_cs {
 	int off;		/* trace is off (a synthetic frame is on top) */
 	int in_segment;		/* a block was seen since the last gap */
 	uint64_t seg_start;	/* first timestamp of the segment */
+	unsigned int inferred;	/* inferred frames emitted in the stretch */
 	uint64_t last_ts;
 	uint64_t backsteps;	/* timestamps clamped to keep time monotonic */
 	uint64_t blocks;

@@ -76,14 +76,25 @@ struct mt_decode_stats {
 struct mt_decode_sink {
 	/* Each thread once, before its first event. */
 	int (*thread)(void *ctx, uint32_t pid, uint32_t tid);
-	/* Events in global timestamp order (ties: thread order). A non-zero
-	 * return stops the run and is returned by mt_decode_run(). */
+	/* Events in global timestamp order (ties: thread order; see
+	 * late_inferred for the exception). A non-zero return stops the run
+	 * and is returned by mt_decode_run(). */
 	int (*event)(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const struct mt_ev *ev);
 	/* The trigger, at its place in the event order: where the trace shows
 	 * the probe hit when it does (the triggering thread's trace stop at
 	 * the trigger's address), else at its own time; may be NULL. */
 	int (*trigger)(void *ctx, uint64_t ns, const struct mt_bundle_trigger *t);
 	void *ctx;
+	/*
+	 * Set by a sink that puts each thread's events in time order itself,
+	 * equal times in arrival order, as Perfetto's importer does. Inferred
+	 * BEGINs (MT_EV_INFERRED) then come as the rebuild finds them: after
+	 * other events of their stretch, with its first timestamp, innermost
+	 * first, each where its thread's events have got to in the merge.
+	 * The decoder then replays every thread once instead of twice.
+	 * Otherwise a stretch's inferred BEGINs come first, outermost first.
+	 */
+	int late_inferred;
 };
 
 struct mt_decode;

@@ -4,23 +4,26 @@
  * order, replayed through its own call-stack rebuild, all threads merged by
  * time into the sink.
  *
- * The rebuild runs twice per thread. The first pass keeps only the frames
- * it infers (callers revealed by returns past the oldest known frame),
- * which must be written before everything else of their stretch (the run
- * of events between gaps) although they are only found later. The second
- * pass streams: each thread yields its events a few at a time, starting
- * each stretch with its inferred frames, and the merge passes them on in
- * time order. No thread's events are ever held in full.
+ * Each thread's rebuild yields its events a few at a time and the merge
+ * passes them on in time order; no thread's events are ever held in full.
+ * Inferred frames (callers revealed by returns past the oldest known
+ * frame) belong before everything else of their stretch (the run of
+ * events between gaps) but are only found later. A sink that places each
+ * thread's events by time itself (late_inferred, decode.h) takes them as
+ * they are found, and every thread is replayed once; for any other sink a
+ * first replay of the thread finds them, and the second starts each
+ * stretch with them. Both run through replay() and the same rebuild.
  */
 #include "decode/decode_internal.h"
 #include "decode/inlines.h"
+#include "util/mt_array.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* An inferred BEGIN as pass 1 keeps it (a stretch can have very many):
- * all those of a stretch have its first timestamp (callstack.h). */
-struct inferred {
+/* An inferred BEGIN as the first replay keeps it (a stretch has at most
+ * MT_CS_MAX_INFERRED): all those of a stretch have its first timestamp. */
+struct inferred_frame {
 	uint64_t addr;
 	uint32_t fn;
 	uint8_t flags;
@@ -34,32 +37,41 @@ struct stretch {
 
 struct timeline {
 	struct mt_task task;
-	const struct mt_seg **segs;
-	size_t nsegs, segcap;
-	/* Pass 1: inferred BEGINs in arrival order (innermost first), and
-	 * the stretches. */
-	struct inferred *pre;
-	size_t npre, precap;
-	struct stretch *str;
-	size_t nstr, strcap;
-	/* Pass 2: replay position, and events produced but not yet merged. */
+	const struct mt_seg **segs;	/* in time order */
+	size_t nsegs, segs_cap;
+	/*
+	 * Sinks that need events in time order get each stretch's inferred
+	 * frames first, found by a first replay: the frames in arrival
+	 * order (innermost first) and where each stretch's start.
+	 */
+	struct inferred_frame *inferred;
+	size_t ninferred, inferred_cap;
+	struct stretch *stretches;
+	size_t nstretches, stretches_cap;
+	/* The replay: its position, and events made but not yet merged. */
 	struct mt_cs cs;
 	size_t seg;
-	struct mt_oplog_cursor op;
+	struct mt_oplog_cursor cursor;
 	const struct mt_oplog *log;	/* segs[seg]'s, and where its ops end */
-	size_t end;
-	uint64_t last;
+	size_t seg_end;
+	uint64_t last_tsc;
 	int done;
-	size_t cur_str;
-	int str_open;		/* the stretch's inferred frames are due (inf below) */
-	struct mt_ev *q;
-	size_t qhead, qlen, qcap;
-	/* The open stretch's inferred frames not yet merged: pre[inf, inf +
-	 * ninf), taken from the end, due when the queue's head reaches inf_at
-	 * (they are not copied: a stretch can have very many). */
-	size_t inf, ninf, inf_at;
-	struct mt_ev inf_ev;	/* the next of them, made whole */
-	struct mt_inl *inl;	/* pass 2: inline frames */
+	struct mt_ev *queue;
+	size_t queue_head, queue_len, queue_cap;
+	/* Where the merge has got to in this thread: an inferred frame that
+	 * arrives late (late_inferred sinks) takes its place there. */
+	uint64_t merged_tsc;
+	/*
+	 * Time-ordered sinks: the stretch being replayed and its inferred
+	 * frames not yet merged, inferred[due_first, due_first + ndue) taken
+	 * from the end, due when the queue's head reaches due_at (they are
+	 * not copied into the queue).
+	 */
+	size_t stretch;
+	int stretch_started;
+	size_t due_first, ndue, due_at;
+	struct mt_ev due_ev;	/* the next of them, made whole */
+	struct mt_inl *inl;	/* the last replay's inline frames */
 	int oom;
 };
 
@@ -78,20 +90,6 @@ static void resolve(void *ctx, uint64_t ip, struct mt_cs_fn *fn)
 	mt_funcs_resolve_cached(&r->d->funcs, &r->cache, r->proc, ip, fn);
 }
 
-static int grow(void **v, size_t *cap, size_t n, size_t size)
-{
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	p = realloc(*v, (*cap ? *cap * 2 : 64) * size);
-	if (!p)
-		return -1;
-	*v = p;
-	*cap = *cap ? *cap * 2 : 64;
-	return 0;
-}
-
 static int is_inferred(const struct mt_ev *ev)
 {
 	return ev->kind == MT_EV_BEGIN && (ev->flags & MT_EV_INFERRED);
@@ -99,26 +97,26 @@ static int is_inferred(const struct mt_ev *ev)
 
 static void new_stretch(struct timeline *t)
 {
-	if (grow((void **)&t->str, &t->strcap, t->nstr, sizeof(*t->str))) {
+	if (MT_ARRAY_RESERVE(t->stretches, t->stretches_cap, t->nstretches, 1)) {
 		t->oom = 1;
 		return;
 	}
-	t->str[t->nstr++] = (struct stretch){ t->npre, 0 };
+	t->stretches[t->nstretches++] = (struct stretch){ t->ninferred, 0 };
 }
 
-/* Pass 1: keeps the inferred frames of each stretch (it receives only
- * those and the gaps). */
+/* First replay: keeps the inferred frames of each stretch (it receives
+ * only those and the gaps). */
 static void collect_inferred(void *ctx, const struct mt_ev *ev)
 {
 	struct timeline *t = ((struct replay *)ctx)->tl;
 
 	if (is_inferred(ev)) {
-		if (grow((void **)&t->pre, &t->precap, t->npre, sizeof(*t->pre))) {
+		if (MT_ARRAY_RESERVE(t->inferred, t->inferred_cap, t->ninferred, 1)) {
 			t->oom = 1;
 			return;
 		}
-		t->str[t->nstr - 1].ts = ev->ts;
-		t->pre[t->npre++] = (struct inferred){ ev->addr, ev->arg, ev->flags };
+		t->stretches[t->nstretches - 1].ts = ev->ts;
+		t->inferred[t->ninferred++] = (struct inferred_frame){ ev->addr, ev->arg, ev->flags };
 	} else if (ev->kind == MT_EV_GAP) {
 		new_stretch(t);
 	}
@@ -126,37 +124,45 @@ static void collect_inferred(void *ctx, const struct mt_ev *ev)
 
 static void enqueue(struct timeline *t, const struct mt_ev *ev)
 {
-	if (t->qhead == t->qlen)
-		t->qhead = t->qlen = t->inf_at = 0;
-	if (grow((void **)&t->q, &t->qcap, t->qlen, sizeof(*t->q))) {
+	if (t->queue_head == t->queue_len)
+		t->queue_head = t->queue_len = t->due_at = 0;
+	if (MT_ARRAY_RESERVE(t->queue, t->queue_cap, t->queue_len, 1)) {
 		t->oom = 1;
 		return;
 	}
-	t->q[t->qlen++] = *ev;
+	t->queue[t->queue_len++] = *ev;
 }
 
-/* Pass 2: queues events, each stretch opening with its inferred frames,
- * outermost first (the same frames pass 1 saw, in reverse). */
-static void queue_event(void *ctx, const struct mt_ev *ev)
+/* Time-ordered sinks: queues events, each stretch opening with its
+ * inferred frames, outermost first (those the first replay found, in
+ * reverse); the rebuild's own inferred frames are dropped. */
+static void queue_in_order(void *ctx, const struct mt_ev *ev)
 {
 	struct timeline *t = ((struct replay *)ctx)->tl;
 
-	if (!t->str_open && t->cur_str < t->nstr) {
-		size_t end = t->cur_str + 1 < t->nstr ? t->str[t->cur_str + 1].first : t->npre;
+	if (!t->stretch_started && t->stretch < t->nstretches) {
+		const struct stretch *s = &t->stretches[t->stretch];
+		size_t end = t->stretch + 1 < t->nstretches ? s[1].first : t->ninferred;
 
-		t->inf = t->str[t->cur_str].first;
-		t->inf_ev = (struct mt_ev){ .ts = t->str[t->cur_str].ts, .kind = MT_EV_BEGIN };
-		t->ninf = end - t->inf;
-		t->inf_at = t->qlen;
-		t->str_open = 1;
+		t->due_first = s->first;
+		t->due_ev = (struct mt_ev){ .ts = s->ts, .kind = MT_EV_BEGIN };
+		t->ndue = end - t->due_first;
+		t->due_at = t->queue_len;
+		t->stretch_started = 1;
 	}
 	if (is_inferred(ev))
 		return;
 	enqueue(t, ev);
 	if (ev->kind == MT_EV_GAP) {
-		t->cur_str++;
-		t->str_open = 0;
+		t->stretch++;
+		t->stretch_started = 0;
 	}
+}
+
+/* late_inferred sinks: every event in the order the rebuild makes it. */
+static void queue_as_found(void *ctx, const struct mt_ev *ev)
+{
+	enqueue(((struct replay *)ctx)->tl, ev);
 }
 
 static int cmp_seg(const void *a, const void *b)
@@ -171,8 +177,8 @@ static int cmp_seg(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-/* Pass 2: the inline frames follow the code seen, the calls made included
- * (the address before the return address is the call's). */
+/* The inline frames follow the code seen, the calls made included (the
+ * address before the return address is the call's). */
 static void inline_at(struct timeline *t, uint64_t ip, unsigned int x, uint64_t ret)
 {
 	if (!t->inl)
@@ -214,42 +220,43 @@ static void enter_seg(struct mt_decode *d, struct timeline *t)
 	const struct mt_seg *s = t->segs[t->seg];
 
 	t->log = &d->cpus[s->cpu].ops;
-	t->end = s->end;
-	mt_oplog_seek(&t->op, s->begin);
+	t->seg_end = s->end;
+	mt_oplog_seek(&t->cursor, s->begin);
 }
 
 /*
  * Replays the thread's ops (and, after the last, ends its frames) until
- * an event is queued, inferred frames are due or memory ran out. Both
- * passes replay through here; pass 1 queues nothing and runs to the end.
- * One call for many ops: the loop is the replay's hottest.
+ * an event is queued, inferred frames are due or memory ran out. Every
+ * replay runs through here; the first of two queues nothing and runs to
+ * the end. One call for many ops: the loop is the replay's hottest.
  */
 static void replay(struct mt_decode *d, struct timeline *t)
 {
 	struct mt_op op;
 
-	while (t->qhead == t->qlen && !t->ninf && !t->oom) {
-		if (t->op.pos == t->end) {
+	while (t->queue_head == t->queue_len && !t->ndue && !t->oom) {
+		if (t->cursor.pos == t->seg_end) {
 			if (t->done)
 				return;
-			if (t->segs[t->seg]->last_tsc > t->last)
-				t->last = t->segs[t->seg]->last_tsc;
+			if (t->segs[t->seg]->last_tsc > t->last_tsc)
+				t->last_tsc = t->segs[t->seg]->last_tsc;
 			if (++t->seg < t->nsegs) {
 				enter_seg(d, t);
 			} else {
-				mt_cs_finish(&t->cs, t->last);
+				mt_cs_finish(&t->cs, t->last_tsc);
 				t->done = 1;
 			}
 			continue;
 		}
-		mt_oplog_get(t->log, &t->op, &op);
+		mt_oplog_get(t->log, &t->cursor, &op);
 		apply(t, &op);
-		if (op.tsc > t->last)
-			t->last = op.tsc;
+		if (op.tsc > t->last_tsc)
+			t->last_tsc = op.tsc;
 	}
 }
 
-/* Pass 2's events pass the inline frames on their way to the queue. */
+/* The events of a replay that feeds the merge pass the inline frames on
+ * their way to the queue. */
 static void inline_event(void *ctx, const struct mt_ev *ev)
 {
 	struct replay *r = ctx;
@@ -257,11 +264,11 @@ static void inline_event(void *ctx, const struct mt_ev *ev)
 	mt_inl_event(&r->inl, &r->tl->cs, ev);
 }
 
-/* Starts a replay pass with EMIT receiving the events, or only the
- * inferred BEGINs and the gaps when INFERRED_ONLY (pass 1, which has no
+/* Starts a replay with EMIT receiving the events, or only the inferred
+ * BEGINs and the gaps when INFERRED_ONLY (the first of two, which has no
  * inline frames: none is inferred). */
-static void start_pass(struct mt_decode *d, struct timeline *t, struct replay *r,
-		       void (*emit)(void *ctx, const struct mt_ev *ev), int inferred_only)
+static void start_replay(struct mt_decode *d, struct timeline *t, struct replay *r,
+			 void (*emit)(void *ctx, const struct mt_ev *ev), int inferred_only)
 {
 	const struct mt_cs_ops ops = { resolve, inferred_only ? emit : inline_event, r };
 
@@ -273,43 +280,42 @@ static void start_pass(struct mt_decode *d, struct timeline *t, struct replay *r
 		t->inl = &r->inl;
 	}
 	t->seg = 0;
-	t->last = 0;
+	t->last_tsc = 0;
 	t->done = 0;
 	enter_seg(d, t);
 }
 
-/* Pass 1 over the whole thread. */
+/* The first of two replays, over the whole thread. */
 static void find_inferred(struct mt_decode *d, struct timeline *t, struct replay *r)
 {
-	qsort(t->segs, t->nsegs, sizeof(*t->segs), cmp_seg);
 	new_stretch(t);
-	start_pass(d, t, r, collect_inferred, 1);
+	start_replay(d, t, r, collect_inferred, 1);
 	replay(d, t);
 	mt_cs_fini(&t->cs);
 }
 
-/* The thread's next event in pass 2, or NULL when it has no more. */
+/* The thread's next event, or NULL when it has no more. */
 static const struct mt_ev *peek(struct mt_decode *d, struct timeline *t)
 {
 	replay(d, t);
-	if (t->ninf && t->qhead == t->inf_at) {
-		const struct inferred *f = &t->pre[t->inf + t->ninf - 1];
+	if (t->ndue && t->queue_head == t->due_at) {
+		const struct inferred_frame *f = &t->inferred[t->due_first + t->ndue - 1];
 
-		t->inf_ev.flags = f->flags;
-		t->inf_ev.arg = f->fn;
-		t->inf_ev.addr = f->addr;
-		return &t->inf_ev;
+		t->due_ev.flags = f->flags;
+		t->due_ev.arg = f->fn;
+		t->due_ev.addr = f->addr;
+		return &t->due_ev;
 	}
-	return t->qhead < t->qlen ? &t->q[t->qhead] : NULL;
+	return t->queue_head < t->queue_len ? &t->queue[t->queue_head] : NULL;
 }
 
 /* Moves past the event peek() returned. */
 static void consume(struct timeline *t)
 {
-	if (t->ninf && t->qhead == t->inf_at)
-		t->ninf--;
+	if (t->ndue && t->queue_head == t->due_at)
+		t->ndue--;
 	else
-		t->qhead++;
+		t->queue_head++;
 }
 
 static struct timeline *find_tl(struct timeline **tls, size_t *n, struct mt_task task)
@@ -328,30 +334,33 @@ static struct timeline *find_tl(struct timeline **tls, size_t *n, struct mt_task
 	return &v[(*n)++];
 }
 
-static int add_seg(struct timeline *t, const struct mt_seg *s)
-{
-	if (t->nsegs == t->segcap) {
-		size_t cap = t->segcap ? t->segcap * 2 : 16;
-		const struct mt_seg **v = realloc(t->segs, cap * sizeof(*v));
+/* Successive events often share a timestamp: each is converted once. */
+struct ns_cache {
+	uint64_t tsc, ns;
+	int valid;
+};
 
-		if (!v)
-			return -1;
-		t->segs = v;
-		t->segcap = cap;
+static uint64_t to_ns(const struct mt_decode *d, struct ns_cache *c, uint64_t tsc)
+{
+	if (!c->valid || c->tsc != tsc) {
+		c->ns = mt_clock_ns(&d->clock, tsc);
+		c->tsc = tsc;
+		c->valid = 1;
 	}
-	t->segs[t->nsegs++] = s;
-	return 0;
+	return c->ns;
 }
 
-/* Merges the timelines by time into the sink (ties: timeline order). */
+/*
+ * Merges the timelines by time into the sink (ties: timeline order). An
+ * event's place is its time, or for an inferred frame that arrives late,
+ * where its thread has got to.
+ */
 static int emit(struct mt_decode *d, struct timeline *tls, size_t n,
 		const struct mt_decode_sink *sink)
 {
 	uint64_t trig_ns = d->have_trigger ? mt_clock_ns(&d->clock, d->trigger_at) : 0;
 	int trig_pending = d->have_trigger && sink->trigger;
-	/* Successive events often share a timestamp: convert each once. */
-	uint64_t ns = 0, ns_tsc = 0;
-	int have_ns = 0;
+	struct ns_cache at_cache = { 0 }, ev_cache = { 0 };
 	int rc;
 
 	for (size_t i = 0; i < n; i++)
@@ -360,28 +369,31 @@ static int emit(struct mt_decode *d, struct timeline *tls, size_t n,
 	for (;;) {
 		struct timeline *best = NULL;
 		const struct mt_ev *best_ev = NULL;
+		uint64_t best_at = 0, at_ns = 0;
 
 		/* Linear scan: traces have few threads, and it keeps the
 		 * order of equal timestamps stable. */
 		for (size_t i = 0; i < n; i++) {
 			const struct mt_ev *ev = peek(d, &tls[i]);
+			uint64_t at;
 
 			if (tls[i].oom)
 				return -1;
-			if (ev && (!best || ev->ts < best_ev->ts)) {
+			if (!ev)
+				continue;
+			at = ev->ts > tls[i].merged_tsc ? ev->ts : tls[i].merged_tsc;
+			if (!best || at < best_at) {
 				best = &tls[i];
 				best_ev = ev;
+				best_at = at;
 			}
 		}
-		if (best && (!have_ns || best_ev->ts != ns_tsc)) {
-			ns = mt_clock_ns(&d->clock, best_ev->ts);
-			ns_tsc = best_ev->ts;
-			have_ns = 1;
-		}
+		if (best)
+			at_ns = to_ns(d, &at_cache, best_at);
 		/* After the events at its time, but before the frames the
 		 * data's end closes there: they were open at the trigger. */
-		if (trig_pending && (!best || ns > trig_ns ||
-				     (ns == trig_ns && best_ev->kind == MT_EV_END &&
+		if (trig_pending && (!best || at_ns > trig_ns ||
+				     (at_ns == trig_ns && best_ev->kind == MT_EV_END &&
 				      (best_ev->flags & MT_EV_TRUNCATED)))) {
 			trig_pending = 0;
 			if ((rc = sink->trigger(sink->ctx, trig_ns, &d->trigger)))
@@ -389,9 +401,12 @@ static int emit(struct mt_decode *d, struct timeline *tls, size_t n,
 		}
 		if (!best)
 			return 0;
-		rc = sink->event(sink->ctx, best->task.pid, best->task.tid, ns, best_ev);
+		rc = sink->event(sink->ctx, best->task.pid, best->task.tid,
+				 best_ev->ts == best_at ? at_ns : to_ns(d, &ev_cache, best_ev->ts),
+				 best_ev);
 		if (rc)
 			return rc;
+		best->merged_tsc = best_at;
 		consume(best);
 		d->stats.events++;
 	}
@@ -413,7 +428,9 @@ int mt_decode_threads(struct mt_decode *d, const struct mt_decode_sink *sink)
 			    !mt_decode_selected(d->opts.tids, d->opts.ntids, seg->task.tid))
 				continue;
 			t = find_tl(&tls, &n, seg->task);
-			rc = !t || add_seg(t, seg) ? -1 : 0;
+			rc = !t || MT_ARRAY_RESERVE(t->segs, t->segs_cap, t->nsegs, 1) ? -1 : 0;
+			if (!rc)
+				t->segs[t->nsegs++] = seg;
 		}
 	}
 	/* One replay context per thread, made once the timelines stay put. */
@@ -424,23 +441,26 @@ int mt_decode_threads(struct mt_decode *d, const struct mt_decode_sink *sink)
 		rs[i].d = d;
 		rs[i].tl = &tls[i];
 		rs[i].proc = mt_decode_proc(d, tls[i].task.pid);
-		find_inferred(d, &tls[i], &rs[i]);
-		start_pass(d, &tls[i], &rs[i], queue_event, 0);
+		qsort(tls[i].segs, tls[i].nsegs, sizeof(*tls[i].segs), cmp_seg);
+		if (!sink->late_inferred)
+			find_inferred(d, &tls[i], &rs[i]);
+		start_replay(d, &tls[i], &rs[i], sink->late_inferred ? queue_as_found : queue_in_order,
+			     0);
 		rc = tls[i].oom ? -1 : 0;
 	}
 	d->stats.threads = n;
 	if (!rc)
 		rc = emit(d, tls, n, sink);
 	for (size_t i = 0; i < n; i++) {
-		if (rs && rs[i].tl) {	/* its second pass was started */
+		if (rs && rs[i].tl) {	/* its replay was started */
 			d->stats.backsteps += tls[i].cs.backsteps;
 			mt_cs_fini(&tls[i].cs);
 			mt_inl_fini(&rs[i].inl);
 		}
 		free(tls[i].segs);
-		free(tls[i].pre);
-		free(tls[i].str);
-		free(tls[i].q);
+		free(tls[i].inferred);
+		free(tls[i].stretches);
+		free(tls[i].queue);
 	}
 	free(rs);
 	free(tls);

@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+_Static_assert(PF_MAX_INFERRED == MT_CS_MAX_INFERRED,
+	       "the writer must take every inferred frame the decoder emits");
+
 static const char *comm_of(struct mt_bundle_reader *r, uint32_t pid, uint32_t tid)
 {
 	const struct mt_bundle_thread *t;
@@ -256,7 +259,8 @@ int mt_pfout_init(struct mt_pfout *o, struct mt_decode *d, struct mt_bundle_read
 	o->d = d;
 	o->r = r;
 	o->w = w;
-	*sink = (struct mt_decode_sink){ on_thread, on_event, on_trigger, o };
+	*sink = (struct mt_decode_sink){ on_thread, on_event, on_trigger, o,
+					 pf_writer_late_inferred(w) };
 	if (mt_decode_trigger(d, &ns, &t))
 		return 0;
 	o->trigger_ns = ns;
