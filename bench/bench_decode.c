@@ -212,6 +212,7 @@ static int full_decode(struct mt_bundle_reader *r, unsigned int jobs, const char
 		return -1;
 	}
 	pf_options_init(&po);
+	po.late_inferred = 1;	/* as mtrace-user decode writes protobuf */
 	if (pf_writer_open(&w, out, &po) < 0) {
 		fprintf(stderr, "bench_decode: %s\n", pf_last_error());
 		mt_decode_free(d);

@@ -70,9 +70,8 @@ static void push(struct mt_cs *cs, uint64_t ts, const struct mt_cs_fn *fn, uint6
 		cs->cap = cap;
 	}
 	cs->stack[cs->depth++] = (struct mt_cs_frame){
-		*fn, ret, (uint8_t)(flags & (MT_EV_ASYNC | MT_CS_FAR | MT_CS_QUIET)) };
-	if (!(flags & MT_CS_QUIET))
-		emit(cs, ts, MT_EV_BEGIN, flags & ~(MT_CS_FAR | MT_CS_QUIET), fn->id, addr);
+		*fn, ret, (uint8_t)(flags & (MT_EV_ASYNC | MT_CS_FAR | MT_EV_EXCESS)) };
+	emit(cs, ts, MT_EV_BEGIN, flags & ~MT_CS_FAR, fn->id, addr);
 }
 
 /* Returns the closed frame, in place (not copied: the replay pops about
@@ -82,8 +81,7 @@ static const struct mt_cs_frame *pop_at(struct mt_cs *cs, uint64_t ts, unsigned 
 {
 	const struct mt_cs_frame *f = &cs->stack[--cs->depth];
 
-	if (!(f->flags & MT_CS_QUIET))
-		emit(cs, ts, MT_EV_END, flags, f->fn.id, to);
+	emit(cs, ts, MT_EV_END, flags | (f->flags & MT_EV_EXCESS), f->fn.id, to);
 	return f;
 }
 
@@ -109,21 +107,19 @@ static long frame_below_holding(struct mt_cs *cs, uint64_t ip)
 }
 
 /* A frame open since the stretch's start (its first block's function, or
- * a caller revealed by a return past the oldest frame); beyond
- * MT_CS_MAX_INFERRED of them in a stretch, it is kept but not shown. */
+ * a caller revealed by a return past the oldest frame). */
 static void push_inferred(struct mt_cs *cs, const struct mt_cs_fn *fn, uint64_t ip)
 {
-	unsigned int quiet = cs->inferred < MT_CS_MAX_INFERRED ? 0 : MT_CS_QUIET;
+	unsigned int excess = cs->inferred++ < MT_CS_MAX_INFERRED ? 0 : MT_EV_EXCESS;
 
-	cs->inferred += !quiet;
-	push(cs, cs->seg_start, fn, 0, MT_EV_INFERRED | quiet, ip);
+	push(cs, cs->seg_start, fn, 0, MT_EV_INFERRED | excess, ip);
 }
 
 static void replace_top(struct mt_cs *cs, uint64_t ts, const struct mt_cs_fn *fn, uint64_t ip)
 {
 	const struct mt_cs_frame *old = pop(cs, ts, MT_EV_TAIL);
 
-	push(cs, ts, fn, old->ret, MT_EV_TAIL | (old->flags & ~MT_CS_QUIET), ip);
+	push(cs, ts, fn, old->ret, MT_EV_TAIL | (old->flags & ~MT_EV_EXCESS), ip);
 }
 
 static void do_return(struct mt_cs *cs, uint64_t ts, uint64_t ip)

@@ -69,6 +69,8 @@ enum mt_ev_kind {
 #define MT_EV_RET (1u << 4)		/* END: the frame executed a return */
 #define MT_EV_INLINE (1u << 5)		/* BEGIN/END: code inlined into the
 					 * frame below (decode/inlines.h) */
+#define MT_EV_EXCESS (1u << 6)		/* BEGIN/END: an inferred frame past
+					 * MT_CS_MAX_INFERRED in its stretch */
 
 struct mt_ev {
 	uint64_t ts;
@@ -110,10 +112,8 @@ enum mt_cs_off {
 	MT_OFF_OTHER,		/* interrupt, fault, context switch, filter */
 };
 
-/* Frame flags, never in an event: entered by a far call (kernel entry);
- * an inferred frame past MT_CS_MAX_INFERRED, kept but never emitted. */
+/* Frame flag, never in an event: entered by a far call (kernel entry). */
 #define MT_CS_FAR (1u << 7)
-#define MT_CS_QUIET (1u << 6)
 
 struct mt_cs_frame {
 	struct mt_cs_fn fn;
@@ -125,12 +125,12 @@ struct mt_cs_frame {
 /* Deeper call chains are counted, not stored (runaway recursion). */
 #define MT_CS_MAX_DEPTH 4096
 /*
- * Inferred frames emitted per stretch (the run of events between gaps).
- * They nest below everything else of the stretch, all from its first
- * timestamp, so the output's nesting limit must leave them room; a real
- * program reveals as many callers as its stack was deep when the trace
- * started, a random walk without end. Further callers still take part in
- * the rebuild, their events are not emitted.
+ * Inferred frames per stretch (the run of events between gaps) that an
+ * output with a nesting limit shows. They nest below everything else of
+ * the stretch, all from its first timestamp, so the limit must leave them
+ * room; a real program reveals as many callers as its stack was deep when
+ * the trace started, a random walk without end. The frames found after
+ * these are flagged MT_EV_EXCESS, BEGIN and END, in every pass alike.
  */
 #define MT_CS_MAX_INFERRED 64
 
@@ -145,7 +145,7 @@ struct mt_cs {
 	int off;		/* trace is off (a synthetic frame is on top) */
 	int in_segment;		/* a block was seen since the last gap */
 	uint64_t seg_start;	/* first timestamp of the segment */
-	unsigned int inferred;	/* inferred frames emitted in the stretch */
+	unsigned int inferred;	/* inferred frames found in the stretch */
 	uint64_t last_ts;
 	uint64_t backsteps;	/* timestamps clamped to keep time monotonic */
 	uint64_t blocks;

@@ -201,6 +201,10 @@ static int on_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const st
 
 	if (t < 0)
 		return -1;
+	/* Perfetto's nesting limit leaves room for so many inferred frames
+	 * (pf_writer.h): the frames of the rest are left out. */
+	if (ev->flags & MT_EV_EXCESS)
+		return 0;
 	if ((rc = windows_upto(o, ns, UINT64_MAX)))
 		return rc;
 	o->last_ns = ns;
