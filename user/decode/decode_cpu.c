@@ -47,6 +47,7 @@ struct worker {
 	int attributed;		/* its thread was chosen at its start */
 	uint64_t log_tsc;	/* time of the log's last op, if it has one */
 	int have_op;
+	size_t seg_ops;		/* ops in the open segment */
 	uint64_t key_floor;	/* first_tsc of the last closed segment */
 	size_t handed_len;	/* log length at the last hand-over */
 	/* The latest probe hit (see h_disable()) in a closed segment. */
@@ -121,6 +122,7 @@ static void open_seg(struct worker *w, uint64_t tsc, uint64_t lo, uint64_t hi)
 						 log->nsegs_total++, pos, pos };
 	log->nsegs++;
 	w->have_seg = 1;
+	w->seg_ops = 0;
 	w->attributed = 0;
 	w->lo = lo;
 	w->hi = hi;
@@ -133,6 +135,15 @@ static uint64_t bounded(struct worker *w, uint64_t tsc)
 		return tsc;
 	w->log->clamped++;
 	return tsc < w->lo ? w->lo : w->hi;
+}
+
+/* An op's time: bounded, and never before the segment's previous op (the
+ * rebuild would clamp it so: one thread), so that a stream's times only
+ * grow and its hand-overs can say how far it has got. */
+static uint64_t op_time(struct worker *w, uint64_t tsc)
+{
+	tsc = bounded(w, tsc);
+	return w->seg_ops && tsc < w->log_tsc ? w->log_tsc : tsc;
 }
 
 static uint64_t last_tsc(const struct worker *w, uint64_t dflt)
@@ -155,21 +166,52 @@ static void give_job(struct mt_pipe *p)
 }
 
 /*
+ * The open segment, when its thread is already certain (chosen at its
+ * start, or no switch on the CPU until its end bound), is cut here into
+ * two of the same thread, so that the replay can have the part decoded
+ * so far: the rebuild goes on across segments of a thread as if they
+ * were one.
+ */
+static void cut_open_segment(struct worker *w)
+{
+	struct mt_seg *s = &w->log->segs[w->log->nsegs - 1];
+	uint64_t lo = w->lo, hi = w->hi;
+	struct mt_task task;
+
+	if (!w->have_seg || !w->seg_ops ||
+	    (!w->attributed && !mt_sideband_no_switch(&w->d->sb, w->log->cpu, w->log_tsc, hi)))
+		return;
+	task = w->attributed ? s->task : mt_sideband_task(&w->d->sb, w->log->cpu, w->log_tsc);
+	s->task = task;
+	w->attributed = 1;
+	close_seg(w, w->log_tsc);
+	open_seg(w, w->log_tsc, lo, hi);
+	if (!w->have_seg)
+		return;
+	w->log->segs[w->log->nsegs - 1].task = task;
+	w->attributed = 1;
+}
+
+/*
  * Hands the closed segments over to the replay, with how far the stream
- * has got: every later segment is later in time order than the key floor
- * and its ops no earlier than the open segment's bound (or, between
- * segments, the last op: the next one starts after it). Then, when the
- * replay follows, waits while the log holds too much it has not freed,
- * giving the job to another stream meanwhile. FINAL: the stream is done.
+ * has got: every later segment is later in time order than the key
+ * floor, and no later op is earlier than the last one (op_time()) or the
+ * open segment's bound. Then, when the replay follows, waits while the
+ * log holds too much it has not freed, giving the job to another stream
+ * meanwhile. FINAL: the stream is done.
  */
 static void handover(struct worker *w, int final)
 {
 	struct mt_cpu_log *log = w->log;
 	struct mt_pipe *p = &w->d->pipe;
-	size_t closed = log->nsegs - (size_t)w->have_seg;
+	size_t closed;
 
-	if (!final && closed < HANDOVER_SEGS && log->ops.len - w->handed_len < HANDOVER_BYTES)
+	if (!final && log->nsegs - (size_t)w->have_seg < HANDOVER_SEGS &&
+	    log->ops.len - w->handed_len < HANDOVER_BYTES)
 		return;
+	if (w->d->streaming && !final)
+		cut_open_segment(w);
+	closed = log->nsegs - (size_t)w->have_seg;
 	pthread_mutex_lock(&p->lock);
 	if (MT_ARRAY_RESERVE(log->ready, log->ready_cap, log->nready, closed)) {
 		log->oom = 1;
@@ -179,7 +221,9 @@ static void handover(struct worker *w, int final)
 		memmove(log->segs, log->segs + closed, (log->nsegs - closed) * sizeof(*log->segs));
 		log->nsegs -= closed;
 	}
-	log->op_floor = w->have_seg ? w->lo : last_tsc(w, 0);
+	log->op_floor = last_tsc(w, 0);
+	if (w->have_seg && w->lo > log->op_floor)
+		log->op_floor = w->lo;
 	log->watermark = log->op_floor > w->key_floor ? log->op_floor : w->key_floor;
 	log->probe_tsc = w->probe_tsc;
 	log->probe_tid = w->probe_tid;
@@ -188,11 +232,15 @@ static void handover(struct worker *w, int final)
 	w->handed_len = log->ops.len;
 	p->handovers++;
 	pthread_cond_broadcast(&p->progress);
-	while (w->d->streaming && !final && log->ops.len - log->released > p->log_limit &&
-	       !p->stuck && !atomic_load(&p->stop)) {
+	if (w->d->streaming && !final && log->ops.len - log->released > p->log_limit) {
+		/* Waiting is news for the replay: it tells when all wait. */
 		give_job(p);
 		p->blocked++;
-		pthread_cond_wait(&p->room, &p->lock);
+		p->handovers++;
+		pthread_cond_broadcast(&p->progress);
+		while (log->ops.len - log->released > p->log_limit && !p->stuck &&
+		       !atomic_load(&p->stop))
+			pthread_cond_wait(&p->room, &p->lock);
 		p->blocked--;
 		take_job(p);
 	}
@@ -287,11 +335,12 @@ static void add(struct worker *w, uint64_t tsc, enum mt_op_kind kind, uint64_t a
 		open_seg(w, tsc, 0, UINT64_MAX);
 	if (!w->have_seg)
 		return;
-	tsc = bounded(w, tsc);
+	tsc = op_time(w, tsc);
 	flush_last(w);
 	w->last = (struct mt_op){ tsc, a, 0, (uint8_t)kind, x };
 	w->have_last = 1;
 	w->have_op = 1;
+	w->seg_ops++;
 	w->log_tsc = tsc;
 }
 
@@ -328,6 +377,8 @@ static __attribute__((noinline)) void log_block(struct worker *w, uint64_t tsc, 
 	add(w, tsc, MT_OP_BLOCK, ip, 0);
 	if (w->have_seg)
 		log->segs[log->nsegs - 1].last_tsc = w->log_tsc;
+	if (log->ops.len - w->handed_len >= HANDOVER_BYTES)
+		handover(w, 0);
 	w->fn_lo = w->fn_hi = 0;
 	if (w->proc) {
 		mt_funcs_resolve_cached(&w->d->funcs, w->cache, w->proc, ip, &fn);
@@ -352,7 +403,7 @@ static void h_block(void *ctx, uint64_t tsc, uint64_t ip)
 	if (w->have_last && last->kind == MT_OP_BLOCK &&
 	    (last->x == MT_XFER_NONE || last->x == MT_XFER_JUMP) && ip >= w->fn_lo &&
 	    ip < w->fn_hi) {
-		w->log->segs[w->log->nsegs - 1].last_tsc = bounded(w, tsc);
+		w->log->segs[w->log->nsegs - 1].last_tsc = op_time(w, tsc);
 		return;
 	}
 	log_block(w, tsc, ip);

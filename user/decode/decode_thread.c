@@ -52,9 +52,9 @@ struct cpu_view {
 	size_t pending_head, npending, pending_cap;
 	uint64_t watermark, op_floor;	/* as last handed over */
 	int finished;
-	/* Segments taken and not yet replayed, from the order number base
-	 * on (done: replayed or skipped), and where the first one begins:
-	 * the log before it can go. */
+	/* Segments taken and not yet replayed, live[live_head] being the one
+	 * numbered live_base in its stream (done: replayed or skipped), and
+	 * where each begins: the log before the first can go. */
 	struct live_seg {
 		size_t begin;
 		int done;
@@ -246,7 +246,8 @@ static void seg_done(struct merge *m, const struct mt_seg *s)
 {
 	struct cpu_view *v = &m->cpus[s->cpu];
 
-	v->live[s->order - v->live_base].done = 1;
+
+	v->live[v->live_head + (s->order - v->live_base)].done = 1;
 }
 
 /* Positions the replay at the start of segs[seg]. */
@@ -445,6 +446,7 @@ static int take(struct merge *m, uint64_t *seen)
 {
 	struct mt_decode *d = m->d;
 	int news = *seen != d->pipe.handovers;
+	size_t released;
 
 	*seen = d->pipe.handovers;
 	for (size_t c = 0; c < d->ncpus; c++) {
@@ -478,9 +480,13 @@ static int take(struct merge *m, uint64_t *seen)
 			v->nlive -= v->live_head;
 			v->live_head = 0;
 		}
-		log->released = v->live_head < v->nlive ? v->live[v->live_head].begin : v->taken_end;
-		if (mt_oplog_release(&log->ops, log->released))
-			pthread_cond_broadcast(&d->pipe.room);
+		released = v->live_head < v->nlive ? v->live[v->live_head].begin : v->taken_end;
+		if (released == log->released)
+			continue;
+		/* A stream waiting for room may go on: its log shrank. */
+		log->released = released;
+		mt_oplog_release(&log->ops, released);
+		pthread_cond_broadcast(&d->pipe.room);
 	}
 	return news;
 }
@@ -544,7 +550,10 @@ static uint64_t event_bound(const struct merge *m)
 
 /*
  * Passes events on to the sink in time order (ties: thread order), those
- * before BOUND or, once final, all. An event's place is its time, or for
+ * up to BOUND or, once final, all. Another thread's event still to come
+ * may have BOUND's time: ties between threads then depend on when each
+ * was decoded, which only a time-ordered sink sees (it orders each
+ * thread's events; the batch merges once everything is there). An event's place is its time, or for
  * an inferred frame that arrives late, where its thread has got to. The
  * trigger goes after the events at its time, but before the frames the
  * data's end closes there (they were open at the trigger), once its place
@@ -579,7 +588,7 @@ static int merge_upto(struct merge *m, uint64_t bound, int trig_final)
 				best_at = at;
 			}
 		}
-		if (best && !m->final && best_at >= bound)
+		if (best && !m->final && best_at > bound)
 			return 0;
 		if (best)
 			at_ns = to_ns(d, &m->at_cache, best_at);
@@ -686,8 +695,6 @@ int mt_decode_threads(struct mt_decode *d, const struct mt_decode_sink *sink)
 		}
 		trig_at = mt_decode_place_trigger(d, &trig_final);
 		bound = event_bound(&m);
-		if (!trig_final && trig_at < bound)
-			bound = trig_at + 1;	/* events at its time come first */
 		pthread_mutex_unlock(&p->lock);
 		d->trigger_at = trig_at;
 		m.trig_ns = mt_clock_ns(&d->clock, trig_at);
