@@ -455,10 +455,19 @@ static void h_gap(void *ctx, uint64_t tsc, uint32_t reason)
 	add(ctx, tsc, MT_OP_GAP, reason, 0);
 }
 
+/* PT the decoder has passed leaves memory as it goes (the log holds what
+ * the replay needs). */
+static void h_passed(void *ctx, uint64_t offset)
+{
+	struct worker *w = ctx;
+
+	mt_bundle_pt_release_before(w->d->r, (size_t)(w->log - w->d->cpus), offset);
+}
+
 static void decode_one(struct worker *w)
 {
 	static const struct mt_blk_handler ops = { h_enable, h_block, h_transfer, h_disable,
-						   h_gap, NULL };
+						   h_gap, h_passed, NULL };
 	struct mt_blk_handler h = ops;
 	struct pt_config cfg = w->d->cfg;
 	struct mt_cpu_log *log = w->log;
