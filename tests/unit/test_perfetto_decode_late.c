@@ -63,18 +63,34 @@ static const struct pfr_event *next_on(const struct pfr_trace *t, uint64_t uuid,
 	return NULL;
 }
 
+/* B's track that is A's track K: the same thread, or the same name (the
+ * tracks may be declared in another order). */
+static uint64_t same_track(const struct pfr_trace *a, size_t k, const struct pfr_trace *b)
+{
+	const struct pfr_track *x = &a->tracks[k];
+
+	for (size_t i = 0; i < b->ntracks; i++) {
+		const struct pfr_track *y = &b->tracks[i];
+
+		if (x->kind == y->kind && x->pid == y->pid && x->tid == y->tid &&
+		    !strcmp(str(x->name), str(y->name)))
+			return y->uuid;
+	}
+	mt_fail(__FILE__, __LINE__, "no track like A's %s in B", str(x->name));
+	return 0;
+}
+
 static void compare_tracks(const struct pfr_trace *a, const struct pfr_trace *b, size_t *events)
 {
 	MT_ASSERT_EQ(a->ntracks, b->ntracks);
 	for (size_t k = 0; k < a->ntracks; k++) {
-		uint64_t uuid = a->tracks[k].uuid;
+		uint64_t uuid = a->tracks[k].uuid, buuid = same_track(a, k, b);
 		size_t i = 0, j = 0, n = 0;
 		const struct pfr_event *x, *y;
 
-		MT_ASSERT_EQ(a->tracks[k].tid, b->tracks[k].tid);
 		for (;;) {
 			x = next_on(a, uuid, &i);
-			y = next_on(b, uuid, &j);
+			y = next_on(b, buuid, &j);
 			if (!x || !y)
 				break;
 			MT_ASSERT_MSG(x->ts == y->ts && x->type == y->type && x->depth == y->depth &&

@@ -241,7 +241,7 @@ int mt_decode_run(struct mt_decode *d, const struct mt_decode_sink *sink)
 	if (jobs > d->ncpus)
 		jobs = d->ncpus ? (unsigned int)d->ncpus : 1;
 	d->streaming = sink->late_inferred;
-	d->pipe.log_limit = STREAM_LOG_LIMIT;
+	d->pipe.log_limit = d->opts.stream_window ? d->opts.stream_window : STREAM_LOG_LIMIT;
 	rc = mt_decode_cpus_start(d, jobs);
 	if (!rc)
 		rc = mt_decode_threads(d, sink);
@@ -255,7 +255,9 @@ int mt_decode_run(struct mt_decode *d, const struct mt_decode_sink *sink)
 		d->stats.errors += s->errors;
 		d->stats.overflows += s->overflows;
 		d->stats.clamped += d->cpus[i].clamped;
+		d->stats.log_bytes += d->cpus[i].ops.len;
 	}
+	d->stats.log_peak = d->pipe.log_peak;
 	return rc;
 }
 void mt_decode_free(struct mt_decode *d)

@@ -16,10 +16,13 @@
  * never a failure.
  *
  * Memory: each CPU's decoded control flow is logged (a few bytes per block
- * that can change a call stack, decode/oplog.h) until every thread has been
- * rebuilt; the events themselves stream to the sink. Memory therefore
- * grows with the snapshot's size, not with the output. Each CPU's PT is
- * released from the reader as soon as its stream is decoded.
+ * that can change a call stack, decode/oplog.h). For a sink that takes
+ * inferred frames late, the replay follows the decoding and frees the log
+ * behind it, and each stream's decoding waits when it runs too far ahead
+ * (opts.stream_window), so the log held is bounded by that window, not by
+ * the snapshot; for the others the log is held until every thread has
+ * been rebuilt. The events themselves always stream to the sink. Each
+ * CPU's PT leaves memory as its decoder passes it.
  */
 #ifndef MTRACE_DECODE_H
 #define MTRACE_DECODE_H
@@ -59,6 +62,9 @@ struct mt_decode_opts {
 	size_t ncpus;
 	const uint32_t *tids;
 	size_t ntids;
+	/* When the replay follows the decoding (a late_inferred sink): the
+	 * control-flow log a stream may hold ahead of it; 0: 4 MiB. */
+	size_t stream_window;
 };
 
 struct mt_decode_stats {
@@ -71,6 +77,8 @@ struct mt_decode_stats {
 	uint64_t backsteps;	/* timestamps clamped to keep threads monotonic */
 	uint64_t clamped;	/* timestamps outside their stretch's bounds, clamped */
 	uint64_t missing_maps;	/* executable mappings without a usable file */
+	uint64_t log_bytes;	/* control-flow log written, all streams */
+	uint64_t log_peak;	/* most of it held at once */
 };
 
 struct mt_decode_sink {
@@ -122,7 +130,8 @@ int mt_decode_trigger_at(const struct mt_decode *d, uint64_t *ns);
 /* What CPU stream I (0 .. cpus - 1) covers: its CPU and the times of its
  * first and last timing packets, the window the snapshot really holds for
  * that CPU. -1 when I is out of range or the stream has no time. Valid
- * from the sink's first call on (the streams are decoded by then). */
+ * once mt_decode_run() has returned, and from the sink's first call on
+ * for a sink without late_inferred (the streams are decoded by then). */
 int mt_decode_cpu_window(const struct mt_decode *d, size_t i, uint32_t *cpu, uint64_t *first_ns,
 			 uint64_t *last_ns);
 /* A function id's name for people, "[syscall]", "[untraced]" and

@@ -229,7 +229,7 @@ static void handover(struct worker *w, int final)
 	log->probe_tid = w->probe_tid;
 	log->finished = final;
 	p->unfinished -= (unsigned int)final;
-	w->handed_len = log->ops.len;
+	w->handed_len = log->handed_len = log->ops.len;
 	p->handovers++;
 	pthread_cond_broadcast(&p->progress);
 	if (w->d->streaming && !final && log->ops.len - log->released > p->log_limit) {

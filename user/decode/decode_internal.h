@@ -58,6 +58,7 @@ struct mt_cpu_log {
 	uint64_t probe_tsc;
 	uint32_t probe_tid;
 	size_t released;	/* log bytes freed below this */
+	size_t handed_len;	/* log length at the last hand-over */
 };
 
 /* How the decoding threads and the replay share the work (decode_cpu.c). */
@@ -70,6 +71,7 @@ struct mt_pipe {
 	/* Streaming: a decoding thread waits while its log holds this much
 	 * the replay has not freed, unless the replay cannot go on (stuck). */
 	size_t log_limit;
+	size_t log_peak;		/* most log held at once (hand-overs) */
 	unsigned int blocked;		/* streams waiting for log to be freed */
 	unsigned int unfinished;	/* streams being decoded */
 	int stuck;

@@ -448,7 +448,13 @@ static int take(struct merge *m, uint64_t *seen)
 	int news = *seen != d->pipe.handovers;
 	size_t released;
 
+	size_t held = 0;
+
 	*seen = d->pipe.handovers;
+	for (size_t c = 0; c < d->ncpus; c++)
+		held += d->cpus[c].handed_len - d->cpus[c].released;
+	if (held > d->pipe.log_peak)
+		d->pipe.log_peak = held;
 	for (size_t c = 0; c < d->ncpus; c++) {
 		struct mt_cpu_log *log = &d->cpus[c];
 		struct cpu_view *v = &m->cpus[c];

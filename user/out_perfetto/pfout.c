@@ -205,9 +205,10 @@ static int on_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const st
 	 * (pf_writer.h): the frames of the rest are left out. */
 	if (ev->flags & MT_EV_EXCESS)
 		return 0;
-	if ((rc = windows_upto(o, ns, UINT64_MAX)))
+	if (!pf_writer_late_inferred(o->w) && (rc = windows_upto(o, ns, UINT64_MAX)))
 		return rc;
-	o->last_ns = ns;
+	if (ns > o->last_ns)
+		o->last_ns = ns;
 	switch (ev->kind) {
 	case MT_EV_BEGIN:
 		fid = frame_id(o, ev->arg);
@@ -236,7 +237,7 @@ static int on_trigger(void *ctx, uint64_t ns, const struct mt_bundle_trigger *t)
 {
 	struct mt_pfout *o = ctx;
 	struct pf_trigger pt = { 0 };
-	int rc = windows_upto(o, ns, UINT64_MAX);
+	int rc = pf_writer_late_inferred(o->w) ? 0 : windows_upto(o, ns, UINT64_MAX);
 
 	if (rc)
 		return rc;

@@ -45,6 +45,7 @@ struct pf_thread {
 	uint32_t depth;		/* open frames, hidden ones included */
 	uint32_t inferred;	/* of those, inferred ones (late_inferred only) */
 	uint64_t hidden;	/* frames hidden under the open depth-cap marker */
+	uint64_t last_ts;	/* of its last event (late_inferred: the order is per track) */
 	bool seg_started;	/* a non-inferred event was seen in this segment */
 	bool plain;		/* a track of its own (pf_writer_add_track()), no thread */
 	/*

@@ -298,7 +298,7 @@ int pf_writer_set_trigger(struct pf_writer *w, const struct pf_trigger *t)
 		return -PF_EIO;
 	if (w->trig_set)
 		return fail(w, PF_EEXIST, "trigger set twice");
-	if (t->ts_ns < w->last_ts)
+	if (t->ts_ns < w->last_ts && !w->opt.late_inferred)
 		return fail(w, PF_EORDER, "trigger at %" PRIu64 " is before the last event (%" PRIu64 ")",
 			    t->ts_ns, w->last_ts);
 	w->trig = *t;
@@ -321,6 +321,8 @@ int pf_writer_set_trigger(struct pf_writer *w, const struct pf_trigger *t)
 static int event_start(struct pf_writer *w, int thread, uint64_t ts, struct pf_thread **tp,
 		       bool late)
 {
+	uint64_t last;
+
 	if (!w)
 		return -PF_EINVAL;
 	if (w->dead)
@@ -330,17 +332,22 @@ static int event_start(struct pf_writer *w, int thread, uint64_t ts, struct pf_t
 	*tp = &w->threads[thread];
 	if (late)
 		return 0;
-	if (ts < w->last_ts)
+	/* With late inferred frames every track has a sequence of its own
+	 * for what comes in order: the order is per track. */
+	last = w->opt.late_inferred ? (*tp)->last_ts : w->last_ts;
+	if (ts < last)
 		return fail(w, PF_EORDER,
 			    "thread %" PRId64 ": event at %" PRIu64 " is before the last event (%" PRIu64 ")",
-			    (*tp)->tid, ts, w->last_ts);
+			    (*tp)->tid, ts, last);
+	(*tp)->last_ts = ts;
 	if (w->trig_pending && w->trig.ts_ns < ts) {
 		int rc = write_trigger(w);
 
 		if (rc)
 			return rc;
 	}
-	w->last_ts = ts;
+	if (ts > w->last_ts)
+		w->last_ts = ts;
 	return 0;
 }
 

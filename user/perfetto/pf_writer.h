@@ -112,7 +112,9 @@ struct pf_options {
 	 * thread: the importer sorts by time, equal times in file order, so
 	 * the frames nest as if they had come first. The depth cap then
 	 * counts the frames above the inferred ones, at most max_depth - 64
-	 * levels of them (max_depth must be above 64).
+	 * levels of them (max_depth must be above 64). Events need then be
+	 * in time order per thread or track only, and the trigger may come
+	 * at any point.
 	 */
 	int late_inferred;
 };
