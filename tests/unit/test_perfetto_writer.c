@@ -20,9 +20,10 @@
 static int open_one(struct pf_writer **w, const char *name, const struct pf_options *o)
 {
 	static const char *const argv[] = { "./app", "--serve", "8080" };
+	char err[256];
 	int t;
 
-	MT_ASSERT_MSG(pf_writer_open(w, pft_path(name), o) == 0, "open: %s", pf_last_error());
+	MT_ASSERT_MSG(pf_writer_open(w, pft_path(name), o, err, sizeof(err)) == 0, "open: %s", err);
 	MT_ASSERT_EQ(pf_writer_add_process(*w, PID, "app", argv, 3), 0);
 	t = pf_writer_add_thread(*w, PID, TID, "main");
 	MT_ASSERT(t >= 0);
@@ -40,7 +41,9 @@ static int32_t fn(struct pf_writer *w, const char *sym)
 
 static void close_ok(struct pf_writer *w, uint64_t end, struct pf_stats *st)
 {
-	MT_ASSERT_MSG(pf_writer_close(w, end, st) == 0, "close: %s", pf_last_error());
+	char err[256];
+
+	MT_ASSERT_MSG(pf_writer_close(w, end, st, err, sizeof(err)) == 0, "close: %s", err);
 }
 
 MT_TEST(call_return_round_trip)
@@ -263,20 +266,25 @@ MT_TEST(open_errors)
 {
 	struct pf_writer *w = (struct pf_writer *)1;
 	struct pf_options o;
+	char err[256];
 
 	pf_options_init(&o);
 	o.max_depth = 0;
-	MT_ASSERT_EQ(pf_writer_open(&w, pft_path("x.pftrace"), &o), -PF_EINVAL);
+	MT_ASSERT_EQ(pf_writer_open(&w, pft_path("x.pftrace"), &o, err, sizeof(err)), -EINVAL);
 	MT_ASSERT(w == NULL);
-	MT_ASSERT(strstr(pf_last_error(), "max_depth"));
+	MT_ASSERT_STREQ(err, "max_depth must be 1..512 (Perfetto keeps no deeper slices)");
 	o.max_depth = PF_MAX_DEPTH + 1;
-	MT_ASSERT_EQ(pf_writer_open(&w, pft_path("x.pftrace"), &o), -PF_EINVAL);
+	MT_ASSERT_EQ(pf_writer_open(&w, pft_path("x.pftrace"), &o, NULL, 0), -PF_EINVAL);
 	pf_options_init(&o);
 	o.clock_id = 64;
-	MT_ASSERT_EQ(pf_writer_open(&w, pft_path("x.pftrace"), &o), -PF_EINVAL);
-	MT_ASSERT_EQ(pf_writer_open(&w, pft_path("no/such/dir/t.pftrace"), NULL), -PF_EIO);
-	MT_ASSERT(strstr(pf_last_error(), "no/such/dir/t.pftrace"));
-	MT_ASSERT_EQ(pf_writer_close(NULL, 0, NULL), -PF_EINVAL);
+	MT_ASSERT_EQ(pf_writer_open(&w, pft_path("x.pftrace"), &o, err, sizeof(err)), -PF_EINVAL);
+	MT_ASSERT_STREQ(err, "clock_id must be a builtin Perfetto clock (1..63)");
+	MT_ASSERT_EQ(pf_writer_open(&w, pft_path("no/such/dir/t.pftrace"), NULL, err, sizeof(err)),
+		     -EIO);
+	MT_ASSERT(strstr(err, "cannot create "));
+	MT_ASSERT(strstr(err, "no/such/dir/t.pftrace: No such file or directory"));
+	MT_ASSERT_EQ(pf_writer_close(NULL, 0, NULL, err, sizeof(err)), -EINVAL);
+	MT_ASSERT_STREQ(err, "no writer");
 }
 
 MT_TEST(inferred_frames_at_snapshot_start)
@@ -710,7 +718,7 @@ MT_TEST(size_warning)
 	th = open_one(&w, "warn.pftrace", &o);
 	MT_ASSERT_EQ(pf_begin(w, th, 1, fn(w, "f"), 0), 0);
 	MT_ASSERT_EQ(pf_end(w, th, 2), 0);
-	MT_ASSERT_EQ(pf_writer_close(w, 0, NULL), 0);
+	MT_ASSERT_EQ(pf_writer_close(w, 0, NULL, NULL, 0), 0);
 	fflush(o.log);
 	MT_ASSERT_EQ(len, 0);	/* 2 events: quiet */
 	th = open_one(&w, "warn.pftrace", &o);
@@ -718,7 +726,7 @@ MT_TEST(size_warning)
 		MT_ASSERT_EQ(pf_begin(w, th, i * 2, fn(w, "f"), 0), 0);
 		MT_ASSERT_EQ(pf_end(w, th, i * 2 + 1), 0);
 	}
-	MT_ASSERT_EQ(pf_writer_close(w, 0, NULL), 0);
+	MT_ASSERT_EQ(pf_writer_close(w, 0, NULL, NULL, 0), 0);
 	fclose(o.log);
 	MT_ASSERT(msg && strstr(msg, " has 4 events"));
 	/* The advice names only options that exist (there is no --window). */
@@ -735,14 +743,15 @@ MT_TEST(write_error_is_reported)
 
 	if (access("/dev/full", W_OK))
 		mt_skip("no /dev/full");
-	MT_ASSERT_EQ(pf_writer_open(&w, "/dev/full", NULL), 0);
+	char err[256];
+
+	MT_ASSERT_EQ(pf_writer_open(&w, "/dev/full", NULL, NULL, 0), 0);
 	MT_ASSERT_EQ(pf_writer_add_process(w, 1, "p", NULL, 0), 0);
 	th = pf_writer_add_thread(w, 1, 1, "t");
 	MT_ASSERT(th >= 0);
 	MT_ASSERT_EQ(pf_begin(w, th, 1, fn(w, "f"), 0), 0);
-	MT_ASSERT_EQ(pf_writer_close(w, 0, NULL), -PF_EIO);
-	MT_ASSERT(strstr(pf_last_error(), "/dev/full"));
-	MT_ASSERT(strstr(pf_last_error(), "No space left"));
+	MT_ASSERT_EQ(pf_writer_close(w, 0, NULL, err, sizeof(err)), -EIO);
+	MT_ASSERT_STREQ(err, "/dev/full: write failed: No space left on device");
 }
 
 /*
@@ -763,7 +772,7 @@ MT_TEST(random_calls_keep_the_file_valid)
 
 	pf_options_init(&o);
 	o.max_depth = 6;
-	MT_ASSERT_EQ(pf_writer_open(&w, pft_path("rand.pftrace"), &o), 0);
+	MT_ASSERT_EQ(pf_writer_open(&w, pft_path("rand.pftrace"), &o, NULL, 0), 0);
 	MT_ASSERT_EQ(pf_writer_add_process(w, 1, "p", NULL, 0), 0);
 	for (int i = 0; i < 3; i++) {
 		th[i] = pf_writer_add_thread(w, 1, 10 + i, "t");
@@ -795,7 +804,7 @@ MT_TEST(random_calls_keep_the_file_valid)
 		if (rc == -PF_EORDER)
 			ts += 3;
 	}
-	MT_ASSERT_EQ(pf_writer_close(w, 0, &st), 0);
+	MT_ASSERT_EQ(pf_writer_close(w, 0, &st, NULL, 0), 0);
 	pft_read_clean(pft_path("rand.pftrace"), &t);
 	MT_ASSERT_EQ(t.nevents, st.events);
 	for (int i = 0; i < 3; i++) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* mt_errmsg() (errmsg.h). */
-#include "files/errmsg.h"
+#include "util/errmsg.h"
 
 #include <stdarg.h>
 #include <stdio.h>

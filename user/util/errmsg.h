@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The library's one-line error convention, shared by files/ and its users. */
-#ifndef MTRACE_FILES_ERRMSG_H
-#define MTRACE_FILES_ERRMSG_H
+/* The caller-buffer half of the error convention (docs/development.md, Errors). */
+#ifndef MTRACE_UTIL_ERRMSG_H
+#define MTRACE_UTIL_ERRMSG_H
 
 #include <stddef.h>
 
