@@ -247,8 +247,8 @@ struct mt_sym_file *mt_binfile_syms(struct mt_bincache *c, struct mt_binfile *b)
 	pthread_mutex_lock(&c->lock);
 	if (!b->sym_tried && b->is_elf) {
 		b->sym_tried = true;
-		b->sym = mt_sym_file_open(b->open_path, &c->symopt, b->sym_err,
-					  sizeof(b->sym_err));
+		mt_sym_file_open(&b->sym, b->open_path, &c->symopt, b->sym_err,
+				 sizeof(b->sym_err));
 	}
 	s = b->sym;
 	pthread_mutex_unlock(&c->lock);
