@@ -2,6 +2,7 @@
 /* One process's executable mappings and its libipt image; see procmap.h. */
 #include "decode/procmap.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +38,7 @@ static int add_sections(struct mt_proc *p, struct mt_pmap *pm,
 		isid = pt_iscache_add_file(iscache, b->open_path, lo, hi - lo,
 					   pm->start + (lo - pm->offset));
 		if (isid < 0 || pt_image_add_cached(p->image, iscache, isid, NULL) < 0)
-			return -1;
+			return -ENOMEM;
 		added++;
 	}
 	if (!added && !b->is_elf) {
@@ -46,7 +47,7 @@ static int add_sections(struct mt_proc *p, struct mt_pmap *pm,
 
 		pm->bias = pm->start - pm->offset;
 		if (isid < 0 || pt_image_add_cached(p->image, iscache, isid, NULL) < 0)
-			return -1;
+			return -ENOMEM;
 		added++;
 	}
 	return added;
@@ -97,7 +98,7 @@ int mt_proc_build(struct mt_proc *p, uint32_t pid, const struct mt_bundle_map *m
 	p->image = pt_image_alloc(name);
 	p->maps = calloc(n ? n : 1, sizeof(*p->maps));
 	if (!p->image || !p->maps)
-		return -1;
+		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		const struct mt_bundle_map *m = &maps[i];
 		struct mt_pmap *pm;
@@ -115,7 +116,7 @@ int mt_proc_build(struct mt_proc *p, uint32_t pid, const struct mt_bundle_map *m
 			pm->name = pm->bin->name;
 		rc = pm->bin ? add_sections(p, pm, iscache) : 0;
 		if (rc < 0)
-			return -1;
+			return rc;
 		if (!rc) {
 			if (pm->bin)
 				snprintf(err, sizeof(err), "%s: no executable code at file offset 0x%llx",
