@@ -703,37 +703,54 @@ MT_TEST(gzip_output)
 	pfr_free(&gz);
 }
 
+/* The size warning, as the reporter gets it. */
+struct heard {
+	char msg[512];
+	int n;
+	enum mt_severity sev;
+};
+
+static void hear(void *ctx, enum mt_severity sev, const char *msg)
+{
+	struct heard *h = ctx;
+
+	snprintf(h->msg, sizeof(h->msg), "%s", msg);
+	h->sev = sev;
+	h->n++;
+}
+
 MT_TEST(size_warning)
 {
+	struct heard h = { "", 0, MT_SEV_NR };
+	const struct mt_reporter rep = { hear, &h };
 	struct pf_writer *w;
 	struct pf_options o;
-	char *msg = NULL;
-	size_t len = 0;
+	const char *msg = h.msg;
 	int th;
 
 	pf_options_init(&o);
 	o.warn_events = 3;
-	o.log = open_memstream(&msg, &len);
-	MT_ASSERT(o.log);
+	o.rep = &rep;
 	th = open_one(&w, "warn.pftrace", &o);
 	MT_ASSERT_EQ(pf_begin(w, th, 1, fn(w, "f"), 0), 0);
 	MT_ASSERT_EQ(pf_end(w, th, 2), 0);
 	MT_ASSERT_EQ(pf_writer_close(w, 0, NULL, NULL, 0), 0);
-	fflush(o.log);
-	MT_ASSERT_EQ(len, 0);	/* 2 events: quiet */
+	MT_ASSERT_EQ(h.n, 0);	/* 2 events: quiet */
 	th = open_one(&w, "warn.pftrace", &o);
 	for (uint64_t i = 0; i < 2; i++) {
 		MT_ASSERT_EQ(pf_begin(w, th, i * 2, fn(w, "f"), 0), 0);
 		MT_ASSERT_EQ(pf_end(w, th, i * 2 + 1), 0);
 	}
 	MT_ASSERT_EQ(pf_writer_close(w, 0, NULL, NULL, 0), 0);
-	fclose(o.log);
-	MT_ASSERT(msg && strstr(msg, " has 4 events"));
+	MT_ASSERT_EQ(h.n, 1);
+	MT_ASSERT_EQ(h.sev, MT_SEV_INFO);
+	/* One line without the program's name: the caller adds what it wants. */
+	MT_ASSERT(!strstr(msg, "mtrace-user") && !strchr(msg, '\n'));
+	MT_ASSERT(strstr(msg, " has 4 events"));
 	/* The advice names only options that exist (there is no --window). */
 	MT_ASSERT(!strstr(msg, "--window"));
 	MT_ASSERT(strstr(msg, "--buffer-size"));
 	MT_ASSERT(strstr(msg, "trace_processor --httpd"));
-	free(msg);
 }
 
 MT_TEST(write_error_is_reported)

@@ -194,6 +194,7 @@ static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r, const c
 	o.format = json ? PF_FORMAT_JSON : PF_FORMAT_PROTO;
 	o.keep_open_frames = q->keep_open;
 	o.name = output;
+	o.rep = &cli_reporter;
 	if (pf_writer_open(&w, of->write_path, &o, err, sizeof(err)) < 0) {
 		cli_err("%s", err);
 		mt_outfile_abort(of);

@@ -464,15 +464,14 @@ int pf_gap(struct pf_writer *w, int thread, uint64_t ts, const char *reason)
 
 static void size_warning(struct pf_writer *w)
 {
-	FILE *log = w->opt.log ? w->opt.log : stderr;
-
 	if (!w->opt.warn_events || w->stats.events <= w->opt.warn_events)
 		return;
-	fprintf(log,
-		"mtrace-user: %s has %" PRIu64 " events; the Perfetto UI gets slow above a few million:"
-		" record a smaller snapshot (--buffer-size) or open it through a native back end:"
-		" trace_processor --httpd %s\n",
-		w->path, w->stats.events, w->path);
+	/* Advice rather than a problem with the trace: no "warning: " prefix. */
+	mt_report(w->opt.rep, MT_SEV_INFO,
+		  "%s has %" PRIu64 " events; the Perfetto UI gets slow above a few million:"
+		  " record a smaller snapshot (--buffer-size) or open it through a native back end:"
+		  " trace_processor --httpd %s",
+		  w->path, w->stats.events, w->path);
 }
 
 static void free_writer(struct pf_writer *w)

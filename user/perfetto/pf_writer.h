@@ -64,6 +64,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "util/reporter.h"
+
 /* The errno values the writer returns (negated), named for what they mean here. */
 enum pf_error {
 	PF_EINVAL = EINVAL,	/* bad argument: NULL, unknown handle, bad option */
@@ -93,11 +95,11 @@ struct pf_options {
 	int keep_open_frames;
 	/* Builtin Perfetto clock the timestamps are in (6 = BOOTTIME, 3 = MONOTONIC). */
 	unsigned int clock_id;
-	/* Above this many events pf_writer_close prints a size warning with
-	 * advice to @log (0: never). */
+	/* Above this many events pf_writer_close gives @rep a size warning
+	 * with advice (0: never). */
 	uint64_t warn_events;
-	/* Where the size warning goes; NULL means stderr. */
-	FILE *log;
+	/* Where the size warning goes (util/reporter.h); NULL: nowhere. */
+	const struct mt_reporter *rep;
 	/* zlib level (1..9) for ".gz" output. */
 	int gzip_level;
 	/* The output's name in messages when the path opened is a temporary
@@ -196,7 +198,7 @@ int pf_gap(struct pf_writer *w, int thread, uint64_t ts_ns, const char *reason);
 
 /* Ends open frames at @end_ts (or the last event's time if that is later),
  * writes a pending trigger, flushes and frees @w, even on error (then @err
- * says why). @stats may be NULL. Prints the size warning. */
+ * says why). @stats may be NULL. Reports the size warning. */
 int pf_writer_close(struct pf_writer *w, uint64_t end_ts, struct pf_stats *stats, char *err,
 		    size_t errlen);
 
