@@ -2,6 +2,7 @@
 /* Kernel code sections and kernel symbols from a bundle; see kernel_image.h. */
 #include "decode/kernel_image.h"
 #include "util/errmsg.h"
+#include "util/mt_array.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -164,17 +165,9 @@ bool mt_kimage_is_kernel_ip(uint64_t ip)
 
 const struct mt_krange *mt_kimage_range(const struct mt_kimage *ki, uint64_t ip)
 {
-	size_t lo = 0, hi = ki->nranges;
+	size_t i = MT_ARRAY_UPPER_BOUND(ki->ranges, ki->nranges, start, ip);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ki->ranges[mid].start <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo && ip < ki->ranges[lo - 1].end ? &ki->ranges[lo - 1] : NULL;
+	return i && ip < ki->ranges[i - 1].end ? &ki->ranges[i - 1] : NULL;
 }
 
 const struct mt_ksym *mt_kimage_symbol(const struct mt_kimage *ki, uint64_t ip)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* One process's executable mappings and its libipt image; see procmap.h. */
 #include "decode/procmap.h"
+#include "util/mt_array.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -152,17 +153,9 @@ void mt_proc_fini(struct mt_proc *p)
 
 const struct mt_pmap *mt_proc_find(const struct mt_proc *p, uint64_t ip)
 {
-	size_t lo = 0, hi = p->nmaps;
+	size_t i = MT_ARRAY_UPPER_BOUND(p->maps, p->nmaps, start, ip);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->maps[mid].start <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0 || ip >= p->maps[lo - 1].end)
+	if (i == 0 || ip >= p->maps[i - 1].end)
 		return NULL;
-	return &p->maps[lo - 1];
+	return &p->maps[i - 1];
 }
