@@ -141,4 +141,6 @@ MT_TEST(errmsg_fills_an_optional_buffer)
 	MT_ASSERT_EQ(mt_errmsg(NULL, 0, EBADMSG, "ignored %d", 1), -EBADMSG);
 	MT_ASSERT_EQ(mt_errmsg(err, sizeof(err), ENOMEM, "out of %s", "memory"), -ENOMEM);
 	MT_ASSERT_STREQ(err, "out of ");	/* truncated to the buffer, terminated */
+	MT_ASSERT_EQ(mt_errmsg(err, sizeof(err), 0, "errno was 0"), -EIO);
+	MT_ASSERT_EQ(mt_errmsg(err, sizeof(err), -ENOENT, "negated twice"), -EIO);
 }

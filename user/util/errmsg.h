@@ -5,7 +5,8 @@
 
 #include <stddef.h>
 
-/* Formats a one-line message into ERR (ERRLEN bytes); returns -E. */
+/* Formats a one-line message into ERR (ERRLEN bytes; may be NULL/0) and
+ * returns -E, or -EIO when E is not positive (say, an errno left at 0). */
 int mt_errmsg(char *err, size_t errlen, int e, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
