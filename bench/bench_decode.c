@@ -213,8 +213,8 @@ static int full_decode(struct mt_bundle_reader *r, unsigned int jobs, const char
 	}
 	pf_options_init(&po);
 	po.late_inferred = 1;	/* as mtrace-user decode writes protobuf */
-	if (pf_writer_open(&w, out, &po) < 0) {
-		fprintf(stderr, "bench_decode: %s\n", pf_last_error());
+	if (pf_writer_open(&w, out, &po, err, sizeof(err)) < 0) {
+		fprintf(stderr, "bench_decode: %s\n", err);
 		mt_decode_free(d);
 		return -1;
 	}
@@ -225,7 +225,7 @@ static int full_decode(struct mt_bundle_reader *r, unsigned int jobs, const char
 		rc = mt_pfout_finish(&pfo, UINT64_MAX);
 	if (rc)
 		fprintf(stderr, "bench_decode: %s\n", pfo.err[0] ? pfo.err : pf_writer_error(w));
-	if (pf_writer_close(w, pfo.last_ns, &st) < 0 && !rc)
+	if (pf_writer_close(w, pfo.last_ns, &st, NULL, 0) < 0 && !rc)
 		rc = -1;
 	mt_pfout_fini(&pfo);
 	res->insns = mt_decode_get_stats(d)->insns;

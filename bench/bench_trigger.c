@@ -104,13 +104,13 @@ static int notify_latency(const char *exe, double *med, double *max, char *err, 
 	snprintf(text, sizeof(text), "uprobe:%s:bench_fn,if=arg0==%d", exe, LAT_ARG);
 	if (mt_trigger_spec_parse(text, &spec, err, errlen))
 		return -1;
-	set = mt_trigger_set_open(&spec, 1, &opt, err, errlen);
+	mt_trigger_set_open(&set, &spec, 1, &opt, err, errlen);
 	for (int i = 0; set && i < LAT_SAMPLES && !rc; i++) {
 		struct mt_trig_event ev;
 		pthread_t t;
 
 		pthread_create(&t, NULL, hit_later, NULL);
-		if (mt_trigger_set_wait(set, 5000, &ev, err, errlen) == 1) {
+		if (mt_trigger_set_wait(set, 5000, &ev) == 1) {
 			lat[i] = now_s() * 1e9 - (double)ev.time_ns;
 		} else {
 			snprintf(err, errlen, "no trigger record within 5 s");
@@ -217,7 +217,7 @@ int main(int argc, char **argv)
 		empty[r] = time_calls(per_round);
 		close(pfd);
 
-		set = mt_trigger_set_open(&spec, 1, &opt, err, sizeof(err));
+		mt_trigger_set_open(&set, &spec, 1, &opt, err, sizeof(err));
 		if (!set)
 			break;
 		trig[r] = time_calls(per_round);

@@ -134,13 +134,13 @@ static int write_trace(const char *path, enum pf_format format, const struct eve
 	struct pf_options o;
 	int th[THREADS], rc = 0;
 	int32_t *ids = malloc(FUNCS * sizeof(*ids));
-	char name[64];
+	char name[64], err[256];
 
 	pf_options_init(&o);
 	o.format = format;
 	o.warn_events = 0;
-	if (!ids || pf_writer_open(&w, path, &o)) {
-		fprintf(stderr, "bench_writer: %s\n", ids ? pf_last_error() : "out of memory");
+	if (!ids || pf_writer_open(&w, path, &o, err, sizeof(err))) {
+		fprintf(stderr, "bench_writer: %s\n", ids ? err : "out of memory");
 		free(ids);
 		return -1;
 	}
@@ -162,8 +162,8 @@ static int write_trace(const char *path, enum pf_format format, const struct eve
 				    : pf_begin(w, th[ev[i].thread], ev[i].ts, ids[ev[i].func], 0);
 	if (rc)
 		fprintf(stderr, "bench_writer: %s\n", pf_writer_error(w));
-	if (pf_writer_close(w, 0, st)) {
-		fprintf(stderr, "bench_writer: %s\n", pf_last_error());
+	if (pf_writer_close(w, 0, st, err, sizeof(err))) {
+		fprintf(stderr, "bench_writer: %s\n", err);
 		rc = -1;
 	}
 	free(ids);

@@ -176,8 +176,7 @@ static void fuzz_elf(const uint8_t *data, size_t size)
 	place_uprobe("entry", size);
 	place_uprobe("work", size);
 	err[0] = '\0';
-	f = mt_sym_file_open(path, &opt, err, sizeof(err));
-	if (!f) {
+	if (mt_sym_file_open(&f, path, &opt, err, sizeof(err))) {
 		must(err[0] != '\0', "rejection without a message");
 		return;
 	}

@@ -329,7 +329,7 @@ MT_TEST(threads_share_a_reader)
 MT_TEST(print_info_lists_sections)
 {
 	struct sample sm;
-	char path[256], *text = NULL;
+	char path[256], err[512] = "", *text = NULL;
 	size_t tlen = 0;
 	FILE *out;
 
@@ -338,7 +338,7 @@ MT_TEST(print_info_lists_sections)
 	sample_write(&sm, path, 0, NULL);
 	out = open_memstream(&text, &tlen);
 	MT_ASSERT(out);
-	MT_ASSERT_EQ(mt_bundle_print_info(path, out), 0);
+	MT_ASSERT_EQ(mt_bundle_print_info(path, out, NULL, 0), 0);
 	fclose(out);
 	MT_ASSERT_MSG(strstr(text, "format 1.0, 15 sections"), "%s", text);
 	MT_ASSERT_MSG(strstr(text, "pt-data"), "%s", text);
@@ -348,5 +348,13 @@ MT_TEST(print_info_lists_sections)
 		      "%s", text);
 	free(text);
 	unlink(path);
+	/* The library prints nothing of its own: the error is the caller's to show. */
+	out = open_memstream(&text, &tlen);
+	MT_ASSERT(out);
+	MT_ASSERT_EQ(mt_bundle_print_info(path, out, err, sizeof(err)), -ENOENT);
+	fclose(out);
+	MT_ASSERT_EQ(tlen, 0);
+	MT_ASSERT_MSG(strstr(err, path) && strstr(err, "No such file"), "%s", err);
+	free(text);
 	sample_fini(&sm);
 }

@@ -13,6 +13,8 @@
 #include "decode/decode.h"
 #include "out_text/textout.h"
 
+#include <errno.h>
+
 static const char prog_s[] =
 	"\t.text\n"
 	"\t.globl A, B, C, D, E, _start\n"
@@ -342,6 +344,35 @@ MT_TEST(perfetto_writer_accepts_the_stream)
 	      "assert [x[2] for x in w] == [0.0, 0.35, 0.5, 1.5], w\n"
 	      "assert {e[\"args\"][\"name\"] for e in ev if e.get(\"pid\") == -1 and\n"
 	      "  e[\"ph\"] == \"M\"} == {\"mtrace\", \"CPU 0 trace\", \"CPU 1 trace\"}\n'");
+}
+
+/* The Perfetto adapter's failures are negative errnos: its own with a
+ * message in po.err, the writer's with the writer's message. */
+MT_TEST(perfetto_adapter_errors_are_errnos)
+{
+	const struct mt_ev ev = { .kind = MT_EV_INSTANT };
+	struct mt_bundle_reader *r;
+	struct mt_decode_sink sink;
+	struct mt_decode *d;
+	struct mt_pfout po;
+	struct pf_writer *w;
+	char err[256];
+
+	open_bundle(&r, &d);
+	MT_ASSERT_MSG(pf_writer_open(&w, fx_path("err.pftrace"), NULL, err, sizeof(err)) == 0,
+		      "%s", err);
+	MT_ASSERT_EQ(mt_pfout_init(&po, d, r, w, &sink), 0);
+	MT_ASSERT_EQ(sink.event(sink.ctx, 7, 7, 1, &ev), -EINVAL);
+	MT_ASSERT_STREQ(po.err, "event of thread 7/7 before the thread");
+	po.err[0] = '\0';
+	MT_ASSERT_EQ(sink.thread(sink.ctx, 100, 101), 0);
+	MT_ASSERT_EQ(sink.thread(sink.ctx, 100, 101), -PF_EEXIST);
+	MT_ASSERT_EQ(-PF_EEXIST, -EEXIST);
+	MT_ASSERT_STREQ(pf_writer_error(w), "thread 101 declared twice");
+	MT_ASSERT_EQ(pf_writer_close(w, 0, NULL, NULL, 0), 0);
+	mt_pfout_fini(&po);
+	mt_decode_free(d);
+	mt_bundle_close(r);
 }
 
 static int balanced_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns,

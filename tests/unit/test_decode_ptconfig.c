@@ -4,6 +4,8 @@
 
 #include "decode/ptconfig.h"
 
+#include <errno.h>
+
 static struct mt_bundle_cpu_desc intel(uint8_t model)
 {
 	struct mt_bundle_cpu_desc c = { .vendor = MT_BUNDLE_VENDOR_INTEL, .family = 6,
@@ -78,7 +80,7 @@ MT_TEST(non_intel_cpu_is_refused)
 	struct pt_config cfg;
 	char err[128] = "";
 
-	MT_ASSERT_EQ(mt_decode_pt_config(&cpu, &pt, &cfg, err, sizeof(err)), -1);
+	MT_ASSERT_EQ(mt_decode_pt_config(&cpu, &pt, &cfg, err, sizeof(err)), -ENOTSUP);
 	MT_ASSERT_MSG(strstr(err, "\"AuthenticAMD\"") && strstr(err, "not Intel"), "%s", err);
 }
 

@@ -202,7 +202,7 @@ MT_TEST(kernel_image_bad_input_gets_a_precise_error)
 	struct mt_bundle_reader *r = make_bundle("ffffffff81000000 T ok\nnonsense\n");
 	struct mt_kimage ki;
 
-	MT_ASSERT_EQ(mt_kimage_load(&ki, r, iscache, err, sizeof(err)), -1);
+	MT_ASSERT_EQ(mt_kimage_load(&ki, r, iscache, err, sizeof(err)), -EBADMSG);
 	MT_ASSERT_MSG(strstr(err, "line 2"), "%s", err);
 	MT_ASSERT_EQ(ki.nranges, 0);
 	mt_bundle_close(r);
@@ -236,7 +236,7 @@ MT_TEST(kernel_image_rejects_overlapping_copies)
 	mt_bundle_writer_free(w);
 	MT_ASSERT_EQ(mt_bundle_open(&r, path, err, sizeof(err)), 0);
 	unlink(path);
-	MT_ASSERT_EQ(mt_kimage_load(&ki, r, iscache, err, sizeof(err)), -1);
+	MT_ASSERT_EQ(mt_kimage_load(&ki, r, iscache, err, sizeof(err)), -EBADMSG);
 	MT_ASSERT_MSG(strstr(err, "overlap"), "%s", err);
 	mt_bundle_close(r);
 	pt_iscache_free(iscache);

@@ -12,6 +12,7 @@
 #include "decode/decode.h"
 #include "narrow/narrow.h"
 
+#include <errno.h>
 #include <inttypes.h>
 
 struct call {
@@ -379,18 +380,18 @@ MT_TEST(parse_errors)
 	MT_ASSERT_EQ(v, 1500);
 	MT_ASSERT_EQ(mt_narrow_parse_duration("7", &v), 0);
 	MT_ASSERT_EQ(v, 7);
-	MT_ASSERT_EQ(mt_narrow_parse_duration("2 ms", &v), -1);
-	MT_ASSERT_EQ(mt_narrow_parse_duration("-1ms", &v), -1);
-	MT_ASSERT_EQ(mt_narrow_parse_duration("ms", &v), -1);
+	MT_ASSERT_EQ(mt_narrow_parse_duration("2 ms", &v), -EINVAL);
+	MT_ASSERT_EQ(mt_narrow_parse_duration("-1ms", &v), -EINVAL);
+	MT_ASSERT_EQ(mt_narrow_parse_duration("ms", &v), -EINVAL);
 	MT_ASSERT_EQ(mt_narrow_parse_time("T-2ms,T+1ms", &o, err, sizeof(err)), 0);
 	MT_ASSERT(o.window && o.around_trigger && o.from == -2000000 && o.to == 1000000);
 	MT_ASSERT_EQ(mt_narrow_parse_time("T-1ms,", &o, err, sizeof(err)), 0);
 	MT_ASSERT(o.to == INT64_MAX);
 	MT_ASSERT_EQ(mt_narrow_parse_time("5s,6s", &o, err, sizeof(err)), 0);
 	MT_ASSERT(!o.around_trigger && o.from == 5000000000 && o.to == 6000000000);
-	MT_ASSERT_EQ(mt_narrow_parse_time("6s,5s", &o, err, sizeof(err)), -1);
-	MT_ASSERT_EQ(mt_narrow_parse_time("T-1ms,5s", &o, err, sizeof(err)), -1);
-	MT_ASSERT_EQ(mt_narrow_parse_time("T*1ms,T", &o, err, sizeof(err)), -1);
-	MT_ASSERT_EQ(mt_narrow_parse_time("5s", &o, err, sizeof(err)), -1);
+	MT_ASSERT_EQ(mt_narrow_parse_time("6s,5s", &o, err, sizeof(err)), -EINVAL);
+	MT_ASSERT_EQ(mt_narrow_parse_time("T-1ms,5s", &o, err, sizeof(err)), -EINVAL);
+	MT_ASSERT_EQ(mt_narrow_parse_time("T*1ms,T", &o, err, sizeof(err)), -EINVAL);
+	MT_ASSERT_EQ(mt_narrow_parse_time("5s", &o, err, sizeof(err)), -EINVAL);
 	MT_ASSERT(strstr(err, "FROM,TO"));
 }

@@ -28,12 +28,13 @@ static void decode_to(const char *bundle, const char *out, int late)
 	o.late_inferred = late;
 	MT_ASSERT_MSG(mt_bundle_open(&r, bundle, err, sizeof(err)) == 0, "%s", err);
 	MT_ASSERT_MSG(mt_decode_open(&d, r, NULL, err, sizeof(err)) == 0, "%s", err);
-	MT_ASSERT_MSG(pf_writer_open(&w, out, &o) == 0, "%s", pf_last_error());
+	MT_ASSERT_MSG(pf_writer_open(&w, out, &o, err, sizeof(err)) == 0, "%s", err);
 	MT_ASSERT_EQ(mt_pfout_init(&po, d, r, w, &sink), 0);
 	MT_ASSERT_EQ(sink.late_inferred, late);
 	MT_ASSERT_MSG(mt_decode_run(d, &sink) == 0, "%s", po.err);
 	MT_ASSERT_EQ(mt_pfout_finish(&po, mt_pfout_end_ns(&po)), 0);
-	MT_ASSERT_MSG(pf_writer_close(w, mt_pfout_end_ns(&po), NULL) == 0, "%s", pf_last_error());
+	MT_ASSERT_MSG(pf_writer_close(w, mt_pfout_end_ns(&po), NULL, err, sizeof(err)) == 0, "%s",
+		      err);
 	mt_pfout_fini(&po);
 	mt_decode_free(d);
 	mt_bundle_close(r);

@@ -138,7 +138,9 @@ static void open_app(struct pf_writer **w, const char *path, const struct pf_opt
 {
 	static const char *const argv[] = { "/usr/bin/app", "--port=8080" };
 
-	MT_ASSERT_MSG(pf_writer_open(w, path, o) == 0, "%s", pf_last_error());
+	char err[256];
+
+	MT_ASSERT_MSG(pf_writer_open(w, path, o, err, sizeof(err)) == 0, "%s", err);
 	OK(pf_writer_add_process(*w, 100, "app", argv, 2));
 }
 
@@ -165,7 +167,7 @@ static void timeline_basic(const char *path, const struct pf_options *o)
 	OK(pf_begin(w, t, 1020000, p, 0));
 	OK(pf_end(w, t, 1020100));
 	OK(pf_end(w, t, 1020200));
-	OK(pf_writer_close(w, 0, NULL));
+	OK(pf_writer_close(w, 0, NULL, NULL, 0));
 }
 
 /* Inferred frames, a gap, the depth cap, frames truncated at the end. */
@@ -193,7 +195,7 @@ static void timeline_edges(const char *path, const struct pf_options *base)
 	OK(pf_gap(w, t, 5100, "overflow"));
 	OK(pf_begin(w, t, 5500, m, PF_BEGIN_INFERRED));
 	OK(pf_begin(w, t, 5600, s, 0));
-	OK(pf_writer_close(w, 6000, NULL));
+	OK(pf_writer_close(w, 6000, NULL, NULL, 0));
 }
 
 /* Two processes, three threads with per-thread interning, a kernel frame,
@@ -232,7 +234,7 @@ static void timeline_processes(const char *path, const struct pf_options *o)
 	OK(pf_end(w, b, 2000210));
 	OK(pf_instant(w, a, 2000220, "sched out"));
 	OK(pf_end(w, a, 2000300));
-	OK(pf_writer_close(w, 0, NULL));
+	OK(pf_writer_close(w, 0, NULL, NULL, 0));
 }
 
 static void proto_case(void (*timeline)(const char *, const struct pf_options *),

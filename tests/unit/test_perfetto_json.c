@@ -51,11 +51,12 @@ static char *run_checker(const char *path)
 static int open_json(struct pf_writer **w, const char *name)
 {
 	struct pf_options o;
+	char err[256];
 	int t;
 
 	pf_options_init(&o);
 	o.format = PF_FORMAT_JSON;
-	MT_ASSERT_MSG(pf_writer_open(w, pft_path(name), &o) == 0, "%s", pf_last_error());
+	MT_ASSERT_MSG(pf_writer_open(w, pft_path(name), &o, err, sizeof(err)) == 0, "%s", err);
 	MT_ASSERT_EQ(pf_writer_add_process(*w, 1, "p\"roc\\", NULL, 0), 0);
 	t = pf_writer_add_thread(*w, 1, 2, "th\x01read");
 	MT_ASSERT(t >= 0);
@@ -92,7 +93,7 @@ MT_TEST(odd_names_are_escaped)
 		MT_ASSERT_EQ(pf_end(w, t, 10 + i), 0);
 	}
 	MT_ASSERT_EQ(pf_instant(w, t, 20, "odd \"instant\""), 0);
-	MT_ASSERT_EQ(pf_writer_close(w, 0, NULL), 0);
+	MT_ASSERT_EQ(pf_writer_close(w, 0, NULL, NULL, 0), 0);
 	out = run_checker(pft_path("odd.json"));
 	MT_ASSERT_STREQ(out, want);
 	free(out);
@@ -118,7 +119,7 @@ MT_TEST(strict_order_and_balance)
 	MT_ASSERT_EQ(pf_begin(w, a, 2000, id, 0), 0);
 	MT_ASSERT_EQ(pf_gap(w, b, 2500, "decode error"), 0);
 	MT_ASSERT_EQ(pf_begin(w, b, 3000, id, 0), 0);
-	MT_ASSERT_EQ(pf_writer_close(w, 4000, NULL), 0);
+	MT_ASSERT_EQ(pf_writer_close(w, 4000, NULL, NULL, 0), 0);
 	out = run_checker(pft_path("order.json"));
 	MT_ASSERT_STREQ(out, "\"f\"\n\"f\"\n\"trigger\"\n\"f\"\n\"trace gap\"\n\"f\"\nok\n");
 	free(out);
@@ -137,7 +138,7 @@ MT_TEST(nanoseconds_are_exact)
 	MT_ASSERT(id >= 0);
 	MT_ASSERT_EQ(pf_begin(w, t, 1700000000000000001ull, id, 0), 0);
 	MT_ASSERT_EQ(pf_end(w, t, 1700000001234567891ull), 0);
-	MT_ASSERT_EQ(pf_writer_close(w, 0, NULL), 0);
+	MT_ASSERT_EQ(pf_writer_close(w, 0, NULL, NULL, 0), 0);
 	in = fopen(pft_path("ns.json"), "r");
 	MT_ASSERT(in);
 	n = fread(buf, 1, sizeof(buf) - 1, in);

@@ -20,9 +20,10 @@
 static int open_one(struct pf_writer **w, const char *name, const struct pf_options *o)
 {
 	static const char *const argv[] = { "./app", "--serve", "8080" };
+	char err[256];
 	int t;
 
-	MT_ASSERT_MSG(pf_writer_open(w, pft_path(name), o) == 0, "open: %s", pf_last_error());
+	MT_ASSERT_MSG(pf_writer_open(w, pft_path(name), o, err, sizeof(err)) == 0, "open: %s", err);
 	MT_ASSERT_EQ(pf_writer_add_process(*w, PID, "app", argv, 3), 0);
 	t = pf_writer_add_thread(*w, PID, TID, "main");
 	MT_ASSERT(t >= 0);
@@ -40,7 +41,9 @@ static int32_t fn(struct pf_writer *w, const char *sym)
 
 static void close_ok(struct pf_writer *w, uint64_t end, struct pf_stats *st)
 {
-	MT_ASSERT_MSG(pf_writer_close(w, end, st) == 0, "close: %s", pf_last_error());
+	char err[256];
+
+	MT_ASSERT_MSG(pf_writer_close(w, end, st, err, sizeof(err)) == 0, "close: %s", err);
 }
 
 MT_TEST(call_return_round_trip)
@@ -263,20 +266,25 @@ MT_TEST(open_errors)
 {
 	struct pf_writer *w = (struct pf_writer *)1;
 	struct pf_options o;
+	char err[256];
 
 	pf_options_init(&o);
 	o.max_depth = 0;
-	MT_ASSERT_EQ(pf_writer_open(&w, pft_path("x.pftrace"), &o), -PF_EINVAL);
+	MT_ASSERT_EQ(pf_writer_open(&w, pft_path("x.pftrace"), &o, err, sizeof(err)), -EINVAL);
 	MT_ASSERT(w == NULL);
-	MT_ASSERT(strstr(pf_last_error(), "max_depth"));
+	MT_ASSERT_STREQ(err, "max_depth must be 1..512 (Perfetto keeps no deeper slices)");
 	o.max_depth = PF_MAX_DEPTH + 1;
-	MT_ASSERT_EQ(pf_writer_open(&w, pft_path("x.pftrace"), &o), -PF_EINVAL);
+	MT_ASSERT_EQ(pf_writer_open(&w, pft_path("x.pftrace"), &o, NULL, 0), -PF_EINVAL);
 	pf_options_init(&o);
 	o.clock_id = 64;
-	MT_ASSERT_EQ(pf_writer_open(&w, pft_path("x.pftrace"), &o), -PF_EINVAL);
-	MT_ASSERT_EQ(pf_writer_open(&w, pft_path("no/such/dir/t.pftrace"), NULL), -PF_EIO);
-	MT_ASSERT(strstr(pf_last_error(), "no/such/dir/t.pftrace"));
-	MT_ASSERT_EQ(pf_writer_close(NULL, 0, NULL), -PF_EINVAL);
+	MT_ASSERT_EQ(pf_writer_open(&w, pft_path("x.pftrace"), &o, err, sizeof(err)), -PF_EINVAL);
+	MT_ASSERT_STREQ(err, "clock_id must be a builtin Perfetto clock (1..63)");
+	MT_ASSERT_EQ(pf_writer_open(&w, pft_path("no/such/dir/t.pftrace"), NULL, err, sizeof(err)),
+		     -EIO);
+	MT_ASSERT(strstr(err, "cannot create "));
+	MT_ASSERT(strstr(err, "no/such/dir/t.pftrace: No such file or directory"));
+	MT_ASSERT_EQ(pf_writer_close(NULL, 0, NULL, err, sizeof(err)), -EINVAL);
+	MT_ASSERT_STREQ(err, "no writer");
 }
 
 MT_TEST(inferred_frames_at_snapshot_start)
@@ -695,37 +703,54 @@ MT_TEST(gzip_output)
 	pfr_free(&gz);
 }
 
+/* The size warning, as the reporter gets it. */
+struct heard {
+	char msg[512];
+	int n;
+	enum mt_severity sev;
+};
+
+static void hear(void *ctx, enum mt_severity sev, const char *msg)
+{
+	struct heard *h = ctx;
+
+	snprintf(h->msg, sizeof(h->msg), "%s", msg);
+	h->sev = sev;
+	h->n++;
+}
+
 MT_TEST(size_warning)
 {
+	struct heard h = { "", 0, MT_SEV_NR };
+	const struct mt_reporter rep = { hear, &h };
 	struct pf_writer *w;
 	struct pf_options o;
-	char *msg = NULL;
-	size_t len = 0;
+	const char *msg = h.msg;
 	int th;
 
 	pf_options_init(&o);
 	o.warn_events = 3;
-	o.log = open_memstream(&msg, &len);
-	MT_ASSERT(o.log);
+	o.rep = &rep;
 	th = open_one(&w, "warn.pftrace", &o);
 	MT_ASSERT_EQ(pf_begin(w, th, 1, fn(w, "f"), 0), 0);
 	MT_ASSERT_EQ(pf_end(w, th, 2), 0);
-	MT_ASSERT_EQ(pf_writer_close(w, 0, NULL), 0);
-	fflush(o.log);
-	MT_ASSERT_EQ(len, 0);	/* 2 events: quiet */
+	MT_ASSERT_EQ(pf_writer_close(w, 0, NULL, NULL, 0), 0);
+	MT_ASSERT_EQ(h.n, 0);	/* 2 events: quiet */
 	th = open_one(&w, "warn.pftrace", &o);
 	for (uint64_t i = 0; i < 2; i++) {
 		MT_ASSERT_EQ(pf_begin(w, th, i * 2, fn(w, "f"), 0), 0);
 		MT_ASSERT_EQ(pf_end(w, th, i * 2 + 1), 0);
 	}
-	MT_ASSERT_EQ(pf_writer_close(w, 0, NULL), 0);
-	fclose(o.log);
-	MT_ASSERT(msg && strstr(msg, " has 4 events"));
+	MT_ASSERT_EQ(pf_writer_close(w, 0, NULL, NULL, 0), 0);
+	MT_ASSERT_EQ(h.n, 1);
+	MT_ASSERT_EQ(h.sev, MT_SEV_INFO);
+	/* One line without the program's name: the caller adds what it wants. */
+	MT_ASSERT(!strstr(msg, "mtrace-user") && !strchr(msg, '\n'));
+	MT_ASSERT(strstr(msg, " has 4 events"));
 	/* The advice names only options that exist (there is no --window). */
 	MT_ASSERT(!strstr(msg, "--window"));
 	MT_ASSERT(strstr(msg, "--buffer-size"));
 	MT_ASSERT(strstr(msg, "trace_processor --httpd"));
-	free(msg);
 }
 
 MT_TEST(write_error_is_reported)
@@ -735,14 +760,15 @@ MT_TEST(write_error_is_reported)
 
 	if (access("/dev/full", W_OK))
 		mt_skip("no /dev/full");
-	MT_ASSERT_EQ(pf_writer_open(&w, "/dev/full", NULL), 0);
+	char err[256];
+
+	MT_ASSERT_EQ(pf_writer_open(&w, "/dev/full", NULL, NULL, 0), 0);
 	MT_ASSERT_EQ(pf_writer_add_process(w, 1, "p", NULL, 0), 0);
 	th = pf_writer_add_thread(w, 1, 1, "t");
 	MT_ASSERT(th >= 0);
 	MT_ASSERT_EQ(pf_begin(w, th, 1, fn(w, "f"), 0), 0);
-	MT_ASSERT_EQ(pf_writer_close(w, 0, NULL), -PF_EIO);
-	MT_ASSERT(strstr(pf_last_error(), "/dev/full"));
-	MT_ASSERT(strstr(pf_last_error(), "No space left"));
+	MT_ASSERT_EQ(pf_writer_close(w, 0, NULL, err, sizeof(err)), -EIO);
+	MT_ASSERT_STREQ(err, "/dev/full: write failed: No space left on device");
 }
 
 /*
@@ -763,7 +789,7 @@ MT_TEST(random_calls_keep_the_file_valid)
 
 	pf_options_init(&o);
 	o.max_depth = 6;
-	MT_ASSERT_EQ(pf_writer_open(&w, pft_path("rand.pftrace"), &o), 0);
+	MT_ASSERT_EQ(pf_writer_open(&w, pft_path("rand.pftrace"), &o, NULL, 0), 0);
 	MT_ASSERT_EQ(pf_writer_add_process(w, 1, "p", NULL, 0), 0);
 	for (int i = 0; i < 3; i++) {
 		th[i] = pf_writer_add_thread(w, 1, 10 + i, "t");
@@ -795,7 +821,7 @@ MT_TEST(random_calls_keep_the_file_valid)
 		if (rc == -PF_EORDER)
 			ts += 3;
 	}
-	MT_ASSERT_EQ(pf_writer_close(w, 0, &st), 0);
+	MT_ASSERT_EQ(pf_writer_close(w, 0, &st, NULL, 0), 0);
 	pft_read_clean(pft_path("rand.pftrace"), &t);
 	MT_ASSERT_EQ(t.nevents, st.events);
 	for (int i = 0; i < 3; i++) {
@@ -883,13 +909,15 @@ MT_TEST(late_inferred_needs_protobuf)
 {
 	struct pf_options o;
 	struct pf_writer *w;
+	char err[256];
 
 	pf_options_init(&o);
 	o.late_inferred = 1;
 	o.format = PF_FORMAT_JSON;
-	MT_ASSERT_EQ(pf_writer_open(&w, pft_path("late.json"), &o), -PF_EINVAL);
-	MT_ASSERT(strstr(pf_last_error(), "protobuf"));
+	MT_ASSERT_EQ(pf_writer_open(&w, pft_path("late.json"), &o, err, sizeof(err)), -PF_EINVAL);
+	MT_ASSERT(strstr(err, "protobuf"));
 	o.format = PF_FORMAT_PROTO;
 	o.max_depth = PF_MAX_INFERRED;
-	MT_ASSERT_EQ(pf_writer_open(&w, pft_path("late.pftrace"), &o), -PF_EINVAL);
+	MT_ASSERT_EQ(pf_writer_open(&w, pft_path("late.pftrace"), &o, err, sizeof(err)), -PF_EINVAL);
+	MT_ASSERT(strstr(err, "max_depth"));
 }

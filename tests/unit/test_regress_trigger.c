@@ -9,6 +9,8 @@
 
 #include "trigger/trigger.h"
 
+#include <errno.h>
+
 #include <elf.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +33,7 @@ MT_TEST(control_character_message_is_one_line)
 	struct mt_trigger_spec spec;
 
 	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
-		MT_ASSERT_EQ(mt_trigger_spec_parse(specs[i], &spec, err, sizeof(err)), -1);
+		MT_ASSERT_EQ(mt_trigger_spec_parse(specs[i], &spec, err, sizeof(err)), -EINVAL);
 		MT_ASSERT_MSG(strstr(err, "control character") != NULL, "spec %zu: %s", i, err);
 		for (const char *c = err; *c; c++)
 			MT_ASSERT_MSG((unsigned char)*c >= ' ' && *c != 0x7f,
@@ -95,7 +97,7 @@ MT_TEST(uprobe_offset_inside_the_file)
 		rc = mt_trigger_resolve(&spec, &off, err, sizeof(err));
 		mt_trigger_spec_free(&spec);
 		unlink(path);
-		MT_ASSERT_MSG(rc == -1, "segment at file offset 0x%" PRIx64 ": uprobe placed at "
+		MT_ASSERT_MSG(rc == -EBADMSG, "segment at file offset 0x%" PRIx64 ": uprobe placed at "
 			      "offset 0x%" PRIx64 " of a %zu-byte file", seg_offsets[i], off,
 			      sizeof(elf));
 		MT_ASSERT(err[0] != '\0');

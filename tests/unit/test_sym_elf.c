@@ -10,6 +10,7 @@
 #include "sym/sym.h"
 
 #include <elf.h>
+#include <errno.h>
 
 /* Line numbers below are asserted: keep the layout of this text. */
 static const char prog_c[] =
@@ -30,9 +31,11 @@ static struct mt_sym_file *open_ok(const char *name, const char *debug_path)
 {
 	struct mt_sym_options opt = { debug_path };
 	char err[MT_SYM_ERRLEN] = "";
-	struct mt_sym_file *f = mt_sym_file_open(fx_path(name), &opt, err, sizeof(err));
+	struct mt_sym_file *f;
 
-	MT_ASSERT_MSG(f, "open %s: %s", name, err);
+	MT_ASSERT_MSG(mt_sym_file_open(&f, fx_path(name), &opt, err, sizeof(err)) == 0,
+		      "open %s: %s", name, err);
+	MT_ASSERT(f);
 	return f;
 }
 
@@ -343,12 +346,14 @@ MT_TEST(cxx_names_and_inline_frames)
 	mt_sym_file_close(f);
 }
 
-static void expect_error(const char *name, const char *want)
+static void expect_error(const char *name, int e, const char *want)
 {
 	char err[MT_SYM_ERRLEN] = "";
-	struct mt_sym_file *f = mt_sym_file_open(fx_path(name), NULL, err, sizeof(err));
+	struct mt_sym_file *f = (struct mt_sym_file *)1;
+	int rc = mt_sym_file_open(&f, fx_path(name), NULL, err, sizeof(err));
 
 	MT_ASSERT_MSG(!f, "%s opened", name);
+	MT_ASSERT_EQ(rc, -e);
 	MT_ASSERT_MSG(strstr(err, want), "%s: error \"%s\" lacks \"%s\"", name, err, want);
 	MT_ASSERT_MSG(strstr(err, name), "error \"%s\" does not name the file", err);
 }
@@ -360,13 +365,13 @@ MT_TEST(bad_files_give_precise_errors)
 	fx_write("text", "this is not an ELF file\n");
 	fx_sh("head -c 100 good > trunc_hdr && head -c $(($(stat -c %%s good) / 2)) good > trunc_half"
 	      " && cc -c -o obj.o prog.c");
-	expect_error("missing", "No such file");
-	expect_error("empty", "not an ELF file");
-	expect_error("text", "not an ELF file");
-	expect_error("trunc_hdr", "truncated");
-	expect_error("trunc_half", "truncated");
-	expect_error("obj.o", "neither an executable nor a shared object");
-	expect_error(".", "not a regular file");
+	expect_error("missing", ENOENT, "No such file");
+	expect_error("empty", EBADMSG, "not an ELF file");
+	expect_error("text", EBADMSG, "not an ELF file");
+	expect_error("trunc_hdr", EBADMSG, "truncated");
+	expect_error("trunc_half", EBADMSG, "truncated");
+	expect_error("obj.o", EBADMSG, "neither an executable nor a shared object");
+	expect_error(".", EINVAL, "not a regular file");
 }
 
 MT_TEST(demangle)

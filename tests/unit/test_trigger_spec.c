@@ -8,6 +8,8 @@
 
 #include "trigger/trigger.h"
 
+#include <errno.h>
+
 static struct mt_trigger_spec parse_ok(const char *text)
 {
 	struct mt_trigger_spec s;
@@ -25,7 +27,7 @@ static void parse_bad(const char *text, int column, const char *what)
 	struct mt_trigger_spec s;
 	char err[MT_TRIGGER_ERRLEN] = "", col[32];
 
-	MT_ASSERT_MSG(mt_trigger_spec_parse(text, &s, err, sizeof(err)) == -1,
+	MT_ASSERT_MSG(mt_trigger_spec_parse(text, &s, err, sizeof(err)) == -EINVAL,
 		      "'%s' accepted", text);
 	MT_ASSERT_MSG(strstr(err, what), "'%s': error '%s' lacks '%s'", text, err, what);
 	if (column) {

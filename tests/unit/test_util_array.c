@@ -68,3 +68,23 @@ MT_TEST(overflow_and_bad_sizes_leave_the_array)
 	MT_ASSERT_EQ(v[0], 42);
 	free(v);
 }
+
+/* Against a linear count, with duplicate keys and keys outside the range. */
+MT_TEST(upper_bound_finds_the_first_key_above)
+{
+	struct item v[9];
+	const size_t n = sizeof(v) / sizeof(v[0]);
+
+	for (size_t i = 0; i < n; i++)
+		v[i] = (struct item){ 10 * (i / 2 + 1), (uint32_t)i };	/* 10 10 20 20 ... 50 */
+	for (uint64_t key = 0; key < 70; key++) {
+		size_t want = 0;
+
+		while (want < n && v[want].a <= key)
+			want++;
+		MT_ASSERT_EQ(MT_ARRAY_UPPER_BOUND(v, n, a, key), want);
+	}
+	MT_ASSERT_EQ(MT_ARRAY_UPPER_BOUND(v, 0, a, 100), 0);
+	MT_ASSERT_EQ(MT_ARRAY_UPPER_BOUND(v, n, a, UINT64_MAX), n);
+	MT_ASSERT_EQ(MT_ARRAY_UPPER_BOUND(v, n, a, 10), 2);
+}

@@ -263,8 +263,9 @@ int mt_bundle_ktext_data(struct mt_bundle_reader *r, size_t i, const uint8_t **c
 int mt_bundle_kallsyms(struct mt_bundle_reader *r, const char **text, size_t *len);
 
 /* ---- 5. Tools ---- */
-/* `mtrace-user bundle-info FILE`: the header and one line per section. */
-int mt_bundle_print_info(const char *path, FILE *out);
+/* `mtrace-user bundle-info FILE`: the header and one line per section.
+ * A bundle that does not open gives mt_bundle_open()'s error and message. */
+int mt_bundle_print_info(const char *path, FILE *out, char *err, size_t errlen);
 /* The same for an open bundle, called NAME. */
 void mt_bundle_print_info_of(struct mt_bundle_reader *r, const char *name, FILE *out);
 

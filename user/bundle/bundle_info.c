@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* `bundle-info`: a bundle's version, its sections with sizes, and a summary. */
 #include "bundle/bundle.h"
+#include "util/errmsg.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -82,19 +83,16 @@ void mt_bundle_print_info_of(struct mt_bundle_reader *r, const char *name, FILE 
 	print_summary(r, out);
 }
 
-int mt_bundle_print_info(const char *path, FILE *out)
+int mt_bundle_print_info(const char *path, FILE *out, char *err, size_t errlen)
 {
 	struct mt_bundle_reader *r;
-	char err[512];
 	int rc;
 
 	if (!path || !out)
-		return -EINVAL;
-	rc = mt_bundle_open(&r, path, err, sizeof(err));
-	if (rc) {
-		fprintf(stderr, "mtrace-user: %s\n", err);
+		return mt_errmsg(err, errlen, EINVAL, "bundle-info: no path or stream");
+	rc = mt_bundle_open(&r, path, err, errlen);
+	if (rc)
 		return rc;
-	}
 	mt_bundle_print_info_of(r, path, out);
 	mt_bundle_close(r);
 	return 0;

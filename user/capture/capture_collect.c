@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* One frozen snapshot into one bundle (see capture_collect.h). */
 #include "capture/capture_collect.h"
+#include "util/errmsg.h"
 #include "util/mt_array.h"
 
 #include <cpuid.h>
@@ -18,19 +19,6 @@
 
 #include "capture/capture_procfs.h"
 #include "kcore/kcore_capture.h"
-
-static int col_fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int col_fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return ret;
-}
 
 static uint64_t clock_ns(clockid_t id)
 {
@@ -192,8 +180,8 @@ static int collect_cpus(const struct mt_collect_in *in, const struct mtrace_stat
 			pd.flags = MT_BUNDLE_PT_PARTIAL | MT_BUNDLE_PT_NO_RING;
 			pd.stop_tsc = ci.online_tsc;
 			if ((e = mt_bundle_write_pt_ring(w, &pd, NULL, 0)))
-				return col_fail(err, errlen, e, "writing the PT record of CPU %u: %s",
-						cpu, mt_bundle_writer_errmsg(w));
+				return mt_errmsg(err, errlen, -e, "writing the PT record of CPU %u: %s",
+						 cpu, mt_bundle_writer_errmsg(w));
 			add_warning(out, "CPU %u came online while armed and has no ring: threads that ran there from TSC %llu on are missing",
 				    cpu, (unsigned long long)ci.online_tsc);
 			continue;
@@ -201,10 +189,10 @@ static int collect_cpus(const struct mt_collect_in *in, const struct mtrace_stat
 		if (!(ci.flags & MTRACE_CPU_RING))
 			continue;
 		if (ci.write_offset > ci.ring_size)
-			return col_fail(err, errlen, -EPROTO,
-					"CPU %u: write offset %llu beyond its %llu-byte ring", cpu,
-					(unsigned long long)ci.write_offset,
-					(unsigned long long)ci.ring_size);
+			return mt_errmsg(err, errlen, EPROTO,
+					 "CPU %u: write offset %llu beyond its %llu-byte ring", cpu,
+					 (unsigned long long)ci.write_offset,
+					 (unsigned long long)ci.ring_size);
 		pd.cpu = cpu;
 		pd.stop_tsc = ci.stop_tsc;
 		pd.rtit_status = ci.rtit_status;
@@ -222,8 +210,8 @@ static int collect_cpus(const struct mt_collect_in *in, const struct mtrace_stat
 		e = mt_bundle_write_pt_ring(w, &pd, ring, ci.ring_size);
 		munmap((void *)ring, ci.ring_size);
 		if (e)
-			return col_fail(err, errlen, e, "writing the PT data of CPU %u: %s", cpu,
-					mt_bundle_writer_errmsg(w));
+			return mt_errmsg(err, errlen, -e, "writing the PT data of CPU %u: %s", cpu,
+					 mt_bundle_writer_errmsg(w));
 		out->cpus++;
 		out->pt_bytes += (ci.flags & MTRACE_CPU_WRAPPED) ? ci.ring_size : ci.write_offset;
 		skid = tsc_delta_ns(ci.stop_tsc, st->trigger.tsc, dev->caps.tsc_khz);
@@ -237,14 +225,14 @@ static int collect_cpus(const struct mt_collect_in *in, const struct mtrace_stat
 		e = add_switches(sv, recs, nrec);
 		free(recs);
 		if (e)
-			return col_fail(err, errlen, e, "out of memory for the sideband");
+			return mt_errmsg(err, errlen, -e, "out of memory for the sideband");
 		out->sb_lost += lost;
 	}
 	out->switches = sv->n;
 	if (st->flags & MTRACE_STATUS_SECURE_EXEC)
 		add_warning(out, "the target exec'd a set-user-ID (non-dumpable) program: its trace ends at that exec");
 	if (!out->cpus)
-		return col_fail(err, errlen, -ENODATA, "the module reports no CPU with a ring");
+		return mt_errmsg(err, errlen, ENODATA, "the module reports no CPU with a ring");
 	return 0;
 }
 
@@ -464,13 +452,13 @@ static int write_processes(const struct mt_collect_in *in, const struct sw_vec *
 		    mt_threads_collect(&threads, pids[i], via, tsc) == -ENOMEM ||
 		    (pids[i] == in->pid && in->seen &&
 		     mt_threads_add_gone(&threads, in->seen) == -ENOMEM)) {
-			e = col_fail(err, errlen, -ENOMEM, "out of memory reading /proc");
+			e = mt_errmsg(err, errlen, ENOMEM, "out of memory reading /proc");
 			goto out;
 		}
 	}
 	if ((e = mt_bundle_write_maps(w, maps.maps, maps.n)) ||
 	    (e = mt_bundle_write_threads(w, threads.t, threads.n))) {
-		e = col_fail(err, errlen, e, "%s", mt_bundle_writer_errmsg(w));
+		e = mt_errmsg(err, errlen, -e, "%s", mt_bundle_writer_errmsg(w));
 		goto out;
 	}
 	out->maps = maps.n;
@@ -492,7 +480,7 @@ static int write_processes(const struct mt_collect_in *in, const struct sw_vec *
 		snprintf(src, sizeof(src), "/proc/%u/map_files/%llx-%llx", m->pid,
 			 (unsigned long long)m->start, (unsigned long long)m->end);
 		if (mt_bundle_embed_file(w, &f, src) && mt_bundle_embed_file(w, &f, m->path)) {
-			e = col_fail(err, errlen, -EIO, "--embed: %s", mt_bundle_writer_errmsg(w));
+			e = mt_errmsg(err, errlen, EIO, "--embed: %s", mt_bundle_writer_errmsg(w));
 			goto out;
 		}
 		out->files++;
@@ -586,27 +574,27 @@ int mt_capture_collect(const struct mt_collect_in *in, const char *path,
 	if ((e = mt_dev_status(in->dev, &st, err, errlen)))
 		return e;
 	if (st.state != MTRACE_STATE_FROZEN)
-		return col_fail(err, errlen, -EPROTO, "the module is not frozen (state %u)", st.state);
+		return mt_errmsg(err, errlen, EPROTO, "the module is not frozen (state %u)", st.state);
 	out->path = st.trigger.path;
 	true_trigger(in, &st);
 	if (partial_name(path, tmp, sizeof(tmp)))
-		return col_fail(err, errlen, -ENAMETOOLONG, "output path too long: %s", path);
+		return mt_errmsg(err, errlen, ENAMETOOLONG, "output path too long: %s", path);
 	if ((e = mt_bundle_writer_create(&w, tmp, NULL, werr, sizeof(werr)))) {
 		if (strcmp(tmp, path))
 			remove(tmp);
-		return col_fail(err, errlen, e, "cannot write %s: %s", path, werr);
+		return mt_errmsg(err, errlen, -e, "cannot write %s: %s", path, werr);
 	}
 	fill_cpu(&in->dev->caps, &cpu);
 	fill_pt_config(in, &st, &ptc);
 	if ((e = mt_bundle_write_cpu(w, &cpu)) || (e = mt_bundle_write_pt_config(w, &ptc))) {
-		e = col_fail(err, errlen, e, "%s: %s", path, mt_bundle_writer_errmsg(w));
+		e = mt_errmsg(err, errlen, -e, "%s: %s", path, mt_bundle_writer_errmsg(w));
 		goto out;
 	}
 	if ((e = collect_cpus(in, &st, w, &sv, out, err, errlen)))
 		goto out;
 	if ((e = write_trigger(in, &st, out, w)) ||
 	    (e = mt_bundle_write_switches(w, sv.v, sv.n)) || (e = write_clock(in, &st, w))) {
-		e = col_fail(err, errlen, e, "%s: %s", path, mt_bundle_writer_errmsg(w));
+		e = mt_errmsg(err, errlen, -e, "%s: %s", path, mt_bundle_writer_errmsg(w));
 		goto out;
 	}
 	if ((e = write_processes(in, &sv, w, out, err, errlen)))
@@ -621,13 +609,13 @@ int mt_capture_collect(const struct mt_collect_in *in, const char *path,
 			out->ktext_bytes = ks.bytes;
 	}
 	if ((e = mt_bundle_writer_finish(w)))
-		e = col_fail(err, errlen, e, "%s: %s", path, mt_bundle_writer_errmsg(w));
+		e = mt_errmsg(err, errlen, -e, "%s: %s", path, mt_bundle_writer_errmsg(w));
 	else if (strcmp(tmp, path) && keep_older(path, out->kept, sizeof(out->kept)))
-		e = col_fail(err, errlen, -errno, "cannot keep the older %s as %s: %s", path,
-			     out->kept, strerror(errno));
+		e = mt_errmsg(err, errlen, errno, "cannot keep the older %s as %s: %s", path,
+			      out->kept, strerror(errno));
 	else if (strcmp(tmp, path) && rename(tmp, path))
-		e = col_fail(err, errlen, -errno, "cannot rename %s to %s: %s", tmp, path,
-			     strerror(errno));
+		e = mt_errmsg(err, errlen, errno, "cannot rename %s to %s: %s", tmp, path,
+			      strerror(errno));
 out:
 	mt_bundle_writer_free(w);
 	free(sv.v);

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* /dev/mtrace access (see capture_dev.h). */
 #include "capture/capture_dev.h"
+#include "util/errmsg.h"
 #include "util/mt_array.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,19 +15,6 @@
 #include <unistd.h>
 
 #define SB_CHUNK 4096U
-
-static int dev_fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int dev_fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return ret;
-}
 
 const char *mt_dev_path(void)
 {
@@ -43,32 +30,32 @@ static int open_error(const char *path, int e, char *err, size_t errlen)
 	switch (e) {
 	case ENOENT:
 		if (stat("/sys/module/mtrace", &st) == 0)
-			return dev_fail(err, errlen, -e,
-					"%s does not exist although the mtrace module is loaded: is devtmpfs mounted on /dev?",
-					path);
+			return mt_errmsg(err, errlen, e,
+					 "%s does not exist although the mtrace module is loaded: is devtmpfs mounted on /dev?",
+					 path);
 		/* modprobe is no advice where the kernel cannot load modules at all. */
 		if (stat("/proc/modules", &st))
-			return dev_fail(err, errlen, -e,
-					"%s does not exist: the mtrace kernel module is not loaded, and this kernel cannot load modules (CONFIG_MODULES is off; 'mtrace-user doctor' checks every prerequisite)",
-					path);
-		return dev_fail(err, errlen, -e,
-				"%s does not exist: the mtrace kernel module is not loaded (load it with 'modprobe mtrace'; 'mtrace-user doctor' checks every prerequisite)",
-				path);
+			return mt_errmsg(err, errlen, e,
+					 "%s does not exist: the mtrace kernel module is not loaded, and this kernel cannot load modules (CONFIG_MODULES is off; 'mtrace-user doctor' checks every prerequisite)",
+					 path);
+		return mt_errmsg(err, errlen, e,
+				 "%s does not exist: the mtrace kernel module is not loaded (load it with 'modprobe mtrace'; 'mtrace-user doctor' checks every prerequisite)",
+				 path);
 	case EACCES:
 	case EPERM:
-		return dev_fail(err, errlen, -e,
-				"cannot open %s: permission denied (it needs CAP_PERFMON or CAP_SYS_ADMIN: run as root)",
-				path);
+		return mt_errmsg(err, errlen, e,
+				 "cannot open %s: permission denied (it needs CAP_PERFMON or CAP_SYS_ADMIN: run as root)",
+				 path);
 	case EBUSY:
-		return dev_fail(err, errlen, -e,
-				"%s is busy: another capture owns it (one capture at a time)", path);
+		return mt_errmsg(err, errlen, e,
+				 "%s is busy: another capture owns it (one capture at a time)", path);
 	case ENODEV:
 	case ENXIO:
-		return dev_fail(err, errlen, -e,
-				"cannot open %s: the mtrace module found no usable Intel PT ('mtrace-user doctor' says why)",
-				path);
+		return mt_errmsg(err, errlen, e,
+				 "cannot open %s: the mtrace module found no usable Intel PT ('mtrace-user doctor' says why)",
+				 path);
 	default:
-		return dev_fail(err, errlen, -e, "cannot open %s: %s", path, strerror(e));
+		return mt_errmsg(err, errlen, e, "cannot open %s: %s", path, strerror(e));
 	}
 }
 
@@ -83,24 +70,24 @@ int mt_dev_open(struct mt_dev *d, char *err, size_t errlen)
 		int e = errno;
 
 		mt_dev_close(d);
-		return dev_fail(err, errlen, -e, "%s is not an mtrace device (GET_VERSION: %s)",
-				mt_dev_path(), strerror(e));
+		return mt_errmsg(err, errlen, e, "%s is not an mtrace device (GET_VERSION: %s)",
+				 mt_dev_path(), strerror(e));
 	}
 	if (d->version.abi_version != MTRACE_ABI_VERSION) {
 		int abi = (int)d->version.abi_version;
 
 		mt_dev_close(d);
-		return dev_fail(err, errlen, -EPROTO,
-				"the loaded mtrace module speaks ABI %d, this mtrace-user needs ABI %d: install matching versions of both",
-				abi, MTRACE_ABI_VERSION);
+		return mt_errmsg(err, errlen, EPROTO,
+				 "the loaded mtrace module speaks ABI %d, this mtrace-user needs ABI %d: install matching versions of both",
+				 abi, MTRACE_ABI_VERSION);
 	}
 	d->version.module_version[sizeof(d->version.module_version) - 1] = '\0';
 	if (ioctl(d->fd, MTRACE_IOC_GET_CAPS, &d->caps) < 0) {
 		int e = errno;
 
 		mt_dev_close(d);
-		return dev_fail(err, errlen, -e, "GET_CAPS on %s failed: %s", mt_dev_path(),
-				strerror(e));
+		return mt_errmsg(err, errlen, e, "GET_CAPS on %s failed: %s", mt_dev_path(),
+				 strerror(e));
 	}
 	return 0;
 }
@@ -118,34 +105,34 @@ int mt_dev_configure(struct mt_dev *d, const struct mtrace_config *cfg, char *er
 		return 0;
 	switch (errno) {
 	case ESRCH:
-		return dev_fail(err, errlen, -ESRCH, "process %d does not exist (or exited)", cfg->pid);
+		return mt_errmsg(err, errlen, ESRCH, "process %d does not exist (or exited)", cfg->pid);
 	case EPERM:
 	case EACCES:
 		if (cfg->flags & MTRACE_CFG_SYSTEM_WIDE)
-			return dev_fail(err, errlen, -errno,
-					"permission denied: tracing every process needs CAP_PERFMON or CAP_SYS_ADMIN (--kernel: CAP_SYS_ADMIN)");
+			return mt_errmsg(err, errlen, errno,
+					 "permission denied: tracing every process needs CAP_PERFMON or CAP_SYS_ADMIN (--kernel: CAP_SYS_ADMIN)");
 		if (cfg->flags & MTRACE_CFG_KERNEL)
-			return dev_fail(err, errlen, -errno,
-					"permission denied: --kernel needs CAP_SYS_ADMIN, and tracing process %d needs the right to ptrace it",
-					cfg->pid);
-		return dev_fail(err, errlen, -errno,
-				"permission denied: tracing process %d needs the right to ptrace it (same user, or CAP_SYS_PTRACE)",
-				cfg->pid);
+			return mt_errmsg(err, errlen, errno,
+					 "permission denied: --kernel needs CAP_SYS_ADMIN, and tracing process %d needs the right to ptrace it",
+					 cfg->pid);
+		return mt_errmsg(err, errlen, errno,
+				 "permission denied: tracing process %d needs the right to ptrace it (same user, or CAP_SYS_PTRACE)",
+				 cfg->pid);
 	case EDQUOT:
-		return dev_fail(err, errlen, -EDQUOT,
-				"%llu bytes of ring per CPU exceed the module's ring memory limit (/sys/module/mtrace/parameters/ring_limit_kb; CAP_IPC_LOCK lifts it): try a smaller --buffer-size",
-				(unsigned long long)cfg->ring_size);
+		return mt_errmsg(err, errlen, EDQUOT,
+				 "%llu bytes of ring per CPU exceed the module's ring memory limit (/sys/module/mtrace/parameters/ring_limit_kb; CAP_IPC_LOCK lifts it): try a smaller --buffer-size",
+				 (unsigned long long)cfg->ring_size);
 	case ENOMEM:
-		return dev_fail(err, errlen, -ENOMEM,
-				"the module could not allocate %llu bytes of ring per CPU: try a smaller --buffer-size",
-				(unsigned long long)cfg->ring_size);
+		return mt_errmsg(err, errlen, ENOMEM,
+				 "the module could not allocate %llu bytes of ring per CPU: try a smaller --buffer-size",
+				 (unsigned long long)cfg->ring_size);
 	case EOPNOTSUPP:
 	case EINVAL:
-		return dev_fail(err, errlen, -errno,
-				"the mtrace module rejected the configuration (%s): this CPU does not support the requested timing or buffer options",
-				strerror(errno));
+		return mt_errmsg(err, errlen, errno,
+				 "the mtrace module rejected the configuration (%s): this CPU does not support the requested timing or buffer options",
+				 strerror(errno));
 	default:
-		return dev_fail(err, errlen, -errno, "SET_CONFIG failed: %s", strerror(errno));
+		return mt_errmsg(err, errlen, errno, "SET_CONFIG failed: %s", strerror(errno));
 	}
 }
 
@@ -154,15 +141,15 @@ int mt_dev_arm(struct mt_dev *d, char *err, size_t errlen)
 	if (ioctl(d->fd, MTRACE_IOC_ARM) == 0)
 		return 0;
 	if (errno == EBUSY)
-		return dev_fail(err, errlen, -EBUSY,
-				"cannot arm: Intel PT is already in use on some CPU (perf's intel_pt event?); stop the other PT user and retry");
+		return mt_errmsg(err, errlen, EBUSY,
+				 "cannot arm: Intel PT is already in use on some CPU (perf's intel_pt event?); stop the other PT user and retry");
 	if (errno == EOPNOTSUPP)
-		return dev_fail(err, errlen, -EOPNOTSUPP,
-				"cannot arm: a CPU is in VMX operation (KVM: kvm_intel enables it when loaded) and this CPU cannot trace there (IA32_VMX_MISC[14]=0); unload kvm_intel or load it with enable_virt_at_load=0");
+		return mt_errmsg(err, errlen, EOPNOTSUPP,
+				 "cannot arm: a CPU is in VMX operation (KVM: kvm_intel enables it when loaded) and this CPU cannot trace there (IA32_VMX_MISC[14]=0); unload kvm_intel or load it with enable_virt_at_load=0");
 	if (errno == EIO)
-		return dev_fail(err, errlen, -EIO,
-				"cannot arm: a PT register write faulted on some CPU (see dmesg); the registers were restored");
-	return dev_fail(err, errlen, -errno, "ARM failed: %s", strerror(errno));
+		return mt_errmsg(err, errlen, EIO,
+				 "cannot arm: a PT register write faulted on some CPU (see dmesg); the registers were restored");
+	return mt_errmsg(err, errlen, errno, "ARM failed: %s", strerror(errno));
 }
 
 int mt_dev_freeze(struct mt_dev *d, uint32_t path, uint64_t cookie, char *err, size_t errlen)
@@ -171,7 +158,7 @@ int mt_dev_freeze(struct mt_dev *d, uint32_t path, uint64_t cookie, char *err, s
 
 	if (ioctl(d->fd, MTRACE_IOC_FREEZE, &fr) == 0)
 		return 0;
-	return dev_fail(err, errlen, -errno, "FREEZE failed: %s", strerror(errno));
+	return mt_errmsg(err, errlen, errno, "FREEZE failed: %s", strerror(errno));
 }
 
 int mt_dev_status(struct mt_dev *d, struct mtrace_status *st, char *err, size_t errlen)
@@ -179,7 +166,7 @@ int mt_dev_status(struct mt_dev *d, struct mtrace_status *st, char *err, size_t 
 	memset(st, 0, sizeof(*st));
 	if (ioctl(d->fd, MTRACE_IOC_GET_STATUS, st) == 0)
 		return 0;
-	return dev_fail(err, errlen, -errno, "GET_STATUS failed: %s", strerror(errno));
+	return mt_errmsg(err, errlen, errno, "GET_STATUS failed: %s", strerror(errno));
 }
 
 int mt_dev_cpu(struct mt_dev *d, uint32_t cpu, struct mtrace_cpu_info *ci, char *err,
@@ -189,7 +176,7 @@ int mt_dev_cpu(struct mt_dev *d, uint32_t cpu, struct mtrace_cpu_info *ci, char 
 	ci->cpu = cpu;
 	if (ioctl(d->fd, MTRACE_IOC_GET_CPU, ci) == 0)
 		return 0;
-	return dev_fail(err, errlen, -errno, "GET_CPU %u failed: %s", cpu, strerror(errno));
+	return mt_errmsg(err, errlen, errno, "GET_CPU %u failed: %s", cpu, strerror(errno));
 }
 
 int mt_dev_map_ring(struct mt_dev *d, const struct mtrace_cpu_info *ci, const void **ring,
@@ -198,8 +185,8 @@ int mt_dev_map_ring(struct mt_dev *d, const struct mtrace_cpu_info *ci, const vo
 	void *p = mmap(NULL, ci->ring_size, PROT_READ, MAP_SHARED, d->fd, (off_t)ci->mmap_offset);
 
 	if (p == MAP_FAILED)
-		return dev_fail(err, errlen, -errno, "cannot map the ring of CPU %u: %s", ci->cpu,
-				strerror(errno));
+		return mt_errmsg(err, errlen, errno, "cannot map the ring of CPU %u: %s", ci->cpu,
+				 strerror(errno));
 	*ring = p;
 	return 0;
 }
@@ -217,15 +204,15 @@ int mt_dev_read_sideband(struct mt_dev *d, uint32_t cpu, struct mtrace_sb_record
 
 		if (MT_ARRAY_RESERVE(all, cap, used, SB_CHUNK)) {
 			free(all);
-			return dev_fail(err, errlen, -ENOMEM, "out of memory reading sideband");
+			return mt_errmsg(err, errlen, ENOMEM, "out of memory reading sideband");
 		}
 		rd.records_ptr = (uint64_t)(uintptr_t)(all + used);
 		if (ioctl(d->fd, MTRACE_IOC_READ_SIDEBAND, &rd) < 0) {
 			int e = errno;
 
 			free(all);
-			return dev_fail(err, errlen, -e, "READ_SIDEBAND of CPU %u failed: %s", cpu,
-					strerror(e));
+			return mt_errmsg(err, errlen, e, "READ_SIDEBAND of CPU %u failed: %s", cpu,
+					 strerror(e));
 		}
 		/* Records before first_seq were overwritten in the ring. */
 		*lost += rd.first_seq - next;

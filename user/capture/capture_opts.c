@@ -7,10 +7,10 @@
  * option and list what this CPU supports.
  */
 #include "capture/capture.h"
+#include "util/errmsg.h"
 
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,21 +22,6 @@
 /* Preset encodings: MTC frequency 3 (perf's default), CYC threshold 1 (every cycle). */
 #define PRESET_MTC_FREQ 3
 #define PRESET_CYC_THRESH 1
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
 
 void mt_capture_opts_init(struct mt_capture_opts *o)
 {
@@ -57,12 +42,12 @@ int mt_capture_parse_size(const char *s, uint64_t *bytes, char *err, size_t errl
 	char *end;
 
 	if (!s || !*s || *s == '-' || *s == '+')
-		return fail(err, errlen, "invalid size '%s': expected a number with an optional K, M or G suffix",
+		return mt_errmsg(err, errlen, EINVAL, "invalid size '%s': expected a number with an optional K, M or G suffix",
 			    s ? s : "");
 	errno = 0;
 	v = strtoull(s, &end, 10);
 	if (end == s || errno)
-		return fail(err, errlen, "invalid size '%s': expected a number with an optional K, M or G suffix", s);
+		return mt_errmsg(err, errlen, EINVAL, "invalid size '%s': expected a number with an optional K, M or G suffix", s);
 	switch (*end) {
 	case 'k': case 'K': shift = 10; end++; break;
 	case 'm': case 'M': shift = 20; end++; break;
@@ -74,9 +59,9 @@ int mt_capture_parse_size(const char *s, uint64_t *bytes, char *err, size_t errl
 	else if (!shift && !strcmp(end, "B"))
 		end++;
 	if (*end)
-		return fail(err, errlen, "invalid size '%s': unknown unit '%s' (use K, M or G)", s, end);
+		return mt_errmsg(err, errlen, EINVAL, "invalid size '%s': unknown unit '%s' (use K, M or G)", s, end);
 	if (v > (UINT64_MAX >> shift))
-		return fail(err, errlen, "invalid size '%s': too large", s);
+		return mt_errmsg(err, errlen, EINVAL, "invalid size '%s': too large", s);
 	*bytes = (uint64_t)v << shift;
 	return 0;
 }
@@ -90,7 +75,7 @@ int mt_capture_parse_uint(const char *s, const char *what, long min, long max, l
 	errno = 0;
 	v = s && *s ? strtol(s, &end, 10) : 0;
 	if (!s || !*s || *end || errno || v < min || v > max)
-		return fail(err, errlen, "invalid %s '%s': expected an integer from %ld to %ld", what,
+		return mt_errmsg(err, errlen, EINVAL, "invalid %s '%s': expected an integer from %ld to %ld", what,
 			    s ? s : "", min, max);
 	*out = v;
 	return 0;
@@ -105,7 +90,7 @@ int mt_capture_parse_timing(const char *s, enum mt_timing *t, char *err, size_t 
 			*t = (enum mt_timing)i;
 			return 0;
 		}
-	return fail(err, errlen, "invalid timing preset '%s': expected low, normal or high", s ? s : "");
+	return mt_errmsg(err, errlen, EINVAL, "invalid timing preset '%s': expected low, normal or high", s ? s : "");
 }
 
 static int is_pow2(uint64_t v)
@@ -118,21 +103,21 @@ int mt_capture_opts_check(const struct mt_capture_opts *o, char *err, size_t err
 	int targets = (o->pid > 0) + (o->argv != NULL) + (o->system_wide != 0);
 
 	if (targets == 0)
-		return fail(err, errlen, "no target: give -p PID, --system-wide or -- CMD [ARGS]");
+		return mt_errmsg(err, errlen, EINVAL, "no target: give -p PID, --system-wide or -- CMD [ARGS]");
 	if (targets > 1)
-		return fail(err, errlen, "choose one target: -p PID, --system-wide and -- CMD are exclusive");
+		return mt_errmsg(err, errlen, EINVAL, "choose one target: -p PID, --system-wide and -- CMD are exclusive");
 	if (o->argv && !o->argv[0])
-		return fail(err, errlen, "no command after '--'");
+		return mt_errmsg(err, errlen, EINVAL, "no command after '--'");
 	if (o->buffer_size < MTRACE_RING_MIN || o->buffer_size > MTRACE_RING_MAX)
-		return fail(err, errlen, "--buffer-size %llu is out of range: the ring per CPU holds %lluK to %lluM",
+		return mt_errmsg(err, errlen, EINVAL, "--buffer-size %llu is out of range: the ring per CPU holds %lluK to %lluM",
 			    (unsigned long long)o->buffer_size, MTRACE_RING_MIN >> 10, MTRACE_RING_MAX >> 20);
 	if (!is_pow2(o->buffer_size))
-		return fail(err, errlen, "--buffer-size %llu is not a power of two (e.g. 1M, 4M, 16M)",
+		return mt_errmsg(err, errlen, EINVAL, "--buffer-size %llu is not a power of two (e.g. 1M, 4M, 16M)",
 			    (unsigned long long)o->buffer_size);
 	if (o->snapshots < 1 || o->snapshots > MT_CAPTURE_MAX_SNAPSHOTS)
-		return fail(err, errlen, "--snapshots must be from 1 to %u", MT_CAPTURE_MAX_SNAPSHOTS);
+		return mt_errmsg(err, errlen, EINVAL, "--snapshots must be from 1 to %u", MT_CAPTURE_MAX_SNAPSHOTS);
 	if (!o->output || !*o->output)
-		return fail(err, errlen, "-o needs a file name");
+		return mt_errmsg(err, errlen, EINVAL, "-o needs a file name");
 	return 0;
 }
 
@@ -176,11 +161,11 @@ static int pick_encoding(const struct timing_field *f, char *note, size_t notele
 	format_bitmap(f->bitmap, list, sizeof(list));
 	if (f->requested >= 0) {
 		if (!f->feature_ok) {
-			fail(err, errlen, "%s: this CPU has no %s", f->option, f->feature);
+			mt_errmsg(err, errlen, EINVAL, "%s: this CPU has no %s", f->option, f->feature);
 			return -2;
 		}
 		if (f->requested > 15 || !(f->bitmap & (1U << f->requested))) {
-			fail(err, errlen, "%s %d is not supported by this CPU (supported: %s)", f->option,
+			mt_errmsg(err, errlen, EINVAL, "%s %d is not supported by this CPU (supported: %s)", f->option,
 			     f->requested, list);
 			return -2;
 		}
@@ -220,7 +205,7 @@ int mt_capture_build_config(const struct mt_capture_opts *o, const struct mtrace
 	if (o->system_wide)
 		cfg->flags |= MTRACE_CFG_SYSTEM_WIDE;
 	if (!(caps->flags & MTRACE_CAPS_MULTI_TOPA) && o->buffer_size > caps->max_single_region)
-		return fail(err, errlen,
+		return mt_errmsg(err, errlen, EINVAL,
 			    "--buffer-size %lluK exceeds %lluK, the largest ring this CPU supports without multi-entry ToPA",
 			    (unsigned long long)o->buffer_size >> 10,
 			    (unsigned long long)caps->max_single_region >> 10);

@@ -3,7 +3,7 @@
 #include "capture/capture_preflight.h"
 
 #include "capture/capture_target.h"
-#include "files/errmsg.h"
+#include "util/errmsg.h"
 #include "files/outfile.h"
 
 #include <dirent.h>

@@ -143,10 +143,12 @@ static enum wake wait_event(struct session *s)
 			return WAKE_ERROR;
 		}
 		if (p[3].revents & POLLIN) {
-			int r = mt_trigger_set_wait(s->trig, 0, &s->ev, s->err, sizeof(s->err));
+			int r = mt_trigger_set_wait(s->trig, 0, &s->ev);
 
-			if (r < 0)
+			if (r < 0) {
+				snprintf(s->err, sizeof(s->err), "%s", mt_trigger_set_errmsg(s->trig));
 				return WAKE_ERROR;
+			}
 			if (r > 0)
 				return WAKE_TRIGGER;
 		}
@@ -218,8 +220,7 @@ static int freeze_for_trigger(struct session *s)
 /* After a kfunc freeze, consume the trigger record the same BPF run sends. */
 static void consume_trigger_record(struct session *s)
 {
-	if (s->trig && mt_trigger_set_wait(s->trig, TRIGGER_RECORD_WAIT_MS, &s->ev, s->err,
-					   sizeof(s->err)) == 0)
+	if (s->trig && mt_trigger_set_wait(s->trig, TRIGGER_RECORD_WAIT_MS, &s->ev) == 0)
 		msg(s, MT_SEV_WARNING, "no trigger record followed the kfunc freeze");
 }
 
@@ -282,8 +283,8 @@ static int setup(struct session *s, struct mt_collect_in *in)
 	if (s->nspecs) {
 		struct mt_trigger_options topt = { .pid = cfg.pid, .freeze = s->o->freeze };
 
-		s->trig = mt_trigger_set_open(s->specs, s->nspecs, &topt, s->err, sizeof(s->err));
-		if (!s->trig)
+		if (mt_trigger_set_open(&s->trig, s->specs, s->nspecs, &topt, s->err,
+					sizeof(s->err)))
 			return -1;
 		msg(s, MT_SEV_INFO, "%zu trigger%s armed; freeze path: %s%s%s", s->nspecs, s->nspecs > 1 ? "s" : "",
 		    mt_trigger_freeze_name(mt_trigger_set_freeze(s->trig)),

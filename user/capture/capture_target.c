@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The traced process (see capture_target.h). */
 #include "capture/capture_target.h"
+#include "util/errmsg.h"
 #include "util/mt_array.h"
 #include "capture/capture_procfs.h"
 
@@ -9,7 +10,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,19 +23,6 @@
 #define SIGKILL_BIT (1ULL << (SIGKILL - 1))
 #define DETACH_WAIT_MS 1000
 #define PF_EXITING 0x00000004U /* task flag (include/linux/sched.h), in /proc/TID/stat */
-
-static int tgt_fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int tgt_fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return ret;
-}
 
 static void target_init(struct mt_target *t)
 {
@@ -54,7 +41,7 @@ int mt_target_find_command(const char *cmd, char *found, size_t len, char *err, 
 			snprintf(found, len, "%s", cmd);
 			return 0;
 		}
-		return tgt_fail(err, errlen, -errno, "cannot run '%s': %s", cmd, strerror(errno));
+		return mt_errmsg(err, errlen, errno, "cannot run '%s': %s", cmd, strerror(errno));
 	}
 	for (const char *p = path ? path : "/usr/local/bin:/usr/bin:/bin"; *p;) {
 		size_t n = strcspn(p, ":");
@@ -67,7 +54,7 @@ int mt_target_find_command(const char *cmd, char *found, size_t len, char *err, 
 		}
 		p += n + (p[n] == ':');
 	}
-	return tgt_fail(err, errlen, -ENOENT, "cannot run '%s': command not found in PATH", cmd);
+	return mt_errmsg(err, errlen, ENOENT, "cannot run '%s': command not found in PATH", cmd);
 }
 
 static int seize(pid_t tid)
@@ -120,12 +107,12 @@ int mt_target_launch(struct mt_target *t, char **argv, char *err, size_t errlen)
 	if ((e = mt_target_find_command(argv[0], found, sizeof(found), err, errlen)))
 		return e;
 	if (pipe2(go, O_CLOEXEC))
-		return tgt_fail(err, errlen, -errno, "pipe: %s", strerror(errno));
+		return mt_errmsg(err, errlen, errno, "pipe: %s", strerror(errno));
 	if (pipe2(st, O_CLOEXEC)) {
 		e = errno;
 		close(go[0]);
 		close(go[1]);
-		return tgt_fail(err, errlen, -e, "pipe: %s", strerror(e));
+		return mt_errmsg(err, errlen, e, "pipe: %s", strerror(e));
 	}
 	t->pid = fork();
 	if (t->pid < 0) {
@@ -134,7 +121,7 @@ int mt_target_launch(struct mt_target *t, char **argv, char *err, size_t errlen)
 		close(go[1]);
 		close(st[0]);
 		close(st[1]);
-		return tgt_fail(err, errlen, -e, "fork: %s", strerror(e));
+		return mt_errmsg(err, errlen, e, "fork: %s", strerror(e));
 	}
 	if (t->pid == 0) {
 		sigset_t none;
@@ -163,7 +150,7 @@ int mt_target_launch(struct mt_target *t, char **argv, char *err, size_t errlen)
 	t->exec_fd = st[0];
 	if ((e = seize(t->pid))) {
 		mt_target_abort(t);
-		return tgt_fail(err, errlen, e, "cannot ptrace the child: %s", strerror(-e));
+		return mt_errmsg(err, errlen, -e, "cannot ptrace the child: %s", strerror(-e));
 	}
 	t->traced = 1;
 	return 0;
@@ -194,28 +181,28 @@ int mt_target_attach(struct mt_target *t, pid_t pid, char *err, size_t errlen)
 	target_init(t);
 	t->pid = pid;
 	if (kill(pid, 0) && errno == ESRCH)
-		return tgt_fail(err, errlen, -ESRCH, "process %d does not exist", (int)pid);
+		return mt_errmsg(err, errlen, ESRCH, "process %d does not exist", (int)pid);
 	tgid = tgid_of(pid);
 	if (tgid < 0)
-		return tgt_fail(err, errlen, -ESRCH, "process %d does not exist", (int)pid);
+		return mt_errmsg(err, errlen, ESRCH, "process %d does not exist", (int)pid);
 	if (tgid != pid)
-		return tgt_fail(err, errlen, -EINVAL,
-				"%d is a thread of process %d: give -p %d (all its threads are traced)",
-				(int)pid, tgid, tgid);
+		return mt_errmsg(err, errlen, EINVAL,
+				 "%d is a thread of process %d: give -p %d (all its threads are traced)",
+				 (int)pid, tgid, tgid);
 	e = seize_all(pid);
 	if (e == 0) {
 		t->traced = 1;
 		return 0;
 	}
 	if (e == -ESRCH || e == -ENOENT)
-		return tgt_fail(err, errlen, -ESRCH, "process %d exited before tracing started",
-				(int)pid);
+		return mt_errmsg(err, errlen, ESRCH, "process %d exited before tracing started",
+				 (int)pid);
 	/* Not fatal: only the maps at exit are lost. Undo a partial seize. */
 	mt_target_detach(t);
 	t->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (t->pidfd < 0)
-		return tgt_fail(err, errlen, -errno, "cannot watch process %d: %s", (int)pid,
-				strerror(errno));
+		return mt_errmsg(err, errlen, errno, "cannot watch process %d: %s", (int)pid,
+				 strerror(errno));
 	snprintf(t->warning, sizeof(t->warning),
 		 "cannot ptrace process %d (%s; a debugger attached?): an exit snapshot will have no memory maps",
 		 (int)pid, strerror(-e));
@@ -233,7 +220,7 @@ int mt_target_release(struct mt_target *t, char *err, size_t errlen)
 	close(t->release_fd);
 	t->release_fd = -1;
 	if (n != 1)
-		return tgt_fail(err, errlen, -EPIPE, "the child process died before it could run its command");
+		return mt_errmsg(err, errlen, EPIPE, "the child process died before it could run its command");
 	/* EOF: exec succeeded (the pipe is close-on-exec); else the child's errno. */
 	do
 		n = read(t->exec_fd, &e, sizeof(e));
@@ -241,7 +228,7 @@ int mt_target_release(struct mt_target *t, char *err, size_t errlen)
 	close(t->exec_fd);
 	t->exec_fd = -1;
 	if (n == sizeof(e))
-		return tgt_fail(err, errlen, -e, "cannot run the command: %s", strerror(e));
+		return mt_errmsg(err, errlen, e, "cannot run the command: %s", strerror(e));
 	return 0;
 }
 

@@ -196,8 +196,9 @@ static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r, const c
 	o.name = output;
 	/* One replay per thread instead of two (decode.h's late_inferred). */
 	o.late_inferred = !json;
-	if (pf_writer_open(&w, of->write_path, &o) < 0) {
-		cli_err("%s", pf_last_error());
+	o.rep = &cli_reporter;
+	if (pf_writer_open(&w, of->write_path, &o, err, sizeof(err)) < 0) {
+		cli_err("%s", err);
 		mt_outfile_abort(of);
 		return CLI_EXIT_FAIL;
 	}
@@ -210,8 +211,8 @@ static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r, const c
 		rc = mt_pfout_finish(&po, end);
 	if (rc)
 		cli_err("%s", po.err[0] ? po.err : pf_writer_error(w));
-	if (pf_writer_close(w, end, &st) < 0 && !rc) {
-		cli_err("%s", pf_last_error());
+	if (pf_writer_close(w, end, &st, err, sizeof(err)) < 0 && !rc) {
+		cli_err("%s", err);
 		rc = -1;
 	}
 	mt_pfout_fini(&po);

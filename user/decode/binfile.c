@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Binaries behind the trace's mappings; see binfile.h. */
 #include "decode/binfile.h"
+#include "util/mt_array.h"
 
 #include <elfutils/libdwelf.h>
 #include <errno.h>
@@ -212,7 +213,7 @@ static struct mt_binfile *load(struct mt_bincache *c, const char *path, const ui
 struct mt_binfile *mt_bincache_get(struct mt_bincache *c, const char *path, const uint8_t *bid,
 				   size_t bid_len, char *err, size_t errlen)
 {
-	struct mt_binfile *b = NULL, **v;
+	struct mt_binfile *b = NULL;
 
 	pthread_mutex_lock(&c->lock);
 	for (size_t i = 0; i < c->nfiles; i++) {
@@ -226,14 +227,12 @@ struct mt_binfile *mt_bincache_get(struct mt_bincache *c, const char *path, cons
 	b = load(c, path, bid, bid_len, err, errlen);
 	if (!b)
 		goto out;
-	v = realloc(c->files, (c->nfiles + 1) * sizeof(*v));
-	if (!v) {
+	if (MT_ARRAY_RESERVE(c->files, c->files_cap, c->nfiles, 1)) {
 		binfile_free(b);
 		b = NULL;
 		snprintf(err, errlen, "%s: out of memory", path);
 		goto out;
 	}
-	c->files = v;
 	c->files[c->nfiles++] = b;
 out:
 	pthread_mutex_unlock(&c->lock);
@@ -247,8 +246,8 @@ struct mt_sym_file *mt_binfile_syms(struct mt_bincache *c, struct mt_binfile *b)
 	pthread_mutex_lock(&c->lock);
 	if (!b->sym_tried && b->is_elf) {
 		b->sym_tried = true;
-		b->sym = mt_sym_file_open(b->open_path, &c->symopt, b->sym_err,
-					  sizeof(b->sym_err));
+		mt_sym_file_open(&b->sym, b->open_path, &c->symopt, b->sym_err,
+				 sizeof(b->sym_err));
 	}
 	s = b->sym;
 	pthread_mutex_unlock(&c->lock);

@@ -54,7 +54,7 @@ struct mt_bincache {
 	size_t nmaps;
 	const char *symfs;
 	struct mt_binfile **files;
-	size_t nfiles;
+	size_t nfiles, files_cap;
 	pthread_mutex_t lock;
 };
 

@@ -2,6 +2,7 @@
 /* Call-stack rebuild for one thread; the rules are in callstack.h. */
 #include "decode/callstack.h"
 #include "decode/kernel_image.h"
+#include "util/mt_array.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -57,17 +58,10 @@ static void push(struct mt_cs *cs, uint64_t ts, const struct mt_cs_fn *fn, uint6
 		cs->hidden++;
 		return;
 	}
-	if (cs->depth == cs->cap) {
-		size_t cap = cs->cap ? cs->cap * 2 : 64;
-		struct mt_cs_frame *s = realloc(cs->stack, cap * sizeof(*s));
-
-		if (!s) {
-			/* Keeping the events nested matters more than depth. */
-			cs->hidden++;
-			return;
-		}
-		cs->stack = s;
-		cs->cap = cap;
+	if (MT_ARRAY_RESERVE(cs->stack, cs->cap, cs->depth, 1)) {
+		/* Keeping the events nested matters more than depth. */
+		cs->hidden++;
+		return;
 	}
 	cs->stack[cs->depth++] = (struct mt_cs_frame){
 		*fn, ret, (uint8_t)(flags & (MT_EV_ASYNC | MT_CS_FAR | MT_EV_EXCESS)) };

@@ -2,6 +2,7 @@
 /* TSC → nanoseconds; see clock.h. */
 #include "decode/clock.h"
 
+#include <errno.h>
 #include <stdlib.h>
 
 /*
@@ -65,7 +66,7 @@ int mt_clock_init(struct mt_clock *c, const struct mt_bundle_clock_entry *anchor
 		return 0;
 	c->lines = calloc(n - 1, sizeof(*c->lines));
 	if (!c->lines)
-		return -1;
+		return -ENOMEM;
 	for (size_t i = 0; i + 1 < n; i++)
 		if (anchors[i + 1].tsc != anchors[i].tsc)
 			line_init(&c->lines[i], anchors[i].tsc, anchors[i].boottime_ns,

@@ -31,7 +31,7 @@ struct mt_clock {
  * With two or more, times are interpolated piecewise linearly (and
  * extrapolated from the nearest pair); with one, it is the origin and
  * TSC_HZ the rate; with none, ns = tsc * 1e9 / TSC_HZ, or the raw TSC when
- * the rate is unknown too. Returns 0, or -1 when out of memory.
+ * the rate is unknown too. Returns 0, or -ENOMEM.
  */
 int mt_clock_init(struct mt_clock *c, const struct mt_bundle_clock_entry *anchors, size_t n,
 		  uint64_t tsc_hz);

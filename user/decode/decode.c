@@ -3,7 +3,9 @@
 #include "decode/decode_internal.h"
 
 #include "decode/ptconfig.h"
+#include "util/errmsg.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,8 +93,10 @@ static int build_procs(struct mt_decode *d)
  * (tasks without maps); its symbols name kernel frames. */
 static int load_kernel(struct mt_decode *d, char *err, size_t errlen)
 {
-	if (mt_kimage_load(&d->kernel, d->r, d->iscache, err, errlen))
-		return -1;
+	int rc = mt_kimage_load(&d->kernel, d->r, d->iscache, err, errlen);
+
+	if (rc)
+		return rc;
 	d->funcs.kernel = &d->kernel;
 	if (!d->kernel.nranges)
 		return 0;
@@ -104,8 +108,7 @@ static int load_kernel(struct mt_decode *d, char *err, size_t errlen)
 			goto nomem;
 	return 0;
 nomem:
-	snprintf(err, errlen, "out of memory adding the kernel text to the images");
-	return -1;
+	return mt_errmsg(err, errlen, ENOMEM, "out of memory adding the kernel text to the images");
 }
 
 static int load_cpus(struct mt_decode *d, char *err, size_t errlen)
@@ -113,7 +116,7 @@ static int load_cpus(struct mt_decode *d, char *err, size_t errlen)
 	d->ncpus = mt_bundle_pt_count(d->r);
 	d->cpus = calloc(d->ncpus ? d->ncpus : 1, sizeof(*d->cpus));
 	if (!d->cpus)
-		return -1;
+		return mt_errmsg(err, errlen, ENOMEM, "out of memory for %zu PT streams", d->ncpus);
 	for (size_t i = 0; i < d->ncpus; i++) {
 		struct mt_bundle_pt_desc pt;
 		const uint8_t *data;
@@ -122,11 +125,9 @@ static int load_cpus(struct mt_decode *d, char *err, size_t errlen)
 		/* Read now for its errors and size; decoding reads it again. */
 		if (!rc)
 			rc = mt_bundle_pt_data(d->r, i, &data, &d->cpus[i].len);
-		if (rc < 0) {
-			snprintf(err, errlen, "PT data of stream %zu: %s", i,
-				 mt_bundle_reader_errmsg(d->r));
-			return -1;
-		}
+		if (rc < 0)
+			return mt_errmsg(err, errlen, -rc, "PT data of stream %zu: %s", i,
+					 mt_bundle_reader_errmsg(d->r));
 		d->cpus[i].cpu = pt.cpu;
 		d->stats.pt_bytes += d->cpus[i].len;
 	}
@@ -169,8 +170,8 @@ int mt_decode_open(struct mt_decode **out, struct mt_bundle_reader *r,
 	d->bins.symfs = d->opts.symfs;
 	mt_funcs_init(&d->funcs, &d->bins);
 	if (mt_bundle_get_cpu(r, &cpu) < 0 || mt_bundle_get_pt_config(r, &ptc) < 0) {
-		snprintf(err, errlen, "the bundle has no %s section: it cannot be decoded",
-			 mt_bundle_get_cpu(r, &cpu) < 0 ? "cpu" : "pt-config");
+		rc = mt_errmsg(err, errlen, ENOENT, "the bundle has no %s section: it cannot be decoded",
+			       mt_bundle_get_cpu(r, &cpu) < 0 ? "cpu" : "pt-config");
 		goto fail;
 	}
 	rc = mt_decode_pt_config(&cpu, &ptc, &d->cfg, err, errlen);
@@ -194,15 +195,18 @@ int mt_decode_open(struct mt_decode **out, struct mt_bundle_reader *r,
 	    mt_sideband_init(&d->sb, sw, nsw, fallback_task(d, ptc.target_pid)) ||
 	    build_procs(d))
 		goto nomem;
-	if (load_kernel(d, err, errlen) || load_cpus(d, err, errlen))
+	rc = load_kernel(d, err, errlen);
+	if (!rc)
+		rc = load_cpus(d, err, errlen);
+	if (rc)
 		goto fail;
 	*out = d;
 	return 0;
 nomem:
-	snprintf(err, errlen, "out of memory setting up the decoder");
+	rc = mt_errmsg(err, errlen, ENOMEM, "out of memory setting up the decoder");
 fail:
 	mt_decode_free(d);
-	return -1;
+	return rc;
 }
 
 /*

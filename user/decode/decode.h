@@ -108,7 +108,9 @@ struct mt_decode_sink {
 struct mt_decode;
 
 /* Checks the bundle (CPU, PT configuration) and builds the images.
- * Returns 0 or -1 with a message. The reader must outlive the decoder. */
+ * Returns 0 or a negative errno with a message in ERR (-ENOENT: no cpu or
+ * pt-config section; -ENOTSUP: not Intel PT; -EBADMSG: bad kernel text;
+ * -ENOMEM; the reader's errors). The reader must outlive the decoder. */
 int mt_decode_open(struct mt_decode **out, struct mt_bundle_reader *r,
 		   const struct mt_decode_opts *opts, char *err, size_t errlen);
 /* Decodes everything and feeds SINK, once per decoder. Returns 0, a sink's

@@ -3,7 +3,9 @@
 #include "decode/funcs.h"
 
 #include "decode/kernel_funcs.h"
+#include "util/mt_array.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,7 +38,7 @@ static int rehash(struct mt_funcs *fs)
 	uint32_t *s = malloc(n * sizeof(*s));
 
 	if (!s)
-		return -1;
+		return -ENOMEM;
 	memset(s, 0xff, n * sizeof(*s));
 	for (size_t id = MT_FN_FIRST_USER; id < fs->n; id++) {
 		size_t i = hash(fs->v[id].bin, fs->v[id].link_addr, n);
@@ -69,15 +71,8 @@ static uint32_t intern(struct mt_funcs *fs, const struct mt_func *f)
 			goto out;
 		}
 	}
-	if (fs->n >= fs->cap) {
-		size_t cap = fs->cap ? fs->cap * 2 : 256;
-		struct mt_func *v = realloc(fs->v, cap * sizeof(*v));
-
-		if (!v)
-			goto out;
-		fs->v = v;
-		fs->cap = cap;
-	}
+	if (MT_ARRAY_RESERVE(fs->v, fs->cap, fs->n, 1))
+		goto out;
 	id = (uint32_t)fs->n++;
 	fs->v[id] = *f;
 	fs->slots[i] = id;
@@ -144,7 +139,7 @@ int mt_funcs_inline_ranges(struct mt_funcs *fs, const struct mt_proc *p, uint64_
 	v = malloc((size_t)n * sizeof(*v));
 	if (!v) {
 		free(r);
-		return -1;
+		return -ENOMEM;
 	}
 	for (int i = 0; i < n; i++) {
 		/* The symbolizer keeps one copy of each name (sym_src.c), so

@@ -53,7 +53,7 @@ struct mt_inl_range {
 
 /* The inline ranges of the function holding IP in process P
  * (mt_sym_inline_ranges()); *OUT is malloc'ed, NULL when there are none.
- * Returns the count, or -1 when out of memory. */
+ * Returns the count, or -ENOMEM. */
 int mt_funcs_inline_ranges(struct mt_funcs *fs, const struct mt_proc *p, uint64_t ip,
 			   struct mt_inl_range **out);
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* Kernel code sections and kernel symbols from a bundle; see kernel_image.h. */
 #include "decode/kernel_image.h"
+#include "util/errmsg.h"
+#include "util/mt_array.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -29,7 +31,7 @@ static int write_all(int fd, const uint8_t *data, size_t len)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			return -1;
+			return n < 0 ? -errno : -EIO;
 		done += (size_t)n;
 	}
 	return 0;
@@ -45,35 +47,33 @@ static int stage_copies(struct mt_kimage *ki, struct mt_bundle_reader *r,
 
 	/* The memfd is the image's only once ranges exist: see mt_kimage_fini(). */
 	ki->ranges = calloc(n, sizeof(*ki->ranges));
-	if (!ki->ranges || (ki->memfd = memfd_create("mtrace-ktext", MFD_CLOEXEC)) < 0) {
-		snprintf(err, errlen, "kernel text: %s", strerror(errno));
-		return -1;
-	}
+	if (!ki->ranges || (ki->memfd = memfd_create("mtrace-ktext", MFD_CLOEXEC)) < 0)
+		return mt_errmsg(err, errlen, errno, "kernel text: %s", strerror(errno));
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", ki->memfd);
 	for (size_t i = 0; i < n; i++) {
 		struct mt_bundle_ktext kt;
 		const uint8_t *code;
 		size_t len;
 
-		if (mt_bundle_ktext_info(r, i, &kt) || mt_bundle_ktext_data(r, i, &code, &len)) {
-			snprintf(err, errlen, "kernel text %zu: %s", i, mt_bundle_reader_errmsg(r));
-			return -1;
-		}
-		if (!len || kt.addr + len < kt.addr) {
-			snprintf(err, errlen, "kernel text %zu (%s at 0x%llx, %zu bytes) is empty or "
-				 "runs past the end of the address space", i, kt.name,
-				 (unsigned long long)kt.addr, len);
-			return -1;
-		}
-		if (write_all(ki->memfd, code, len)) {
-			snprintf(err, errlen, "kernel text: staging %zu bytes: %s", len, strerror(errno));
-			return -1;
-		}
+		int rc = mt_bundle_ktext_info(r, i, &kt);
+
+		if (!rc)
+			rc = mt_bundle_ktext_data(r, i, &code, &len);
+		if (rc)
+			return mt_errmsg(err, errlen, -rc, "kernel text %zu: %s", i,
+					 mt_bundle_reader_errmsg(r));
+		if (!len || kt.addr + len < kt.addr)
+			return mt_errmsg(err, errlen, EBADMSG,
+					 "kernel text %zu (%s at 0x%llx, %zu bytes) is empty or "
+					 "runs past the end of the address space", i, kt.name,
+					 (unsigned long long)kt.addr, len);
+		rc = write_all(ki->memfd, code, len);
+		if (rc)
+			return mt_errmsg(err, errlen, -rc, "kernel text: staging %zu bytes: %s", len,
+					 strerror(-rc));
 		ki->ranges[ki->nranges] = (struct mt_krange){ kt.addr, kt.addr + len, kt.name, NULL, 0 };
-		if (asprintf(&ki->ranges[ki->nranges].label, "[%s]", kt.name) < 0) {
-			snprintf(err, errlen, "kernel text: out of memory");
-			return -1;
-		}
+		if (asprintf(&ki->ranges[ki->nranges].label, "[%s]", kt.name) < 0)
+			return mt_errmsg(err, errlen, ENOMEM, "kernel text: out of memory");
 		ki->nranges++;
 	}
 	/*
@@ -85,11 +85,9 @@ static int stage_copies(struct mt_kimage *ki, struct mt_bundle_reader *r,
 		struct mt_krange *kr = &ki->ranges[i];
 		int isid = pt_iscache_add_file(iscache, path, offset, kr->end - kr->start, kr->start);
 
-		if (isid < 0) {
-			snprintf(err, errlen, "kernel text %s at 0x%llx: %s", kr->name,
-				 (unsigned long long)kr->start, pt_errstr(pt_errcode(isid)));
-			return -1;
-		}
+		if (isid < 0)
+			return mt_errmsg(err, errlen, EIO, "kernel text %s at 0x%llx: %s", kr->name,
+					 (unsigned long long)kr->start, pt_errstr(pt_errcode(isid)));
 		kr->isid = isid;
 		offset += kr->end - kr->start;
 	}
@@ -97,12 +95,12 @@ static int stage_copies(struct mt_kimage *ki, struct mt_bundle_reader *r,
 	for (size_t i = 1; i < ki->nranges; i++) {
 		const struct mt_krange *a = &ki->ranges[i - 1], *b = &ki->ranges[i];
 
-		if (a->end > b->start) {
-			snprintf(err, errlen, "kernel text: copies %s [0x%llx, 0x%llx) and %s at 0x%llx "
-				 "overlap", a->name, (unsigned long long)a->start,
-				 (unsigned long long)a->end, b->name, (unsigned long long)b->start);
-			return -1;
-		}
+		if (a->end > b->start)
+			return mt_errmsg(err, errlen, EBADMSG,
+					 "kernel text: copies %s [0x%llx, 0x%llx) and %s at 0x%llx "
+					 "overlap", a->name, (unsigned long long)a->start,
+					 (unsigned long long)a->end, b->name,
+					 (unsigned long long)b->start);
 	}
 	return 0;
 }
@@ -118,21 +116,23 @@ int mt_kimage_load(struct mt_kimage *ki, struct mt_bundle_reader *r,
 	ki->memfd = -1;
 	if (!mt_bundle_ktext_count(r))
 		return 0;
-	if (stage_copies(ki, r, iscache, err, errlen))
+	rc = stage_copies(ki, r, iscache, err, errlen);
+	if (rc)
 		goto fail;
 	rc = mt_bundle_kallsyms(r, &text, &len);
 	if (rc == -ENOENT)
 		return 0;	/* code without names still decodes */
 	if (rc) {
-		snprintf(err, errlen, "kallsyms: %s", mt_bundle_reader_errmsg(r));
+		mt_errmsg(err, errlen, -rc, "kallsyms: %s", mt_bundle_reader_errmsg(r));
 		goto fail;
 	}
-	if (mt_ksyms_parse(&ki->syms, text, len, err, errlen))
+	rc = mt_ksyms_parse(&ki->syms, text, len, err, errlen);
+	if (rc)
 		goto fail;
 	return 0;
 fail:
 	mt_kimage_fini(ki);
-	return -1;
+	return rc;
 }
 
 void mt_kimage_fini(struct mt_kimage *ki)
@@ -154,7 +154,7 @@ int mt_kimage_add_to(const struct mt_kimage *ki, struct pt_image_section_cache *
 {
 	for (size_t i = 0; i < ki->nranges; i++)
 		if (pt_image_add_cached(img, iscache, ki->ranges[i].isid, NULL) < 0)
-			return -1;
+			return -ENOMEM;
 	return 0;
 }
 
@@ -165,17 +165,9 @@ bool mt_kimage_is_kernel_ip(uint64_t ip)
 
 const struct mt_krange *mt_kimage_range(const struct mt_kimage *ki, uint64_t ip)
 {
-	size_t lo = 0, hi = ki->nranges;
+	size_t i = MT_ARRAY_UPPER_BOUND(ki->ranges, ki->nranges, start, ip);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ki->ranges[mid].start <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo && ip < ki->ranges[lo - 1].end ? &ki->ranges[lo - 1] : NULL;
+	return i && ip < ki->ranges[i - 1].end ? &ki->ranges[i - 1] : NULL;
 }
 
 const struct mt_ksym *mt_kimage_symbol(const struct mt_kimage *ki, uint64_t ip)

@@ -36,15 +36,16 @@ struct mt_kimage {
 
 /*
  * Loads the bundle's kernel text into ISCACHE and parses its kallsyms. A
- * bundle without kernel text gives an empty image (0). Errors: -1 with a
- * message (corrupt kallsyms, overlapping copies, out of memory). A zeroed
+ * bundle without kernel text gives an empty image (0). Errors: a negative
+ * errno with a message (-EBADMSG: corrupt kallsyms, overlapping copies;
+ * -ENOMEM; the reader's errors). A zeroed
  * struct is an empty image too: mt_kimage_fini() accepts it.
  */
 int mt_kimage_load(struct mt_kimage *ki, struct mt_bundle_reader *r,
 		   struct pt_image_section_cache *iscache, char *err, size_t errlen);
 void mt_kimage_fini(struct mt_kimage *ki);
 
-/* Adds every kernel section to IMG (each process's image). 0, or -1. */
+/* Adds every kernel section to IMG (each process's image). 0, or -ENOMEM. */
 int mt_kimage_add_to(const struct mt_kimage *ki, struct pt_image_section_cache *iscache,
 		     struct pt_image *img);
 

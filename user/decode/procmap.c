@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* One process's executable mappings and its libipt image; see procmap.h. */
 #include "decode/procmap.h"
+#include "util/mt_array.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +39,7 @@ static int add_sections(struct mt_proc *p, struct mt_pmap *pm,
 		isid = pt_iscache_add_file(iscache, b->open_path, lo, hi - lo,
 					   pm->start + (lo - pm->offset));
 		if (isid < 0 || pt_image_add_cached(p->image, iscache, isid, NULL) < 0)
-			return -1;
+			return -ENOMEM;
 		added++;
 	}
 	if (!added && !b->is_elf) {
@@ -46,7 +48,7 @@ static int add_sections(struct mt_proc *p, struct mt_pmap *pm,
 
 		pm->bias = pm->start - pm->offset;
 		if (isid < 0 || pt_image_add_cached(p->image, iscache, isid, NULL) < 0)
-			return -1;
+			return -ENOMEM;
 		added++;
 	}
 	return added;
@@ -97,7 +99,7 @@ int mt_proc_build(struct mt_proc *p, uint32_t pid, const struct mt_bundle_map *m
 	p->image = pt_image_alloc(name);
 	p->maps = calloc(n ? n : 1, sizeof(*p->maps));
 	if (!p->image || !p->maps)
-		return -1;
+		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		const struct mt_bundle_map *m = &maps[i];
 		struct mt_pmap *pm;
@@ -115,7 +117,7 @@ int mt_proc_build(struct mt_proc *p, uint32_t pid, const struct mt_bundle_map *m
 			pm->name = pm->bin->name;
 		rc = pm->bin ? add_sections(p, pm, iscache) : 0;
 		if (rc < 0)
-			return -1;
+			return rc;
 		if (!rc) {
 			if (pm->bin)
 				snprintf(err, sizeof(err), "%s: no executable code at file offset 0x%llx",
@@ -151,17 +153,9 @@ void mt_proc_fini(struct mt_proc *p)
 
 const struct mt_pmap *mt_proc_find(const struct mt_proc *p, uint64_t ip)
 {
-	size_t lo = 0, hi = p->nmaps;
+	size_t i = MT_ARRAY_UPPER_BOUND(p->maps, p->nmaps, start, ip);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->maps[mid].start <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0 || ip >= p->maps[lo - 1].end)
+	if (i == 0 || ip >= p->maps[i - 1].end)
 		return NULL;
-	return &p->maps[lo - 1];
+	return &p->maps[i - 1];
 }

@@ -35,7 +35,7 @@ typedef void (*mt_proc_warn_fn)(void *ctx, const char *msg);
  * executable file-backed or special mappings are used). A maps walk gives
  * disjoint ranges; should records overlap, lookups prefer the range that
  * starts later. Sections go through ISCACHE so that every decoder
- * shares one copy of each file. Returns 0, or -1 when out of memory.
+ * shares one copy of each file. Returns 0, or -ENOMEM.
  */
 int mt_proc_build(struct mt_proc *p, uint32_t pid, const struct mt_bundle_map *maps, size_t n,
 		  struct mt_bincache *bins, struct pt_image_section_cache *iscache,

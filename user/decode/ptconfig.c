@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* libipt decoder configuration from a bundle; see ptconfig.h. */
 #include "decode/ptconfig.h"
+#include "util/errmsg.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -37,11 +39,10 @@ int mt_decode_pt_config(const struct mt_bundle_cpu_desc *cpu,
 	bool simulated = cpu->vendor != MT_BUNDLE_VENDOR_INTEL &&
 			 (pt->flags & MT_BUNDLE_CFG_SIMULATED);
 
-	if (cpu->vendor != MT_BUNDLE_VENDOR_INTEL && !simulated) {
-		snprintf(err, errlen, "bundle CPU vendor \"%.16s\" (%u) is not Intel: no PT to decode",
-			 cpu->vendor_id, cpu->vendor);
-		return -1;
-	}
+	if (cpu->vendor != MT_BUNDLE_VENDOR_INTEL && !simulated)
+		return mt_errmsg(err, errlen, ENOTSUP,
+				 "bundle CPU vendor \"%.16s\" (%u) is not Intel: no PT to decode",
+				 cpu->vendor_id, cpu->vendor);
 	pt_config_init(cfg);
 	cfg->cpu.vendor = pcv_intel;
 	cfg->cpu.family = cpu->family;

@@ -17,7 +17,7 @@ enum mt_errata_source {
 
 /*
  * Fills CFG (begin/end left NULL) for decoding PT produced under CPU and
- * PT. Returns the errata source, or -1 with a message in ERR when the
+ * PT. Returns the errata source, or -ENOTSUP with a message in ERR when the
  * bundle describes a CPU that cannot have produced Intel PT. A bundle from
  * the module's simulated backend on such a CPU holds bytes some other
  * program wrote (the PT generator): they are decoded as a generic Intel

@@ -2,6 +2,7 @@
 /* Thread on a CPU at a TSC; see sideband.h. */
 #include "decode/sideband.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,7 +20,7 @@ int mt_sideband_init(struct mt_sideband *sb, const struct mt_bundle_switch_entry
 {
 	sb->sw = malloc((n ? n : 1) * sizeof(*sw));
 	if (!sb->sw)
-		return -1;
+		return -ENOMEM;
 	if (n)
 		memcpy(sb->sw, sw, n * sizeof(*sw));
 	qsort(sb->sw, n, sizeof(*sw), cmp_switch);

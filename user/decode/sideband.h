@@ -23,7 +23,7 @@ struct mt_sideband {
 
 /* Copies and sorts the N records; FALLBACK is the task assumed on CPUs
  * without records, and its pid the target process (0: system-wide).
- * Returns 0 or -1 when out of memory. */
+ * Returns 0 or -ENOMEM. */
 int mt_sideband_init(struct mt_sideband *sb, const struct mt_bundle_switch_entry *sw, size_t n,
 		     struct mt_task fallback);
 void mt_sideband_fini(struct mt_sideband *sb);

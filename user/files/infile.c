@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Inputs from files, standard input, pipes and FIFOs (infile.h). */
 #include "files/infile.h"
-#include "files/errmsg.h"
+#include "util/errmsg.h"
 
 #include <errno.h>
 #include <fcntl.h>

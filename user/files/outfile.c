@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Same-file checks and atomic replacement of output files (outfile.h). */
 #include "files/outfile.h"
-#include "files/errmsg.h"
+#include "util/errmsg.h"
 
 #include <errno.h>
 #include <fcntl.h>

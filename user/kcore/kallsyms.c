@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Parser and lookups for /proc/kallsyms text. */
 #include "kcore/kallsyms.h"
+#include "util/mt_array.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -108,17 +109,7 @@ void mt_ksyms_free(struct mt_ksyms *ks)
 /* Index of the first symbol above addr (ks->n if none). */
 static size_t first_above(const struct mt_ksyms *ks, uint64_t addr)
 {
-	size_t lo = 0, hi = ks->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ks->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return MT_ARRAY_UPPER_BOUND(ks->syms, ks->n, addr, addr);
 }
 
 const struct mt_ksym *mt_ksyms_next_code(const struct mt_ksyms *ks, uint64_t addr)

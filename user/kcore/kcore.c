@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 /* /proc/kcore reader: PT_LOAD table via libelf, bytes via pread. */
 #include "kcore/kcore.h"
+#include "util/errmsg.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,16 +23,6 @@ struct mt_kcore {
 	char err[256];
 };
 
-static int kcore_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
 static int kcore_load_segments(struct mt_kcore *k, const char *path, char *err, size_t errlen)
 {
 	size_t phnum;
@@ -42,20 +32,20 @@ static int kcore_load_segments(struct mt_kcore *k, const char *path, char *err, 
 	elf_version(EV_CURRENT);
 	elf = elf_begin(k->fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || gelf_getclass(elf) != ELFCLASS64)
-		rc = kcore_fail(err, errlen, -EBADMSG, "%s: not a 64-bit ELF core file", path);
+		rc = mt_errmsg(err, errlen, EBADMSG, "%s: not a 64-bit ELF core file", path);
 	else if (elf_getphdrnum(elf, &phnum))
-		rc = kcore_fail(err, errlen, -EBADMSG, "%s: unreadable program headers: %s", path,
+		rc = mt_errmsg(err, errlen, EBADMSG, "%s: unreadable program headers: %s", path,
 				elf_errmsg(-1));
 	if (!rc) {
 		k->segs = calloc(phnum ? phnum : 1, sizeof(*k->segs));
 		if (!k->segs)
-			rc = kcore_fail(err, errlen, -ENOMEM, "%s: out of memory", path);
+			rc = mt_errmsg(err, errlen, ENOMEM, "%s: out of memory", path);
 	}
 	for (size_t i = 0; !rc && i < phnum; i++) {
 		GElf_Phdr ph;
 
 		if (!gelf_getphdr(elf, (int)i, &ph)) {
-			rc = kcore_fail(err, errlen, -EBADMSG, "%s: program header %zu unreadable",
+			rc = mt_errmsg(err, errlen, EBADMSG, "%s: program header %zu unreadable",
 					path, i);
 			break;
 		}
@@ -64,7 +54,7 @@ static int kcore_load_segments(struct mt_kcore *k, const char *path, char *err, 
 		k->segs[k->nsegs++] = (struct kcore_seg){ ph.p_vaddr, ph.p_filesz, ph.p_offset };
 	}
 	if (!rc && !k->nsegs)
-		rc = kcore_fail(err, errlen, -EBADMSG, "%s: no PT_LOAD segments", path);
+		rc = mt_errmsg(err, errlen, EBADMSG, "%s: no PT_LOAD segments", path);
 	elf_end(elf);
 	return rc;
 }
@@ -77,16 +67,16 @@ int mt_kcore_open(struct mt_kcore **out, const char *path, char *err, size_t err
 	*out = NULL;
 	k = calloc(1, sizeof(*k));
 	if (!k)
-		return kcore_fail(err, errlen, -ENOMEM, "%s: out of memory", path);
+		return mt_errmsg(err, errlen, ENOMEM, "%s: out of memory", path);
 	k->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (k->fd < 0) {
 		rc = -errno;
 		if (rc == -EPERM || rc == -EACCES)
-			kcore_fail(err, errlen, rc,
+			mt_errmsg(err, errlen, -rc,
 				   "%s: %s: copying kernel text needs CAP_SYS_RAWIO (run as root), "
 				   "and is refused under confidentiality lockdown", path, strerror(-rc));
 		else
-			kcore_fail(err, errlen, rc, "%s: %s", path, strerror(-rc));
+			mt_errmsg(err, errlen, -rc, "%s: %s", path, strerror(-rc));
 		free(k);
 		return rc;
 	}
@@ -129,13 +119,13 @@ int mt_kcore_read(struct mt_kcore *k, uint64_t addr, void *buf, size_t len)
 			if (n < 0 && errno == EINTR)
 				continue;
 			if (n <= 0)
-				return kcore_fail(k->err, sizeof(k->err), n ? -errno : -EIO,
-						  "kcore: reading 0x%" PRIx64 "+%zu: %s", addr, len,
-						  n ? strerror(errno) : "short read");
+				return mt_errmsg(k->err, sizeof(k->err), n ? errno : EIO,
+						 "kcore: reading 0x%" PRIx64 "+%zu: %s", addr, len,
+						 n ? strerror(errno) : "short read");
 			done += (size_t)n;
 		}
 		return 0;
 	}
-	return kcore_fail(k->err, sizeof(k->err), -ERANGE,
-			  "kcore: 0x%" PRIx64 "+%zu is not inside one PT_LOAD segment", addr, len);
+	return mt_errmsg(k->err, sizeof(k->err), ERANGE,
+			 "kcore: 0x%" PRIx64 "+%zu is not inside one PT_LOAD segment", addr, len);
 }

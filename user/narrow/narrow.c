@@ -5,6 +5,7 @@
 #include "util/mt_array.h"
 #include "util/util.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,7 +192,7 @@ static int open_frame(struct mt_narrow *n, size_t ti, uint64_t ns, const struct 
 	int is = sym(n, ev->arg);
 
 	if (MT_ARRAY_GROW_TO(t->stack, t->cap, t->depth + 1))
-		return -1;
+		return -ENOMEM;
 	f = &t->stack[t->depth];
 	*f = (struct mt_narrow_frame){ ns, UINT64_MAX, ev->arg,
 				       (uint8_t)(is || (t->depth && t->stack[t->depth - 1].under)), 0,
@@ -201,7 +202,7 @@ static int open_frame(struct mt_narrow *n, size_t ti, uint64_t ns, const struct 
 		return 0;
 	e = push(n, ti, ns, ev, (uint32_t)(t->depth - 1), UNDECIDED);
 	if (!e)
-		return -1;
+		return -ENOMEM;
 	f->q = n->qbase + (uint64_t)(e - n->q);
 	if (n->o.max_depth && t->depth > n->o.max_depth)
 		decide(n, f, DROPPED);
@@ -225,7 +226,7 @@ static int close_frame(struct mt_narrow *n, size_t ti, uint64_t ns, const struct
 	settle(n, t, t->depth, ns);
 	state = f->state;
 	if (ev && !push(n, ti, ns, ev, (uint32_t)t->depth, state))
-		return -1;
+		return -ENOMEM;
 	return 0;
 }
 
@@ -243,7 +244,7 @@ static int enter_window(struct mt_narrow *n)
 					    .arg = t->stack[i].fn };
 
 			if (open_frame(n, ti, n->from, &ev))
-				return -1;
+				return -ENOMEM;
 		}
 	}
 	return 0;
@@ -279,10 +280,10 @@ static int on_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const st
 	}
 	n->now = ns;
 	if (!n->in_window && ns >= n->from && enter_window(n))
-		return -1;
+		return -ENOMEM;
 	t = thread_of(n, pid, tid);
 	if (!t)
-		return -1;
+		return -ENOMEM;
 	ti = (size_t)(t - n->threads);
 	switch (ev->kind) {
 	case MT_EV_BEGIN:
@@ -301,7 +302,7 @@ static int on_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const st
 			rc = push(n, ti, ns, ev, (uint32_t)t->depth,
 				  n->o.max_depth && t->depth > n->o.max_depth ? DROPPED : KEPT)
 				     ? 0
-				     : -1;
+				     : -ENOMEM;
 		break;
 	}
 	if (rc)
@@ -315,7 +316,7 @@ static int on_thread(void *ctx, uint32_t pid, uint32_t tid)
 	struct mt_narrow *n = ctx;
 
 	if (!thread_of(n, pid, tid))
-		return -1;
+		return -ENOMEM;
 	return n->inner.thread ? n->inner.thread(n->inner.ctx, pid, tid) : 0;
 }
 
@@ -330,7 +331,7 @@ static int on_trigger(void *ctx, uint64_t ns, const struct mt_bundle_trigger *t)
 	/* Queued: it goes after every event before it, once they are decided. */
 	n->trigger = t;
 	if (!push(n, 0, ns, &ev, 0, KEPT))
-		return -1;
+		return -ENOMEM;
 	return release(n);
 }
 
@@ -382,13 +383,13 @@ int mt_narrow_parse_duration(const char *s, uint64_t *ns)
 	double v = strtod(s, &end);
 
 	if (end == s || !(v >= 0) || v > 1.8e19)
-		return -1;
+		return -EINVAL;
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
 		if (!strcmp(end, units[i].unit) && v * units[i].scale < 1.8e19) {
 			*ns = (uint64_t)(v * units[i].scale + 0.5);
 			return 0;
 		}
-	return -1;
+	return -EINVAL;
 }
 
 /* One end of --time: "" (open: DFLT), NS, or T[+-]DURATION (REL set). */
@@ -409,12 +410,12 @@ static int parse_end(const char *s, int64_t dflt, int64_t *out, int *rel)
 		}
 		if ((s[1] != '-' && s[1] != '+') || mt_narrow_parse_duration(s + 2, &v) ||
 		    v > INT64_MAX)
-			return -1;
+			return -EINVAL;
 		*out = s[1] == '-' ? -(int64_t)v : (int64_t)v;
 		return 0;
 	}
 	if (mt_narrow_parse_duration(s, &v) || v > INT64_MAX)
-		return -1;
+		return -EINVAL;
 	*out = (int64_t)v;
 	return 0;
 }
@@ -428,7 +429,7 @@ int mt_narrow_parse_time(const char *s, struct mt_narrow_opts *o, char *err, siz
 
 	if (!comma || len >= sizeof(from)) {
 		snprintf(err, errlen, "--time wants FROM,TO, not '%s'", s);
-		return -1;
+		return -EINVAL;
 	}
 	memcpy(from, s, len);
 	from[len] = 0;
@@ -438,16 +439,16 @@ int mt_narrow_parse_time(const char *s, struct mt_narrow_opts *o, char *err, siz
 			 "--time '%s': each end is nanoseconds (units ns, us, ms, s allowed), T, "
 			 "T-DURATION or T+DURATION (relative to the trigger), or empty",
 			 s);
-		return -1;
+		return -EINVAL;
 	}
 	if ((*from && *(comma + 1) && rel_from != rel_to)) {
 		snprintf(err, errlen, "--time '%s': both ends relative to the trigger (T...), or neither",
 			 s);
-		return -1;
+		return -EINVAL;
 	}
 	if (o->from != INT64_MIN && o->to != INT64_MAX && o->from > o->to) {
 		snprintf(err, errlen, "--time '%s': FROM is after TO", s);
-		return -1;
+		return -EINVAL;
 	}
 	o->window = 1;
 	o->around_trigger = rel_from || rel_to;

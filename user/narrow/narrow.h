@@ -89,14 +89,14 @@ struct mt_narrow {
 	struct mt_narrow_entry *q;
 	size_t qhead, qlen, qcap;
 	uint64_t qbase;		/* number of the entry at q[0] */
-	int rc;			/* the inner sink's or -1 (out of memory) */
+	int rc;			/* the inner sink's or -ENOMEM */
 };
 
 void mt_narrow_init(struct mt_narrow *n, struct mt_decode *d, const struct mt_narrow_opts *o,
 		    const struct mt_decode_sink *inner);
 struct mt_decode_sink mt_narrow_sink(struct mt_narrow *n);
 /* mt_decode_run() with SINK (from mt_narrow_sink()), then what is still
- * queued; returns 0, the inner sink's non-zero value, or -1. */
+ * queued; returns 0, the inner sink's non-zero value, or -ENOMEM. */
 int mt_narrow_run(struct mt_narrow *n, const struct mt_decode_sink *sink);
 /* Where frames still open should end: the window's end when it has one
  * and DEFAULT_NS is later, else DEFAULT_NS. */
@@ -104,11 +104,11 @@ uint64_t mt_narrow_end_ns(const struct mt_narrow *n, uint64_t default_ns);
 void mt_narrow_fini(struct mt_narrow *n);
 
 /* Parses a duration: a number with ns, us, ms or s (no unit: ns) into
- * *NS; -1 when it is not one. */
+ * *NS; -EINVAL when it is not one. */
 int mt_narrow_parse_duration(const char *s, uint64_t *ns);
 /* Parses --time FROM,TO into O: each end absolute ns (with a unit
  * allowed), or T, T-DURATION, T+DURATION relative to the trigger (both
- * ends alike); an empty end is open. -1 with a message in ERR. */
+ * ends alike); an empty end is open. -EINVAL with a message in ERR. */
 int mt_narrow_parse_time(const char *s, struct mt_narrow_opts *o, char *err, size_t errlen);
 
 #endif

@@ -4,8 +4,10 @@
 
 #include "decode/blkdec.h"
 #include "decode/kernel_image.h"
+#include "util/errmsg.h"
 #include "util/mt_array.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +38,8 @@ static int declare_process(struct mt_pfout *o, uint32_t pid)
 		if (o->pids[i] == pid)
 			return 0;
 	if (MT_ARRAY_RESERVE(o->pids, o->pids_cap, o->npids, 1))
-		return -1;
+		return mt_errmsg(o->err, sizeof(o->err), ENOMEM, "out of memory declaring process %u",
+				 pid);
 	o->pids[o->npids++] = pid;
 	if (!name) {
 		snprintf(buf, sizeof(buf), "pid %u", pid);
@@ -73,7 +76,7 @@ static int load_windows(struct mt_pfout *o)
 		if (mt_decode_cpu_window(o->d, i, &cpu, &a, &b))
 			continue;
 		if (MT_ARRAY_RESERVE(o->windows, o->windows_cap, o->nwindows, 1))
-			return -1;
+			return mt_errmsg(o->err, sizeof(o->err), ENOMEM, "out of memory for the CPU windows");
 		v = &o->windows[o->nwindows];
 		snprintf(name, sizeof(name), "CPU %u trace", cpu);
 		*v = (struct mt_pfout_window){ a, b, pf_writer_add_track(o->w, name), 0 };
@@ -125,7 +128,7 @@ static int on_thread(void *ctx, uint32_t pid, uint32_t tid)
 	if (h < 0)
 		return h;
 	if (MT_ARRAY_RESERVE(o->threads, o->threads_cap, o->nthreads, 1))
-		return -1;
+		return mt_errmsg(o->err, sizeof(o->err), ENOMEM, "out of memory declaring thread %u", tid);
 	o->threads[o->nthreads].pid = pid;
 	o->threads[o->nthreads].tid = tid;
 	o->threads[o->nthreads++].handle = h;
@@ -164,7 +167,8 @@ static __attribute__((noinline)) int32_t intern_frame(struct mt_pfout *o, uint32
 		size_t cap = o->nframes;
 
 		if (MT_ARRAY_RESERVE(o->frames, cap, o->nframes, id + 1 - o->nframes))
-			return -PF_ENOMEM;
+			return mt_errmsg(o->err, sizeof(o->err), ENOMEM,
+					 "out of memory naming function %u", id);
 		for (size_t i = o->nframes; i < cap; i++)
 			o->frames[i] = -1;
 		o->nframes = cap;
@@ -200,7 +204,8 @@ static int on_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const st
 	int32_t fid;
 
 	if (t < 0)
-		return -1;
+		return mt_errmsg(o->err, sizeof(o->err), EINVAL,
+				 "event of thread %u/%u before the thread", pid, tid);
 	/* Perfetto's nesting limit leaves room for so many inferred frames
 	 * (pf_writer.h): the frames of the rest are left out. */
 	if (ev->flags & MT_EV_EXCESS)
@@ -270,7 +275,7 @@ int mt_pfout_init(struct mt_pfout *o, struct mt_decode *d, struct mt_bundle_read
 		return 0;
 	o->trigger_ns = ns;
 	/* Its track belongs to the process, declared before any event. */
-	return declare_process(o, t.d.pid) ? -1 : 0;
+	return declare_process(o, t.d.pid);
 }
 
 uint64_t mt_pfout_end_ns(const struct mt_pfout *o)

@@ -5,6 +5,7 @@
 #include "perfdata/perfdata_symfs.h"
 #include "perfdata/perfdata_vmlinux.h"
 #include "perfdata/perfdata_writer.h"
+#include "util/mt_array.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -76,9 +77,9 @@ struct exp {
 	const char *symfs;
 	struct perfdata_export_stats *st;
 	char **written;         /* symfs names already written */
-	size_t nwritten;
+	size_t nwritten, written_cap;
 	uint8_t *bids;          /* BUILD_ID feature entries */
-	size_t bids_len;
+	size_t bids_len, bids_cap;
 	char err[512];
 };
 
@@ -315,11 +316,11 @@ static int add_build_id(struct exp *x, const char *name, const uint8_t *bid, siz
 			return 0;
 		at += o->header.size;
 	}
-	if (!(v = realloc(x->bids, x->bids_len + sizeof(e) + pad))) {
+	if (MT_ARRAY_RESERVE(x->bids, x->bids_cap, x->bids_len, sizeof(e) + pad)) {
 		snprintf(x->err, sizeof(x->err), "out of memory");
 		return -ENOMEM;
 	}
-	x->bids = v;
+	v = x->bids;
 	e.header.misc = PERF_RECORD_MISC_USER | PERFDATA_MISC_BUILD_ID_SIZE;
 	e.header.size = (uint16_t)(sizeof(e) + pad);
 	e.pid = -1;
@@ -340,7 +341,6 @@ static int add_build_id(struct exp *x, const char *name, const uint8_t *bid, siz
 static int put_binary(struct exp *x, const struct mt_bundle_map *m, char *name, size_t len)
 {
 	char warn[512] = "", bidhex[2 * PERFDATA_BUILD_ID_MAX + 1] = "";
-	char **v;
 	int e;
 
 	snprintf(name, len, "%s", m->path);
@@ -357,14 +357,11 @@ static int put_binary(struct exp *x, const struct mt_bundle_map *m, char *name, 
 	for (size_t i = 0; i < x->nwritten; i++)
 		if (!strcmp(x->written[i], name))
 			return 0;
-	if (!(v = realloc(x->written, (x->nwritten + 1) * sizeof(*v))) ||
-	    !(v[x->nwritten] = strdup(name))) {
-		if (v)
-			x->written = v;
+	if (MT_ARRAY_RESERVE(x->written, x->written_cap, x->nwritten, 1) ||
+	    !(x->written[x->nwritten] = strdup(name))) {
 		snprintf(x->err, sizeof(x->err), "out of memory");
 		return -ENOMEM;
 	}
-	x->written = v;
 	x->nwritten++;
 	e = perfdata_symfs_put(x->r, x->symfs, m->path, m->build_id, m->build_id_len, name, warn,
 			       sizeof(warn), x->err, sizeof(x->err));

@@ -3,6 +3,7 @@
 #include "perfdata/perfdata_writer.h"
 
 #include "perfdata/perfdata_atomic.h"
+#include "util/mt_array.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -164,15 +165,8 @@ int perfdata_writer_auxtrace(struct perfdata_writer *w, const struct perfdata_au
 
 	if (rec->header.size != sizeof(*rec))
 		return fail(w, -EINVAL, "auxtrace record: bad header size");
-	if (w->naux == w->aux_cap) {
-		size_t cap = w->aux_cap ? 2 * w->aux_cap : 16;
-		uint64_t *v = realloc(w->aux_index, cap * sizeof(*v));
-
-		if (!v)
-			return fail(w, -ENOMEM, "out of memory");
-		w->aux_index = v;
-		w->aux_cap = cap;
-	}
+	if (MT_ARRAY_RESERVE(w->aux_index, w->aux_cap, w->naux, 1))
+		return fail(w, -ENOMEM, "out of memory");
 	struct perfdata_auxtrace r = *rec;
 
 	r.size += pad; /* the payload is padded to 8, and its size says so */

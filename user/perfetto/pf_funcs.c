@@ -7,6 +7,7 @@
 #include "pf_funcs.h"
 #include "util/mt_array.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,7 +106,7 @@ static int func_build(struct pf_func *f, const struct pf_frame *in)
 	return 0;
 fail:
 	func_free(f);
-	return -1;
+	return -ENOMEM;
 }
 
 static int rehash(struct pf_funcs *t, size_t nslots)
@@ -113,7 +114,7 @@ static int rehash(struct pf_funcs *t, size_t nslots)
 	uint32_t *slots = calloc(nslots, sizeof(*slots));
 
 	if (!slots)
-		return -1;
+		return -ENOMEM;
 	for (size_t id = 0; id < t->n; id++) {
 		size_t i = t->v[id].hash & (nslots - 1);
 
@@ -133,7 +134,7 @@ int32_t pf_funcs_intern(struct pf_funcs *t, const struct pf_frame *in)
 	size_t i;
 
 	if (t->n >= INT32_MAX - 1 || func_build(&f, in))
-		return -1;
+		return -ENOMEM;
 	/* Keep the table at most half full. */
 	if ((t->n + 1) * 2 > t->nslots && rehash(t, t->nslots ? t->nslots * 2 : 64))
 		goto fail;
@@ -150,7 +151,7 @@ int32_t pf_funcs_intern(struct pf_funcs *t, const struct pf_frame *in)
 	return (int32_t)(t->n - 1);
 fail:
 	func_free(&f);
-	return -1;
+	return -ENOMEM;
 }
 
 void pf_funcs_free(struct pf_funcs *t)

@@ -31,7 +31,7 @@ struct pf_funcs {
 	size_t nslots;		/* power of two */
 };
 
-/* Id of @f's content, added when new; -1 when out of memory. */
+/* Id of @f's content, added when new; -ENOMEM when out of memory. */
 int32_t pf_funcs_intern(struct pf_funcs *t, const struct pf_frame *f);
 void pf_funcs_free(struct pf_funcs *t);
 

@@ -27,7 +27,7 @@ int pf_sink_open(struct pf_sink *s, const char *path, int gzip_level)
 	s->buf = malloc(SINK_BUF);
 	if (!s->buf) {
 		snprintf(s->msg, sizeof(s->msg), "out of memory for the output buffer");
-		return -1;
+		return -ENOMEM;
 	}
 	s->cap = SINK_BUF;
 	s->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -49,7 +49,7 @@ fail:
 	free(s->buf);
 	s->buf = NULL;
 	s->failed = 1;
-	return -1;
+	return -EIO;
 }
 
 static int write_out(struct pf_sink *s, const uint8_t *p, size_t n)
@@ -65,7 +65,7 @@ static int write_out(struct pf_sink *s, const uint8_t *p, size_t n)
 			if (k <= 0) {
 				snprintf(s->msg, sizeof(s->msg), "gzip write failed: %s",
 					 gzerror(s->gz, &errnum));
-				return -1;
+				return -EIO;
 			}
 		} else {
 			k = write(s->fd, p, n);
@@ -74,7 +74,7 @@ static int write_out(struct pf_sink *s, const uint8_t *p, size_t n)
 			if (k <= 0) {
 				snprintf(s->msg, sizeof(s->msg), "write failed: %s",
 					 k < 0 ? strerror(errno) : "no progress");
-				return -1;
+				return -EIO;
 			}
 		}
 		p += k;
@@ -86,10 +86,10 @@ static int write_out(struct pf_sink *s, const uint8_t *p, size_t n)
 int pf_sink_flush(struct pf_sink *s)
 {
 	if (s->failed)
-		return -1;
+		return -EIO;
 	if (write_out(s, s->buf, s->len)) {
 		s->failed = 1;
-		return -1;
+		return -EIO;
 	}
 	s->len = 0;
 	return 0;
@@ -112,7 +112,7 @@ int pf_sink_write_direct(struct pf_sink *s, const void *p, size_t n)
 {
 	if (s->failed || write_out(s, p, n)) {
 		s->failed = 1;
-		return -1;
+		return -EIO;
 	}
 	s->total += n;
 	return 0;
@@ -127,11 +127,11 @@ int pf_sink_close(struct pf_sink *s)
 
 		if (rc != Z_OK && !ret) {
 			snprintf(s->msg, sizeof(s->msg), "gzip close failed (zlib error %d)", rc);
-			ret = -1;
+			ret = -EIO;
 		}
 	} else if (s->fd >= 0 && close(s->fd) && !ret) {
 		snprintf(s->msg, sizeof(s->msg), "close failed: %s", strerror(errno));
-		ret = -1;
+		ret = -EIO;
 	}
 	free(s->buf);
 	s->buf = NULL;

@@ -3,6 +3,7 @@
 #ifndef MTRACE_PF_SINK_H
 #define MTRACE_PF_SINK_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -19,12 +20,12 @@ struct pf_sink {
 	char msg[160];
 };
 
-/* Creates @path; gzip at @gzip_level when it ends in ".gz". -1 with msg set
- * on failure (the sink then needs no close). */
+/* Creates @path; gzip at @gzip_level when it ends in ".gz". -EIO (or
+ * -ENOMEM) with msg set on failure (the sink then needs no close). */
 int pf_sink_open(struct pf_sink *s, const char *path, int gzip_level);
-/* Writes the buffer out; -1 with msg set on failure. */
+/* Writes the buffer out; -EIO with msg set on failure. */
 int pf_sink_flush(struct pf_sink *s);
-/* Flushes, closes the file and frees the buffer; -1 on any error. */
+/* Flushes, closes the file and frees the buffer; -EIO on any error. */
 int pf_sink_close(struct pf_sink *s);
 /* Slow path of pf_sink_write for blocks larger than the buffer. */
 int pf_sink_write_direct(struct pf_sink *s, const void *p, size_t n);
@@ -50,7 +51,7 @@ static inline int pf_sink_write(struct pf_sink *s, const void *p, size_t n)
 {
 	if (s->cap - s->len < n) {
 		if (pf_sink_flush(s))
-			return -1;
+			return -EIO;
 		if (n > s->cap)
 			return pf_sink_write_direct(s, p, n);
 	}

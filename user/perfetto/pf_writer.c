@@ -11,31 +11,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/errmsg.h"
 #include "pf_text.h"
 #include "util/mt_array.h"
 
-/* Message of the last failed open or close: the writer is gone by then. */
-static __thread char last_error[256];
-
-static const char *const error_names[] = {
-	[PF_OK] = "success",
-	[PF_EINVAL] = "invalid argument",
-	[PF_EORDER] = "event out of time order",
-	[PF_ENOFRAME] = "end without an open frame",
-	[PF_EINFERRED] = "inferred frame after the segment's first event",
-	[PF_EEXIST] = "already declared",
-	[PF_ENOPROC] = "process not declared",
-	[PF_ENOMEM] = "out of memory",
-	[PF_EIO] = "output error",
-};
-
 const char *pf_strerror(int err)
 {
-	if (err < 0)
-		err = -err;
-	if ((size_t)err >= sizeof(error_names) / sizeof(error_names[0]))
-		return "unknown error";
-	return error_names[err];
+	switch (err < 0 ? -err : err) {
+	case 0: return "success";
+	case PF_EINVAL: return "invalid argument";
+	case PF_EORDER: return "event out of time order";
+	case PF_ENOFRAME: return "end without an open frame";
+	case PF_EINFERRED: return "inferred frame after the segment's first event";
+	case PF_EEXIST: return "already declared";
+	case PF_ENOPROC: return "process not declared";
+	case PF_ENOMEM: return "out of memory";
+	case PF_EIO: return "output error";
+	}
+	return "unknown error";
 }
 
 const char *pf_writer_error(const struct pf_writer *w)
@@ -46,11 +39,6 @@ const char *pf_writer_error(const struct pf_writer *w)
 int pf_writer_late_inferred(const struct pf_writer *w)
 {
 	return w && w->opt.late_inferred;
-}
-
-const char *pf_last_error(void)
-{
-	return last_error;
 }
 
 __attribute__((format(printf, 3, 4)))
@@ -110,31 +98,27 @@ static int32_t intern_name(struct pf_writer *w, const char *name)
 	return pf_funcs_intern(&w->funcs, &f);
 }
 
-int pf_writer_open(struct pf_writer **wp, const char *path, const struct pf_options *o)
+int pf_writer_open(struct pf_writer **wp, const char *path, const struct pf_options *o,
+		   char *err, size_t errlen)
 {
 	struct pf_writer *w;
 	const char *bad;
 	int rc;
 
-	if (!wp || !path) {
-		snprintf(last_error, sizeof(last_error), "no output path");
-		return -PF_EINVAL;
-	}
+	if (!wp || !path)
+		return mt_errmsg(err, errlen, PF_EINVAL, "no output path");
 	*wp = NULL;
 	w = calloc(1, sizeof(*w));
-	if (!w) {
-		snprintf(last_error, sizeof(last_error), "out of memory");
-		return -PF_ENOMEM;
-	}
+	if (!w)
+		return mt_errmsg(err, errlen, PF_ENOMEM, "out of memory");
 	if (o)
 		w->opt = *o;
 	else
 		pf_options_init(&w->opt);
 	bad = check_options(&w->opt);
 	if (bad) {
-		snprintf(last_error, sizeof(last_error), "%s", bad);
 		free(w);
-		return -PF_EINVAL;
+		return mt_errmsg(err, errlen, PF_EINVAL, "%s", bad);
 	}
 	w->ops = w->opt.format == PF_FORMAT_JSON ? &pf_json_ops : &pf_proto_ops;
 	w->next_uuid = 1;
@@ -145,19 +129,18 @@ int pf_writer_open(struct pf_writer **wp, const char *path, const struct pf_opti
 	w->gap_func = intern_name(w, "trace gap");
 	w->trigger_func = intern_name(w, "trigger");
 	if (!w->path || w->marker_func < 0 || w->gap_func < 0 || w->trigger_func < 0) {
-		snprintf(last_error, sizeof(last_error), "out of memory");
-		rc = -PF_ENOMEM;
+		rc = mt_errmsg(err, errlen, PF_ENOMEM, "out of memory");
 		goto fail;
 	}
-	if (pf_sink_open(&w->sink, path, w->opt.gzip_level)) {
-		snprintf(last_error, sizeof(last_error), "%s", w->sink.msg);
-		rc = -PF_EIO;
+	rc = pf_sink_open(&w->sink, path, w->opt.gzip_level);
+	if (rc) {
+		mt_errmsg(err, errlen, -rc, "%s", w->sink.msg);
 		goto fail;
 	}
 	rc = w->ops->start(w);
 	if (rc) {
-		snprintf(last_error, sizeof(last_error), "%s: %s", path,
-			 rc == -PF_EIO ? w->sink.msg : pf_strerror(rc));
+		mt_errmsg(err, errlen, -rc, "%s: %s", path,
+			  rc == -PF_EIO ? w->sink.msg : pf_strerror(rc));
 		pf_sink_close(&w->sink);
 		w->ops->free(w);
 		goto fail;
@@ -630,15 +613,14 @@ int pf_gap(struct pf_writer *w, int thread, uint64_t ts, const char *reason)
 
 static void size_warning(struct pf_writer *w)
 {
-	FILE *log = w->opt.log ? w->opt.log : stderr;
-
 	if (!w->opt.warn_events || w->stats.events <= w->opt.warn_events)
 		return;
-	fprintf(log,
-		"mtrace-user: %s has %" PRIu64 " events; the Perfetto UI gets slow above a few million:"
-		" record a smaller snapshot (--buffer-size) or open it through a native back end:"
-		" trace_processor --httpd %s\n",
-		w->path, w->stats.events, w->path);
+	/* Advice rather than a problem with the trace: no "warning: " prefix. */
+	mt_report(w->opt.rep, MT_SEV_INFO,
+		  "%s has %" PRIu64 " events; the Perfetto UI gets slow above a few million:"
+		  " record a smaller snapshot (--buffer-size) or open it through a native back end:"
+		  " trace_processor --httpd %s",
+		  w->path, w->stats.events, w->path);
 }
 
 static void free_writer(struct pf_writer *w)
@@ -685,17 +667,18 @@ static int finish(struct pf_writer *w, uint64_t end_ts)
 	return rc ? format_failed(w, rc) : 0;
 }
 
-int pf_writer_close(struct pf_writer *w, uint64_t end_ts, struct pf_stats *stats)
+int pf_writer_close(struct pf_writer *w, uint64_t end_ts, struct pf_stats *stats, char *err,
+		    size_t errlen)
 {
 	int rc;
 
 	if (!w)
-		return -PF_EINVAL;
+		return mt_errmsg(err, errlen, PF_EINVAL, "no writer");
 	rc = finish(w, end_ts);
 	if (pf_sink_close(&w->sink) && !rc)
 		rc = fail(w, PF_EIO, "%s: %s", w->path, w->sink.msg);
 	if (rc)
-		snprintf(last_error, sizeof(last_error), "%s", w->err);
+		mt_errmsg(err, errlen, -rc, "%s", w->err);
 	else
 		size_warning(w);
 	w->stats.bytes = w->sink.total;

@@ -48,28 +48,35 @@
  * pf_options.keep_open_frames is set (Perfetto then shows them as
  * "[Incomplete]").
  *
- * ERRORS. Functions return 0 (or a handle >= 0) on success and a negative
- * PF_E* code on failure; pf_strerror() names it and pf_writer_error() gives
- * the message of the last failure with its details. After an I/O error
- * every later call fails with -PF_EIO; a rejected event leaves the writer
- * usable. The writer is not thread-safe.
+ * ERRORS. As everywhere in libmtrace (docs/development.md): functions
+ * return 0 (or a handle >= 0) on success and a negative errno value on
+ * failure, one of the PF_E* names below; the writer keeps the message of its
+ * last failure, read with pf_writer_error(). pf_writer_open() and
+ * pf_writer_close(), which leave no writer behind on failure, write their
+ * message into the caller's buffer (err, errlen; may be NULL/0). After an
+ * I/O or memory error every later call fails with -PF_EIO; a rejected event
+ * leaves the writer usable. The writer is not thread-safe.
  */
 #ifndef MTRACE_PF_WRITER_H
 #define MTRACE_PF_WRITER_H
 
+#include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include "util/reporter.h"
+
+/* The errno values the writer returns (negated), named for what they mean here. */
 enum pf_error {
-	PF_OK = 0,
-	PF_EINVAL,	/* bad argument: NULL, unknown handle, bad option */
-	PF_EORDER,	/* timestamp earlier than an event already written */
-	PF_ENOFRAME,	/* pf_end on a thread with no open frame */
-	PF_EINFERRED,	/* inferred begin after the segment's first event */
-	PF_EEXIST,	/* process or thread declared twice, trigger set twice */
-	PF_ENOPROC,	/* thread of an undeclared process */
-	PF_ENOMEM,
-	PF_EIO,		/* cannot create or write the output file */
+	PF_EINVAL = EINVAL,	/* bad argument: NULL, unknown handle, bad option */
+	PF_EORDER = ERANGE,	/* timestamp earlier than an event already written */
+	PF_ENOFRAME = ENOENT,	/* pf_end on a thread with no open frame */
+	PF_EINFERRED = EALREADY, /* inferred begin after the segment's first event */
+	PF_EEXIST = EEXIST,	/* process or thread declared twice, trigger set twice */
+	PF_ENOPROC = ESRCH,	/* thread of an undeclared process */
+	PF_ENOMEM = ENOMEM,
+	PF_EIO = EIO,		/* cannot create or write the output file */
 };
 
 enum pf_format {
@@ -92,11 +99,11 @@ struct pf_options {
 	int keep_open_frames;
 	/* Builtin Perfetto clock the timestamps are in (6 = BOOTTIME, 3 = MONOTONIC). */
 	unsigned int clock_id;
-	/* Above this many events pf_writer_close prints a size warning with
-	 * advice to @log (0: never). */
+	/* Above this many events pf_writer_close gives @rep a size warning
+	 * with advice (0: never). */
 	uint64_t warn_events;
-	/* Where the size warning goes; NULL means stderr. */
-	FILE *log;
+	/* Where the size warning goes (util/reporter.h); NULL: nowhere. */
+	const struct mt_reporter *rep;
 	/* zlib level (1..9) for ".gz" output. */
 	int gzip_level;
 	/* The output's name in messages when the path opened is a temporary
@@ -173,11 +180,9 @@ struct pf_writer;
 void pf_options_init(struct pf_options *o);
 
 /* Creates @path (truncating it). Gzip when @path ends in ".gz". @o may be
- * NULL for defaults. On failure *@w is NULL and pf_last_error() says why. */
-int pf_writer_open(struct pf_writer **w, const char *path, const struct pf_options *o);
-/* Message of the last failed pf_writer_open or pf_writer_close in this
- * thread (the writer no longer exists to ask). */
-const char *pf_last_error(void);
+ * NULL for defaults. On failure *@w is NULL and @err says why. */
+int pf_writer_open(struct pf_writer **w, const char *path, const struct pf_options *o,
+		   char *err, size_t errlen);
 
 /* Declares a process: a track group named "@name @pid" holding its threads.
  * @argv may be NULL. */
@@ -211,16 +216,17 @@ int pf_instant(struct pf_writer *w, int thread, uint64_t ts_ns, const char *name
 int pf_gap(struct pf_writer *w, int thread, uint64_t ts_ns, const char *reason);
 
 /* Ends open frames at @end_ts (or the last event's time if that is later),
- * writes a pending trigger, flushes and frees @w, even on error (then
- * pf_last_error() says why). @stats may be NULL. Prints the size warning. */
-int pf_writer_close(struct pf_writer *w, uint64_t end_ts, struct pf_stats *stats);
+ * writes a pending trigger, flushes and frees @w, even on error (then @err
+ * says why). @stats may be NULL. Reports the size warning. */
+int pf_writer_close(struct pf_writer *w, uint64_t end_ts, struct pf_stats *stats, char *err,
+		    size_t errlen);
 
 /* Whether @w was opened with late_inferred. */
 int pf_writer_late_inferred(const struct pf_writer *w);
 
 /* Details of the last failure on @w. */
 const char *pf_writer_error(const struct pf_writer *w);
-/* Name of a PF_E* code (positive or negative). */
+/* What a PF_E* code means here (positive or negative). */
 const char *pf_strerror(int err);
 
 #endif

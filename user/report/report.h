@@ -111,7 +111,7 @@ struct mt_decode_sink mt_report_sink(struct mt_report *rep,
 /* Ends the run: open frames end at the last event, durations are sorted,
  * and with D and R (may be NULL) the decode's statistics, thread names
  * and descheduled times (the bundle's context switches) are added.
- * Returns 0, or -1 when out of memory. */
+ * Returns 0, or -ENOMEM. */
 int mt_report_finish(struct mt_report *rep, struct mt_decode *d, struct mt_bundle_reader *r);
 
 /* Nearest-rank percentile Q (0..100) of FN's durations; 0 without any. */

@@ -5,6 +5,7 @@
 
 #include "decode/blkdec.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,7 +75,7 @@ static int thread_fns(struct mt_rep_thread *t, size_t fn)
 	if (MT_ARRAY_GROW_TO(t->self, n, fn + 1) ||
 	    MT_ARRAY_GROW_TO(t->incl, n2, fn + 1) ||
 	    MT_ARRAY_GROW_TO(t->active, n3, fn + 1))
-		return -1;
+		return -ENOMEM;
 	t->nfn = n;	/* all three grew alike */
 	return 0;
 }
@@ -82,7 +83,7 @@ static int thread_fns(struct mt_rep_thread *t, size_t fn)
 static int add_dur(struct mt_rep_fn *f, uint64_t d)
 {
 	if (MT_ARRAY_GROW_TO(f->durs, f->capdurs, f->ndurs + 1))
-		return -1;
+		return -ENOMEM;
 	f->durs[f->ndurs++] = d;
 	return 0;
 }
@@ -94,7 +95,7 @@ static int note_max(struct mt_report *rep, struct mt_rep_thread *t, size_t fn, u
 	if (f->ndurs > 1 && d <= f->max)
 		return 0;
 	if (MT_ARRAY_GROW_TO(f->max_stack, f->cap_max_stack, t->depth + 1))
-		return -1;
+		return -ENOMEM;
 	for (size_t i = 0; i <= t->depth; i++)
 		f->max_stack[i] = t->stack[i].fn;
 	f->max_depth = t->depth + 1;
@@ -143,11 +144,11 @@ static int push(struct mt_report *rep, struct mt_rep_thread *t, uint64_t ns, con
 	} else {
 		f.fn = fn_index(rep, ev->arg);
 		if (f.fn == SIZE_MAX || thread_fns(t, f.fn))
-			return -1;
+			return -ENOMEM;
 		t->active[f.fn]++;
 	}
 	if (MT_ARRAY_GROW_TO(t->stack, t->cap, t->depth + 1))
-		return -1;
+		return -ENOMEM;
 	t->stack[t->depth++] = f;
 	return 0;
 }
@@ -159,7 +160,7 @@ static int on_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const st
 	int rc = 0;
 
 	if (!t)
-		return -1;
+		return -ENOMEM;
 	if (!rep->have_events)
 		rep->first = ns;
 	rep->have_events = 1;
@@ -186,7 +187,7 @@ static int on_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const st
 		while (!rc && t->depth)
 			rc = pop(rep, t, ns, 0);
 		if (MT_ARRAY_RESERVE(rep->gaps, rep->capgaps, rep->ngaps, 1))
-			return -1;
+			return -ENOMEM;
 		rep->gaps[rep->ngaps++] =
 			(struct mt_rep_gap){ tid, ns, 0, mt_gap_reason_name(ev->arg), 1 };
 		rep->nomap_gaps += ev->arg == MT_GAP_NOMAP;
@@ -217,7 +218,7 @@ static int on_trigger(void *ctx, uint64_t ns, const struct mt_bundle_trigger *tr
 	rep->trigger_stack = malloc(t->depth * sizeof(*rep->trigger_stack));
 	rep->trigger_begin = malloc(t->depth * sizeof(*rep->trigger_begin));
 	if (!rep->trigger_stack || !rep->trigger_begin)
-		return -1;
+		return -ENOMEM;
 	rep->trigger_depth = t->depth;
 	for (size_t i = 0; i < t->depth; i++) {
 		rep->trigger_stack[i] = t->stack[i].fn;

@@ -3,6 +3,7 @@
 #include "svg/svg_internal.h"
 #include "util/mt_array.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -119,7 +120,7 @@ static int on_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const st
 	return 0;
 oom:
 	g->oom = 1;
-	return -1;
+	return -ENOMEM;
 }
 
 struct mt_decode_sink mt_svg_sink(struct mt_svg *g, const char *(*name)(void *ctx, uint32_t id),

@@ -41,8 +41,8 @@ void mt_svg_free(struct mt_svg *g);
  * with the decoder). */
 struct mt_decode_sink mt_svg_sink(struct mt_svg *g, const char *(*name)(void *ctx, uint32_t id),
 				  void *ctx);
-/* Writes the SVG; TITLE heads it. Returns 0, or -1 (out of memory during
- * the run, or a write error). */
+/* Writes the SVG; TITLE heads it. Returns 0, -ENOMEM (also when memory ran
+ * out during the run) or -EIO (a write error). */
 int mt_svg_write(struct mt_svg *g, FILE *out, const char *title);
 
 #endif

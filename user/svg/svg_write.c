@@ -2,6 +2,7 @@
 /* Writing the SVG flame graph or chart with its inline script; see svg.h. */
 #include "svg/svg_internal.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,7 +196,7 @@ static int graph(struct writer *w, struct mt_svg *g, int height)
 	if (!order || !depth) {
 		free(order);
 		free(depth);
-		return -1;
+		return -ENOMEM;
 	}
 	w->x0 = 0;
 	w->x1 = g->nodes[0].value;
@@ -246,7 +247,7 @@ static int graph_depth(const struct mt_svg *g)
 	int *d = calloc(g->nnodes ? g->nnodes : 1, sizeof(*d));
 
 	if (!d)
-		return -1;
+		return -ENOMEM;
 	for (size_t i = 1; i < g->nnodes; i++) {
 		d[i] = d[g->nodes[i].parent] + 1;
 		max = d[i] > max ? d[i] : max;
@@ -280,18 +281,18 @@ int mt_svg_write(struct mt_svg *g, FILE *out, const char *title)
 	int height, *lane_y = NULL, rc = 0;
 
 	if (g->oom)
-		return -1;
+		return -ENOMEM;
 	if (g->kind == MT_SVG_GRAPH) {
 		int d = graph_depth(g);
 
 		if (d < 0)
-			return -1;
+			return -ENOMEM;
 		graph_values(g);
 		height = TOP + d * ROW + 2 * MARGIN;
 	} else {
 		lane_y = calloc(g->nthreads ? g->nthreads : 1, sizeof(*lane_y));
 		if (!lane_y)
-			return -1;
+			return -ENOMEM;
 		height = TOP;
 		for (size_t i = 0; i < g->nthreads; i++) {
 			lane_y[i] = height;
@@ -329,5 +330,5 @@ int mt_svg_write(struct mt_svg *g, FILE *out, const char *title)
 		chart(&w, g, lane_y);
 	fprintf(out, "<script type=\"text/ecmascript\"><![CDATA[\n%s]]></script>\n</svg>\n", script);
 	free(lane_y);
-	return rc || ferror(out) ? -1 : 0;
+	return rc ? rc : ferror(out) ? -EIO : 0;
 }

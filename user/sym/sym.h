@@ -7,8 +7,9 @@
  * run-time address subtracts the mapping's load bias first (see
  * mt_image_bias() in decode/image.h).
  *
- * Errors are reported as a NULL/negative return plus a one-line message in
- * the caller's buffer (MT_SYM_ERRLEN bytes are always enough).
+ * mt_sym_file_open() returns a negative errno with a one-line message in
+ * the caller's buffer (MT_SYM_ERRLEN bytes are always enough); lookups
+ * answer NULL or -1 for "not known", which is no error.
  */
 #ifndef MTRACE_SYM_H
 #define MTRACE_SYM_H
@@ -53,9 +54,10 @@ struct mt_sym_options {
 	const char *debug_path;
 };
 
-/* Loads PATH's symbols (and finds its debug file). NULL on error. */
-struct mt_sym_file *mt_sym_file_open(const char *path, const struct mt_sym_options *opt,
-				     char *err, size_t errlen);
+/* Loads PATH's symbols (and finds its debug file) into *OUT. 0, or a
+ * negative errno (-EBADMSG: not a usable ELF file; -ENOMEM; open()'s). */
+int mt_sym_file_open(struct mt_sym_file **out, const char *path, const struct mt_sym_options *opt,
+		     char *err, size_t errlen);
 void mt_sym_file_close(struct mt_sym_file *f);
 
 /* The function (or PLT stub) covering ADDR, or NULL. Thread-safe. */
@@ -107,7 +109,7 @@ struct mt_inline_range {
  * in one walk of its DWARF (mt_sym_inlines() walks the scopes for every
  * address): the chain at an address is the ranges holding it, by depth.
  * Sets *OUT (malloc'ed; NULL when there are none or on error) and returns
- * the count, or -1 when out of memory. Thread-safe.
+ * the count, or -ENOMEM. Thread-safe.
  */
 int mt_sym_inline_ranges(struct mt_sym_file *f, uint64_t addr, struct mt_inline_range **out);
 

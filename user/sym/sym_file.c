@@ -9,36 +9,22 @@
  * dwfl's own lookup is neither thread-safe nor aware of PLT stubs.
  */
 #include "sym/sym_internal.h"
+#include "util/errmsg.h"
 #include "util/mt_array.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 int mt_sym_vec_push(struct mt_sym_vec *vec, const struct mt_sym_raw *s)
 {
 	if (MT_ARRAY_RESERVE(vec->v, vec->cap, vec->n, 1))
-		return -1;
+		return -ENOMEM;
 	vec->v[vec->n++] = *s;
 	return 0;
 }
@@ -53,42 +39,43 @@ static int check_elf(const char *path, char *err, size_t errlen, int *type)
 	struct stat st;
 	GElf_Ehdr eh;
 	Elf *elf;
-	int fd, ret = -1;
+	int fd, ret;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		set_err(err, errlen, "%s: %s", path, strerror(errno));
-		return -1;
-	}
+	if (fd < 0)
+		return mt_errmsg(err, errlen, errno, "%s: %s", path, strerror(errno));
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		set_err(err, errlen, "%s: not a regular file", path);
 		close(fd);
-		return -1;
+		return mt_errmsg(err, errlen, EINVAL, "%s: not a regular file", path);
 	}
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		set_err(err, errlen, "%s: not an ELF file", path);
+		ret = mt_errmsg(err, errlen, EBADMSG, "%s: not an ELF file", path);
 		goto out;
 	}
 	if (!gelf_getehdr(elf, &eh)) {
-		set_err(err, errlen, "%s: bad ELF header: %s", path, elf_errmsg(-1));
+		ret = mt_errmsg(err, errlen, EBADMSG, "%s: bad ELF header: %s", path,
+				elf_errmsg(-1));
 		goto out;
 	}
 	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) {
-		set_err(err, errlen, "%s: ELF type %u is neither an executable nor a shared object",
-			path, eh.e_type);
+		ret = mt_errmsg(err, errlen, EBADMSG,
+				"%s: ELF type %u is neither an executable nor a shared object",
+				path, eh.e_type);
 		goto out;
 	}
 	if (eh.e_shoff > (uint64_t)st.st_size ||
 	    (uint64_t)eh.e_shnum * eh.e_shentsize > (uint64_t)st.st_size - eh.e_shoff) {
-		set_err(err, errlen, "%s: truncated: section headers end past the file's %lld bytes",
-			path, (long long)st.st_size);
+		ret = mt_errmsg(err, errlen, EBADMSG,
+				"%s: truncated: section headers end past the file's %lld bytes",
+				path, (long long)st.st_size);
 		goto out;
 	}
 	if (eh.e_phoff > (uint64_t)st.st_size ||
 	    (uint64_t)eh.e_phnum * eh.e_phentsize > (uint64_t)st.st_size - eh.e_phoff) {
-		set_err(err, errlen, "%s: truncated: program headers end past the file's %lld bytes",
-			path, (long long)st.st_size);
+		ret = mt_errmsg(err, errlen, EBADMSG,
+				"%s: truncated: program headers end past the file's %lld bytes",
+				path, (long long)st.st_size);
 		goto out;
 	}
 	*type = eh.e_type;
@@ -149,7 +136,7 @@ static int collect_symtab(struct mt_sym_file *f, struct mt_sym_vec *vec)
 		r.name = name;
 		r.rank = binding_rank(&sym);
 		if (mt_sym_vec_push(vec, &r))
-			return -1;
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -165,13 +152,10 @@ static int cmp_raw(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static int keep_name(struct mt_sym_file *f, char *owned)
+int mt_sym_keep_name(struct mt_sym_file *f, char *owned)
 {
-	char **v = realloc(f->names, (f->nnames + 1) * sizeof(*v));
-
-	if (!v)
-		return -1;
-	f->names = v;
+	if (MT_ARRAY_RESERVE(f->names, f->names_cap, f->nnames, 1))
+		return -ENOMEM;
 	f->names[f->nnames++] = owned;
 	return 0;
 }
@@ -187,17 +171,17 @@ static int set_name(struct mt_sym_file *f, struct mt_sym *s, const char *name)
 	char *base = at && at > name ? strndup(name, (size_t)(at - name)) : NULL, *dm;
 
 	if (at && at > name && !base)
-		return -1;
-	if (base && keep_name(f, base)) {
+		return -ENOMEM;
+	if (base && mt_sym_keep_name(f, base)) {
 		free(base);
-		return -1;
+		return -ENOMEM;
 	}
 	if (base)
 		s->name = name = base;
 	dm = mt_sym_demangle(name);
-	if (dm && keep_name(f, dm)) {
+	if (dm && mt_sym_keep_name(f, dm)) {
 		free(dm);
-		return -1;
+		return -ENOMEM;
 	}
 	if (dm)
 		s->name = dm;
@@ -217,7 +201,7 @@ static int build_table(struct mt_sym_file *f, struct mt_sym_vec *vec)
 		qsort(vec->v, vec->n, sizeof(*vec->v), cmp_raw);
 	f->syms = calloc(vec->n ? vec->n : 1, sizeof(*f->syms));
 	if (!f->syms)
-		return -1;
+		return -ENOMEM;
 	for (size_t i = 0; i < vec->n; i++) {
 		const struct mt_sym_raw *r = &vec->v[i];
 		uint64_t end;
@@ -234,7 +218,7 @@ static int build_table(struct mt_sym_file *f, struct mt_sym_vec *vec)
 			end = r->addr + 1;
 		f->syms[out] = (struct mt_sym){ r->addr, end - r->addr, r->name, r->plt };
 		if (!r->plt && set_name(f, &f->syms[out], r->name))
-			return -1;
+			return -ENOMEM;
 		out++;
 	}
 	f->nsyms = out;
@@ -247,19 +231,21 @@ static const Dwfl_Callbacks dwfl_callbacks_template = {
 	.section_address = dwfl_offline_section_address,
 };
 
-struct mt_sym_file *mt_sym_file_open(const char *path, const struct mt_sym_options *opt,
-				     char *err, size_t errlen)
+int mt_sym_file_open(struct mt_sym_file **out, const char *path, const struct mt_sym_options *opt,
+		     char *err, size_t errlen)
 {
 	struct mt_sym_vec vec = { 0 };
 	struct mt_sym_file *f;
 	Dwfl_Callbacks *cb;
 	GElf_Addr bias;
 	Elf *elf;
-	int type;
+	int type = 0, rc;
 
+	*out = NULL;
 	elf_version(EV_CURRENT);
-	if (check_elf(path, err, errlen, &type))
-		return NULL;
+	rc = check_elf(path, err, errlen, &type);
+	if (rc)
+		return rc;
 	f = calloc(1, sizeof(*f) + sizeof(*cb));
 	if (!f)
 		goto nomem;
@@ -286,22 +272,22 @@ struct mt_sym_file *mt_sym_file_open(const char *path, const struct mt_sym_optio
 	elf = dwfl_module_getelf(f->mod, &bias);
 	if (!elf)
 		goto dwfl_err;
-	if (collect_symtab(f, &vec) || mt_sym_add_plt(elf, &vec, &f->names, &f->nnames) ||
-	    build_table(f, &vec))
+	if (collect_symtab(f, &vec) || mt_sym_add_plt(f, elf, &vec) || build_table(f, &vec))
 		goto nomem;
 	free(vec.v);
-	return f;
+	*out = f;
+	return 0;
 
 dwfl_err:
-	set_err(err, errlen, "%s: %s", path, dwfl_errmsg(-1));
+	rc = mt_errmsg(err, errlen, EBADMSG, "%s: %s", path, dwfl_errmsg(-1));
 	free(vec.v);
 	mt_sym_file_close(f);
-	return NULL;
+	return rc;
 nomem:
-	set_err(err, errlen, "%s: out of memory loading symbols", path);
+	rc = mt_errmsg(err, errlen, ENOMEM, "%s: out of memory loading symbols", path);
 	free(vec.v);
 	mt_sym_file_close(f);
-	return NULL;
+	return rc;
 }
 
 void mt_sym_file_close(struct mt_sym_file *f)

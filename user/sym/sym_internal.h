@@ -18,7 +18,7 @@ struct mt_sym_file {
 	struct mt_sym *syms;	/* sorted by addr, no overlaps */
 	size_t nsyms;
 	char **names;		/* owned strings behind syms[].name */
-	size_t nnames;
+	size_t nnames, names_cap;
 	/* dwfl is not thread-safe: DWARF queries take this lock. */
 	pthread_mutex_t dwarf_lock;
 	bool dwarf_tried;
@@ -42,13 +42,15 @@ struct mt_sym_vec {
 };
 
 int mt_sym_vec_push(struct mt_sym_vec *vec, const struct mt_sym_raw *s);
+/* Makes F own the malloc'ed string OWNED (freed with F). 0 or -ENOMEM. */
+int mt_sym_keep_name(struct mt_sym_file *f, char *owned);
 
 /*
  * Adds "name@plt" entries for the x86-64 PLT stubs of ELF (the main file,
  * which holds .plt and the dynamic relocations). Name strings are
- * malloc'ed and appended to *NAMES. Returns 0, or -1 when out of memory.
+ * malloc'ed and kept by F. Returns 0, or -ENOMEM.
  */
-int mt_sym_add_plt(Elf *elf, struct mt_sym_vec *vec, char ***names, size_t *nnames);
+int mt_sym_add_plt(struct mt_sym_file *f, Elf *elf, struct mt_sym_vec *vec);
 
 /* Frees the names mt_sym_inlines() demangled. */
 void mt_sym_free_inline_names(struct mt_sym_file *f);

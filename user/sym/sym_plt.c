@@ -16,7 +16,9 @@
  * "*ABS*+0xADDR@plt").
  */
 #include "sym/sym_internal.h"
+#include "util/mt_array.h"
 
+#include <errno.h>
 #include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +27,7 @@
 struct got_slot {
 	uint64_t addr;
 	const char *name;
+	int rank;		/* collect_ifuncs(): of the name among aliases */
 };
 
 static int cmp_slot(const void *a, const void *b)
@@ -35,18 +38,11 @@ static int cmp_slot(const void *a, const void *b)
 }
 
 static int push_slot(struct got_slot **slots, size_t *n, size_t *cap, uint64_t addr,
-		     const char *name)
+		     const char *name, int rank)
 {
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 64;
-		struct got_slot *v = realloc(*slots, c * sizeof(*v));
-
-		if (!v)
-			return -1;
-		*slots = v;
-		*cap = c;
-	}
-	(*slots)[(*n)++] = (struct got_slot){ addr, name };
+	if (MT_ARRAY_RESERVE(*slots, *cap, *n, 1))
+		return -ENOMEM;
+	(*slots)[(*n)++] = (struct got_slot){ addr, name, rank };
 	return 0;
 }
 
@@ -67,7 +63,6 @@ static int ifunc_rank(const GElf_Sym *s, const char *name)
 static struct got_slot *collect_ifuncs(Elf *elf, size_t *nout)
 {
 	struct got_slot *v = NULL;
-	int *rank = NULL;
 	size_t n = 0, cap = 0;
 	Elf_Scn *scn = NULL;
 
@@ -82,7 +77,6 @@ static struct got_slot *collect_ifuncs(Elf *elf, size_t *nout)
 			GElf_Sym s;
 			const char *name;
 			size_t k;
-			int *r;
 
 			if (!gelf_getsym(d, (int)i, &s))
 				break;
@@ -92,25 +86,21 @@ static struct got_slot *collect_ifuncs(Elf *elf, size_t *nout)
 			for (k = 0; k < n && v[k].addr != s.st_value; k++)
 				;
 			if (k < n) {
-				if (ifunc_rank(&s, name) < rank[k]) {
+				if (ifunc_rank(&s, name) < v[k].rank) {
 					v[k].name = name;
-					rank[k] = ifunc_rank(&s, name);
+					v[k].rank = ifunc_rank(&s, name);
 				}
 				continue;
 			}
-			if (push_slot(&v, &n, &cap, s.st_value, name) ||
-			    !(r = realloc(rank, cap * sizeof(*rank)))) {
+			if (push_slot(&v, &n, &cap, s.st_value, name, ifunc_rank(&s, name))) {
 				n = 0;
 				goto out;
 			}
-			rank = r;
-			rank[n - 1] = ifunc_rank(&s, name);
 		}
 	}
 	if (n)
 		qsort(v, n, sizeof(*v), cmp_slot);
 out:
-	free(rank);
 	if (!n) {
 		free(v);
 		v = NULL;
@@ -121,7 +111,7 @@ out:
 
 static const char *slot_name(const struct got_slot *slots, size_t n, uint64_t addr)
 {
-	struct got_slot key = { addr, NULL };
+	struct got_slot key = { addr, NULL, 0 };
 	const struct got_slot *s = n ? bsearch(&key, slots, n, sizeof(*slots), cmp_slot) : NULL;
 
 	return s ? s->name : NULL;
@@ -169,7 +159,7 @@ static struct got_slot *collect_slots(Elf *elf, size_t *nslots)
 				name = elf_strptr(elf, symsh.sh_link, s.st_name);
 			if (!name || !*name)
 				continue;
-			if (push_slot(&slots, &n, &cap, r.r_offset, name)) {
+			if (push_slot(&slots, &n, &cap, r.r_offset, name, 0)) {
 				free(slots);
 				free(ifuncs);
 				return NULL;
@@ -213,7 +203,7 @@ static char *plt_name(const char *name)
 	return out;
 }
 
-int mt_sym_add_plt(Elf *elf, struct mt_sym_vec *vec, char ***names, size_t *nnames)
+int mt_sym_add_plt(struct mt_sym_file *f, Elf *elf, struct mt_sym_vec *vec)
 {
 	struct got_slot *slots;
 	Elf_Scn *scn = NULL;
@@ -249,21 +239,20 @@ int mt_sym_add_plt(Elf *elf, struct mt_sym_vec *vec, char ***names, size_t *nnam
 						     entry_got((const uint8_t *)d->d_buf + off,
 							       ent, at));
 			struct mt_sym_raw r = { at, ent, at + ent, NULL, 8, true };
-			char **v;
+			char *owned;
 
 			if (!name)
 				continue;
-			r.name = plt_name(name);
-			v = r.name ? realloc(*names, (*nnames + 1) * sizeof(*v)) : NULL;
-			if (!v) {
-				free((char *)r.name);
-				ret = -1;
+			owned = plt_name(name);
+			if (!owned || mt_sym_keep_name(f, owned)) {
+				free(owned);
+				ret = -ENOMEM;
 				break;
 			}
-			*names = v;
-			(*names)[(*nnames)++] = (char *)r.name;
-			if (mt_sym_vec_push(vec, &r))
-				ret = -1;
+			r.name = owned;
+			ret = mt_sym_vec_push(vec, &r);
+			if (ret)
+				break;
 		}
 	}
 	free(slots);

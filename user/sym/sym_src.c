@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* Source lines and inline chains from DWARF, through libdw/libdwfl. */
 #include "sym/sym_internal.h"
+#include "util/mt_array.h"
 
+#include <errno.h>
 #include <dwarf.h>
 #include <search.h>
 #include <stdlib.h>
@@ -141,16 +143,9 @@ static void add_ranges(struct mt_sym_file *f, Dwarf_Die *die, int depth, struct 
 	ptrdiff_t off = 0;
 
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
-		if (l->n == l->cap) {
-			size_t cap = l->cap ? l->cap * 2 : 32;
-			struct mt_inline_range *v = realloc(l->v, cap * sizeof(*v));
-
-			if (!v) {
-				l->oom = 1;
-				return;
-			}
-			l->v = v;
-			l->cap = cap;
+		if (MT_ARRAY_RESERVE(l->v, l->cap, l->n, 1)) {
+			l->oom = 1;
+			return;
 		}
 		l->v[l->n++] = (struct mt_inline_range){ lo + l->bias, hi + l->bias,
 							 die_function_name(f, die), depth };
@@ -214,7 +209,7 @@ int mt_sym_inline_ranges(struct mt_sym_file *f, uint64_t addr, struct mt_inline_
 	pthread_mutex_unlock(&f->dwarf_lock);
 	if (l.oom) {
 		free(l.v);
-		return -1;
+		return -ENOMEM;
 	}
 	*out = l.v;
 	return (int)l.n;

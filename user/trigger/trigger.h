@@ -42,7 +42,8 @@ struct mt_trigger_spec {
 	struct mt_trig_filter filter;	/* tid, hit, if= (kind and min_ns too) */
 };
 
-/* Parses TEXT into SPEC (free with mt_trigger_spec_free). 0 or -1. */
+/* Parses TEXT into SPEC (free with mt_trigger_spec_free). 0, or -EINVAL
+ * (-ENOMEM) with the message in ERR. */
 int mt_trigger_spec_parse(const char *text, struct mt_trigger_spec *spec,
 			  char *err, size_t errlen);
 void mt_trigger_spec_free(struct mt_trigger_spec *spec);
@@ -61,7 +62,10 @@ uint32_t mt_trigger_freeze_path(enum mt_trig_freeze method);
  * Where a uprobe goes in PATH: the file offset of SYMBOL(+OFF) or of the
  * link-time address. Works for executables (PIE or not) and shared
  * libraries, loaded or not. Refuses missing, ambiguous, non-function and
- * IFUNC symbols and offsets outside the function. 0 or -1.
+ * IFUNC symbols and offsets outside the function. 0, or a negative errno
+ * with the message in ERR: -ENOENT (no such symbol, no symbol table),
+ * -EINVAL (ambiguous, not a function, outside it), -EBADMSG (not an
+ * executable or shared library, corrupt), or open()'s error.
  */
 int mt_trigger_resolve(const struct mt_trigger_spec *spec, uint64_t *file_offset,
 		       char *err, size_t errlen);
@@ -85,12 +89,12 @@ struct mt_trigger_options {
 };
 
 /*
- * Resolves, loads and attaches SPECS (at most MT_TRIG_MAX_SPECS); from then
- * on the first of them to fire wins. NULL on error.
+ * Resolves, loads and attaches SPECS (at most MT_TRIG_MAX_SPECS) into
+ * *OUT; from then on the first of them to fire wins. 0, or a negative errno
+ * (-EINVAL: bad specs; the resolver's; libbpf's) with the message in ERR.
  */
-struct mt_trigger_set *mt_trigger_set_open(const struct mt_trigger_spec *specs, size_t n,
-					   const struct mt_trigger_options *opt,
-					   char *err, size_t errlen);
+int mt_trigger_set_open(struct mt_trigger_set **out, const struct mt_trigger_spec *specs,
+			size_t n, const struct mt_trigger_options *opt, char *err, size_t errlen);
 void mt_trigger_set_close(struct mt_trigger_set *set);
 
 /* The freeze path chosen at load and why (e.g. "no mtrace module BTF"). */
@@ -103,10 +107,12 @@ int mt_trigger_set_fd(const struct mt_trigger_set *set);
 /*
  * Waits up to TIMEOUT_MS (-1: forever) for the winning trigger's record.
  * 1 with *EV filled (again on later calls, until re-armed), 0 on timeout or
- * when a signal interrupted the wait, -1 on error (message in ERR).
+ * when a signal interrupted the wait, a negative errno on error (the
+ * message from mt_trigger_set_errmsg()).
  */
-int mt_trigger_set_wait(struct mt_trigger_set *set, int timeout_ms,
-			struct mt_trig_event *ev, char *err, size_t errlen);
+int mt_trigger_set_wait(struct mt_trigger_set *set, int timeout_ms, struct mt_trig_event *ev);
+/* The message of the set's last failure. */
+const char *mt_trigger_set_errmsg(const struct mt_trigger_set *set);
 
 /* Records received since arming: 1 once fired (first trigger wins). */
 size_t mt_trigger_set_records(const struct mt_trigger_set *set);

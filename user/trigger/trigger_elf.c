@@ -7,6 +7,7 @@
  * cases: a link-time address maps to a file offset through its PT_LOAD.
  */
 #include "trigger/trigger.h"
+#include "util/errmsg.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -115,7 +116,7 @@ static int lookup_symbol(Elf *elf, const struct mt_trigger_spec *spec, uint64_t 
 	if (!have_tables) {
 		snprintf(err, errlen, "%s has no symbol table (stripped?): give the address "
 			 "as %s:%s:0xADDR", spec->path, mt_trigger_kind_name(spec->kind), spec->path);
-		return -1;
+		return -ENOENT;
 	}
 	if (!f.any) {
 		int n = snprintf(err, errlen, "function '%s' not found in %s", spec->symbol, spec->path);
@@ -125,30 +126,30 @@ static int lookup_symbol(Elf *elf, const struct mt_trigger_spec *spec, uint64_t 
 				      f.near[i]);
 		if (f.nr_near && n > 0 && (size_t)n < errlen)
 			snprintf(err + n, errlen - n, "?)");
-		return -1;
+		return -ENOENT;
 	}
 	if (f.other) {
 		snprintf(err, errlen, "function '%s' is ambiguous in %s: defined at 0x%llx and "
 			 "0x%llx (pick one with %s:%s:0xADDR)", spec->symbol, spec->path,
 			 (unsigned long long)f.sym.st_value, (unsigned long long)f.other,
 			 mt_trigger_kind_name(spec->kind), spec->path);
-		return -1;
+		return -EINVAL;
 	}
 	if (GELF_ST_TYPE(f.sym.st_info) == STT_GNU_IFUNC) {
 		snprintf(err, errlen, "'%s' in %s is an IFUNC: its symbol is the resolver that "
 			 "picks an implementation at load time, not the code that runs; probe "
 			 "the implementation by name or address instead", spec->symbol, spec->path);
-		return -1;
+		return -EINVAL;
 	}
 	if (GELF_ST_TYPE(f.sym.st_info) != STT_FUNC) {
 		snprintf(err, errlen, "'%s' in %s is not a function", spec->symbol, spec->path);
-		return -1;
+		return -EINVAL;
 	}
 	if (f.sym.st_size && spec->offset >= f.sym.st_size) {
 		snprintf(err, errlen, "offset +%llu is outside '%s' (%llu bytes long)",
 			 (unsigned long long)spec->offset, spec->symbol,
 			 (unsigned long long)f.sym.st_size);
-		return -1;
+		return -EINVAL;
 	}
 	*vaddr = f.sym.st_value + spec->offset;
 	return 0;
@@ -162,7 +163,7 @@ static int vaddr_to_offset(Elf *elf, const char *path, uint64_t vaddr, uint64_t 
 
 	if (elf_getphdrnum(elf, &n)) {
 		snprintf(err, errlen, "%s: cannot read program headers: %s", path, elf_errmsg(-1));
-		return -1;
+		return -EBADMSG;
 	}
 	for (size_t i = 0; i < n; i++) {
 		GElf_Phdr ph;
@@ -178,7 +179,7 @@ static int vaddr_to_offset(Elf *elf, const char *path, uint64_t vaddr, uint64_t 
 				snprintf(err, errlen, "%s: the segment holding 0x%llx lies outside "
 					 "the file (corrupt program header)", path,
 					 (unsigned long long)vaddr);
-				return -1;
+				return -EBADMSG;
 			}
 			*off = vaddr - ph.p_vaddr + ph.p_offset;
 			return 0;
@@ -186,7 +187,7 @@ static int vaddr_to_offset(Elf *elf, const char *path, uint64_t vaddr, uint64_t 
 	}
 	snprintf(err, errlen, "address 0x%llx is not in an executable segment of %s",
 		 (unsigned long long)vaddr, path);
-	return -1;
+	return -EINVAL;
 }
 
 int mt_trigger_resolve(const struct mt_trigger_spec *spec, uint64_t *file_offset,
@@ -203,22 +204,21 @@ int mt_trigger_locate(const struct mt_trigger_spec *spec, uint64_t *link_addr,
 	uint64_t vaddr = spec->addr;
 	GElf_Ehdr eh;
 	Elf *elf = NULL;
-	int fd, rc = -1;
+	int fd, rc = -EBADMSG;
 
 	if (!spec->path) {
 		snprintf(err, errlen, "%s triggers name no binary to resolve in",
 			 mt_trigger_kind_name(spec->kind));
-		return -1;
+		return -EINVAL;
 	}
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		snprintf(err, errlen, "libelf: %s", elf_errmsg(-1));
-		return -1;
+		return -ENOSYS;
 	}
 	fd = open(spec->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(err, errlen, "cannot open %s: %s", spec->path, strerror(errno));
-		return -1;
-	}
+	if (fd < 0)
+		return mt_errmsg(err, errlen, errno, "cannot open %s: %s", spec->path,
+				 strerror(errno));
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
 		snprintf(err, errlen, "%s is not an ELF file", spec->path);
@@ -228,7 +228,7 @@ int mt_trigger_locate(const struct mt_trigger_spec *spec, uint64_t *link_addr,
 		snprintf(err, errlen, "%s is not an executable or shared library", spec->path);
 		goto out;
 	}
-	if (spec->symbol && lookup_symbol(elf, spec, &vaddr, err, errlen))
+	if (spec->symbol && (rc = lookup_symbol(elf, spec, &vaddr, err, errlen)))
 		goto out;
 	*link_addr = vaddr;
 	rc = vaddr_to_offset(elf, spec->path, vaddr, file_offset, err, errlen);

@@ -8,6 +8,7 @@
 #include "trigger/trigger_internal.h"
 
 #include "trigger.skel.h"
+#include "util/errmsg.h"
 
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -30,10 +31,9 @@ static int on_record(void *ctx, void *data, size_t size)
 int mt_trigger_events_open(struct mt_trigger_set *set, char *err, size_t errlen)
 {
 	set->rb = ring_buffer__new(bpf_map__fd(set->skel->maps.events), on_record, set, NULL);
-	if (!set->rb) {
-		snprintf(err, errlen, "cannot open the trigger ring buffer: %s", strerror(errno));
-		return -1;
-	}
+	if (!set->rb)
+		return mt_errmsg(err, errlen, errno, "cannot open the trigger ring buffer: %s",
+				 strerror(errno));
 	return 0;
 }
 
@@ -53,17 +53,15 @@ size_t mt_trigger_set_records(const struct mt_trigger_set *set)
 	return set->records;
 }
 
-int mt_trigger_set_wait(struct mt_trigger_set *set, int timeout_ms,
-			struct mt_trig_event *ev, char *err, size_t errlen)
+int mt_trigger_set_wait(struct mt_trigger_set *set, int timeout_ms, struct mt_trig_event *ev)
 {
 	if (!set->have_event) {
 		int rc = ring_buffer__poll(set->rb, timeout_ms);
 
 		/* A signal ends the wait early; the caller decides what next. */
-		if (rc < 0 && rc != -EINTR) {
-			snprintf(err, errlen, "waiting for the trigger: %s", strerror(-rc));
-			return -1;
-		}
+		if (rc < 0 && rc != -EINTR)
+			return mt_errmsg(set->err, sizeof(set->err), -rc,
+					 "waiting for the trigger: %s", strerror(-rc));
 	}
 	if (!set->have_event)
 		return 0;

@@ -18,6 +18,7 @@ struct mt_trigger_set {
 	struct mt_trig_event event;	/* the winner's record, once received */
 	bool have_event;
 	size_t records;			/* received since arming */
+	char err[MT_TRIGGER_ERRLEN];	/* the last failure's message */
 };
 
 /*
@@ -26,7 +27,7 @@ struct mt_trigger_set {
  */
 bool mt_trigger_kfunc_available(char *why, size_t whylen);
 
-/* Sets up the ring-buffer consumer of SET (after load). 0 or -1. */
+/* Sets up the ring-buffer consumer of SET (after load). 0 or a negative errno. */
 int mt_trigger_events_open(struct mt_trigger_set *set, char *err, size_t errlen);
 void mt_trigger_events_close(struct mt_trigger_set *set);
 

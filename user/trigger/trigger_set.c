@@ -7,6 +7,7 @@
 #include "trigger/trigger_internal.h"
 
 #include "trigger.skel.h"
+#include "util/errmsg.h"
 
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -32,27 +33,25 @@ static int attach_one(struct mt_trigger_set *set, const struct mt_trigger_spec *
 			int e = errno;
 
 			if (access(KPROBE_PMU, F_OK))
-				snprintf(err, errlen, "trigger '%s': this kernel has no kprobes "
-					 "(built without CONFIG_KPROBES: %s is missing)",
-					 spec->text, KPROBE_PMU);
-			else
-				snprintf(err, errlen, "trigger '%s': cannot attach a kprobe to %s: "
+				return mt_errmsg(err, errlen, ENOTSUP,
+						 "trigger '%s': this kernel has no kprobes "
+						 "(built without CONFIG_KPROBES: %s is missing)",
+						 spec->text, KPROBE_PMU);
+			return mt_errmsg(err, errlen, e, "trigger '%s': cannot attach a kprobe to %s: "
 					 "%s%s", spec->text, spec->symbol, strerror(e),
 					 e == ENOENT || e == EINVAL ?
 					 " (no such kernel function, or it cannot be probed)" : "");
-			return -1;
 		}
 	} else {
 		LIBBPF_OPTS(bpf_uprobe_opts, uopts, .bpf_cookie = idx, .retprobe = retprobe);
 
 		link = bpf_program__attach_uprobe_opts(prog, pid > 0 ? pid : -1, spec->path,
 						       off, &uopts);
-		if (!link) {
-			snprintf(err, errlen, "trigger '%s': cannot attach a %s to %s at file "
-				 "offset 0x%llx: %s", spec->text, retprobe ? "uretprobe" : "uprobe",
-				 spec->path, (unsigned long long)off, strerror(errno));
-			return -1;
-		}
+		if (!link)
+			return mt_errmsg(err, errlen, errno, "trigger '%s': cannot attach a %s to %s "
+					 "at file offset 0x%llx: %s", spec->text,
+					 retprobe ? "uretprobe" : "uprobe", spec->path,
+					 (unsigned long long)off, strerror(errno));
 	}
 	set->links[set->nr_links++] = link;
 	return 0;
@@ -63,6 +62,7 @@ static int attach_spec(struct mt_trigger_set *set, const struct mt_trigger_spec 
 		       size_t idx, uint64_t off, pid_t pid, char *err, size_t errlen)
 {
 	struct trigger_bpf *s = set->skel;
+	int rc;
 
 	switch (spec->kind) {
 	case MT_TRIG_UPROBE:
@@ -76,15 +76,16 @@ static int attach_spec(struct mt_trigger_set *set, const struct mt_trigger_spec 
 				  err, errlen);
 	case MT_TRIG_SLOW:
 		/* Return first, so no entry is pushed without its return probe. */
-		if (attach_one(set, spec, idx, off, pid, s->progs.trig_slow_return, true,
-			       err, errlen))
-			return -1;
+		rc = attach_one(set, spec, idx, off, pid, s->progs.trig_slow_return, true,
+				err, errlen);
+		if (rc)
+			return rc;
 		return attach_one(set, spec, idx, off, pid, s->progs.trig_slow_entry, false,
 				  err, errlen);
 	case MT_TRIG_KIND_NR:
 		break;
 	}
-	return -1;	/* kinds are checked by mt_trigger_set_open */
+	return -EINVAL;	/* kinds are checked by mt_trigger_set_open */
 }
 
 /* Opens the skeleton with the knobs set and only the needed programs. */
@@ -147,7 +148,7 @@ static int load(struct mt_trigger_set *set, const struct mt_trigger_spec *specs,
 
 	set->skel = open_skel(specs, n, opt->pid, freeze, err, errlen);
 	if (!set->skel)
-		return -1;
+		return errno ? -errno : -ENOMEM;
 	rc = trigger_bpf__load(set->skel);
 	if (rc && freeze == MT_TRIG_FREEZE_KFUNC) {
 		snprintf(why, sizeof(why), "the kernel refused the kfunc call: %s", strerror(-rc));
@@ -155,71 +156,67 @@ static int load(struct mt_trigger_set *set, const struct mt_trigger_spec *specs,
 		freeze = MT_TRIG_FREEZE_NOTIFY;
 		set->skel = open_skel(specs, n, opt->pid, freeze, err, errlen);
 		if (!set->skel)
-			return -1;
+			return errno ? -errno : -ENOMEM;
 		rc = trigger_bpf__load(set->skel);
 	}
-	if (rc) {
-		snprintf(err, errlen, "cannot load the trigger BPF programs: %s%s", strerror(-rc),
-			 rc == -EPERM ? " (needs root or CAP_BPF and CAP_PERFMON)" : "");
-		return -1;
-	}
+	if (rc)
+		return mt_errmsg(err, errlen, -rc, "cannot load the trigger BPF programs: %s%s",
+				 strerror(-rc),
+				 rc == -EPERM ? " (needs root or CAP_BPF and CAP_PERFMON)" : "");
 	if (freeze == MT_TRIG_FREEZE_KFUNC) {
 		__u32 key = 0;
 		int fd = bpf_program__fd(set->skel->progs.freeze_kfunc);
 
 		if (bpf_map__update_elem(set->skel->maps.freeze_prog, &key, sizeof(key), &fd,
-					 sizeof(fd), BPF_ANY)) {
-			snprintf(err, errlen, "cannot install the kfunc freeze program: %s",
-				 strerror(errno));
-			return -1;
-		}
+					 sizeof(fd), BPF_ANY))
+			return mt_errmsg(err, errlen, errno,
+					 "cannot install the kfunc freeze program: %s",
+					 strerror(errno));
 	}
 	set->freeze = freeze;
 	snprintf(set->freeze_reason, sizeof(set->freeze_reason), "%s", why);
 	return 0;
 }
 
-struct mt_trigger_set *mt_trigger_set_open(const struct mt_trigger_spec *specs, size_t n,
-					   const struct mt_trigger_options *opt,
-					   char *err, size_t errlen)
+int mt_trigger_set_open(struct mt_trigger_set **out, const struct mt_trigger_spec *specs,
+			size_t n, const struct mt_trigger_options *opt, char *err, size_t errlen)
 {
 	static const struct mt_trigger_options defaults;
 	uint64_t offsets[MT_TRIG_MAX_SPECS] = { 0 };
 	struct mt_trigger_set *set;
+	int rc;
 
+	*out = NULL;
 	if (!opt)
 		opt = &defaults;
-	if (n == 0 || n > MT_TRIG_MAX_SPECS) {
-		snprintf(err, errlen, "between 1 and %d triggers can be armed at once, not %zu",
-			 MT_TRIG_MAX_SPECS, n);
-		return NULL;
-	}
+	if (n == 0 || n > MT_TRIG_MAX_SPECS)
+		return mt_errmsg(err, errlen, EINVAL,
+				 "between 1 and %d triggers can be armed at once, not %zu",
+				 MT_TRIG_MAX_SPECS, n);
 	/* Every spec is checked before anything needs privileges. */
 	for (size_t i = 0; i < n; i++) {
-		if (specs[i].kind < MT_TRIG_UPROBE || specs[i].kind >= MT_TRIG_KIND_NR) {
-			snprintf(err, errlen, "trigger %zu has no valid kind (not parsed?)", i);
-			return NULL;
-		}
+		if (specs[i].kind < MT_TRIG_UPROBE || specs[i].kind >= MT_TRIG_KIND_NR)
+			return mt_errmsg(err, errlen, EINVAL,
+					 "trigger %zu has no valid kind (not parsed?)", i);
 		if (specs[i].kind != MT_TRIG_KPROBE &&
-		    mt_trigger_resolve(&specs[i], &offsets[i], err, errlen))
-			return NULL;
+		    (rc = mt_trigger_resolve(&specs[i], &offsets[i], err, errlen)))
+			return rc;
 	}
 	set = calloc(1, sizeof(*set));
-	if (!set) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
+	if (!set)
+		return mt_errmsg(err, errlen, ENOMEM, "out of memory");
 	set->nr_specs = n;
-	if (load(set, specs, n, opt, err, errlen) ||
-	    mt_trigger_events_open(set, err, errlen))
-		goto fail;
-	for (size_t i = 0; i < n; i++)
-		if (attach_spec(set, &specs[i], i, offsets[i], opt->pid, err, errlen))
-			goto fail;
-	return set;
-fail:
-	mt_trigger_set_close(set);
-	return NULL;
+	rc = load(set, specs, n, opt, err, errlen);
+	if (!rc)
+		rc = mt_trigger_events_open(set, err, errlen);
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = attach_spec(set, &specs[i], i, offsets[i], opt->pid, err, errlen);
+	if (rc) {
+		mt_trigger_set_close(set);
+		return rc;
+	}
+	*out = set;
+	return 0;
 }
 
 void mt_trigger_set_close(struct mt_trigger_set *set)
@@ -237,6 +234,11 @@ void mt_trigger_set_close(struct mt_trigger_set *set)
 enum mt_trig_freeze mt_trigger_set_freeze(const struct mt_trigger_set *set)
 {
 	return set->freeze;
+}
+
+const char *mt_trigger_set_errmsg(const struct mt_trigger_set *set)
+{
+	return set ? set->err : "no trigger set";
 }
 
 const char *mt_trigger_set_freeze_reason(const struct mt_trigger_set *set)

@@ -6,6 +6,7 @@
  */
 #include "trigger/trigger.h"
 #include "uapi/linux/mtrace.h"
+#include "util/errmsg.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -56,7 +57,7 @@ static int fail_at(const struct parser *p, const char *at, const char *fmt, ...)
 	else
 		snprintf(p->err, p->errlen, "trigger '%s': column %zu (end of spec): %s",
 			 text, (size_t)(at - p->text) + 1, what);
-	return -1;
+	return -EINVAL;
 }
 
 /*
@@ -290,21 +291,21 @@ static int parse_filters(const struct parser *p, const char *s, struct mt_trigge
 			if (have_tid)
 				return fail_at(p, s, "tid= given twice");
 			if (field_u64(p, eq + 1, end, "tid=", 1, INT32_MAX, &n))
-				return -1;
+				return -EINVAL;
 			f->tid = n;
 			have_tid = true;
 		} else if (eq - s == 3 && !strncmp(s, "hit", 3)) {
 			if (have_hit)
 				return fail_at(p, s, "hit= given twice");
 			if (field_u64(p, eq + 1, end, "hit=", 1, UINT64_MAX, &n))
-				return -1;
+				return -EINVAL;
 			f->hit = n;
 			have_hit = true;
 		} else if (eq - s == 2 && !strncmp(s, "if", 2)) {
 			if (f->nr_conds == MT_TRIG_MAX_CONDS)
 				return fail_at(p, s, "at most %d if= conditions", MT_TRIG_MAX_CONDS);
 			if (parse_cond(p, eq + 1, end, spec->kind, &f->conds[f->nr_conds]))
-				return -1;
+				return -EINVAL;
 			f->nr_conds++;
 		} else {
 			return fail_at(p, s, "unknown filter '%.*s' (tid, hit or if)",
@@ -379,7 +380,7 @@ static int parse_spec(const struct parser *p, struct mt_trigger_spec *spec)
 
 	if (spec->kind == MT_TRIG_KPROBE) {
 		if (parse_target(p, head, end, false, true, spec))
-			return -1;
+			return -EINVAL;
 	} else {
 		gt = NULL;
 		if (spec->kind == MT_TRIG_SLOW) {
@@ -396,17 +397,19 @@ static int parse_spec(const struct parser *p, struct mt_trigger_spec *spec)
 		if (sep == head)
 			return fail_at(p, head, "missing the binary's path");
 		spec->path = strndup(head, sep - head);
-		if (!spec->path)
-			return fail_at(p, head, "out of memory");
+		if (!spec->path) {
+			fail_at(p, head, "out of memory");
+			return -ENOMEM;
+		}
 		if (parse_target(p, sep + 1, gt ? gt : end, spec->kind != MT_TRIG_SLOW,
 				 spec->kind == MT_TRIG_UPROBE, spec))
-			return -1;
+			return -EINVAL;
 		if (gt && parse_duration(p, gt + 1, end, &spec->min_ns))
-			return -1;
+			return -EINVAL;
 		spec->filter.min_ns = spec->min_ns;
 	}
 	if (*end && parse_filters(p, end + 1, spec))
-		return -1;
+		return -EINVAL;
 	return 0;
 }
 
@@ -414,25 +417,21 @@ int mt_trigger_spec_parse(const char *text, struct mt_trigger_spec *spec,
 			  char *err, size_t errlen)
 {
 	struct parser p = { text, err, errlen };
+	int rc;
 
 	memset(spec, 0, sizeof(*spec));
-	if (!*text) {
-		snprintf(err, errlen, "empty trigger spec");
-		return -1;
-	}
+	if (!*text)
+		return mt_errmsg(err, errlen, EINVAL, "empty trigger spec");
 	for (const char *c = text; *c; c++)
 		if ((unsigned char)*c < ' ' || (unsigned char)*c == 0x7f)
 			return fail_at(&p, c, "control character in the spec");
 	spec->text = strdup(text);
-	if (!spec->text) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	if (parse_spec(&p, spec)) {
+	if (!spec->text)
+		return mt_errmsg(err, errlen, ENOMEM, "out of memory");
+	rc = parse_spec(&p, spec);
+	if (rc)
 		mt_trigger_spec_free(spec);
-		return -1;
-	}
-	return 0;
+	return rc;
 }
 
 void mt_trigger_spec_free(struct mt_trigger_spec *spec)

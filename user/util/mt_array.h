@@ -15,6 +15,8 @@
 #define MTRACE_UTIL_ARRAY_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 /*
  * Makes room in *arrp (an array of elem-byte elements, n in use, capacity
@@ -31,5 +33,37 @@ int mt_array_reserve(void *arrp, size_t *cap, size_t n, size_t more, size_t elem
 
 /* Capacity for at least n elements of an array indexed by id. */
 #define MT_ARRAY_GROW_TO(arr, cap, n) MT_ARRAY_RESERVE(arr, cap, 0, n)
+
+/*
+ * In arr (n elements of elem bytes, sorted by the uint64_t at byte offset
+ * `offset` of each), the index of the first element whose key is above
+ * `key`: n when there is none, and the element before it, if any, is the
+ * last one starting at or below `key` (the range or symbol holding it).
+ * Inline: the decoder's address lookups run it for every function.
+ */
+static inline size_t mt_array_upper_bound(const void *arr, size_t n, size_t elem, size_t offset,
+					  uint64_t key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t k;
+
+		memcpy(&k, (const char *)arr + mid * elem + offset, sizeof(k));
+		if (k <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* mt_array_upper_bound() on an array variable sorted by its uint64_t FIELD
+ * (a field of another size does not compile). */
+#define MT_ARRAY_UPPER_BOUND(arr, n, field, key)                                              \
+	((void)sizeof(char[sizeof((arr)->field) == sizeof(uint64_t) ? 1 : -1]),              \
+	 mt_array_upper_bound((arr), (n), sizeof(*(arr)), offsetof(__typeof__(*(arr)), field), \
+			      (key)))
 
 #endif

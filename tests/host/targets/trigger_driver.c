@@ -120,7 +120,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "trigger_driver: pid %d: %s\n", opt.pid, strerror(errno));
 		goto out;
 	}
-	set = mt_trigger_set_open(specs, n, &opt, err, sizeof(err));
+	mt_trigger_set_open(&set, specs, n, &opt, err, sizeof(err));
 	if (!set) {
 		fprintf(stderr, "trigger_driver: %s\n", err);
 		close(pidfd);
@@ -141,7 +141,7 @@ int main(int argc, char **argv)
 			break;
 		exited = pfd[1].revents & POLLIN;
 		/* Drain after exit too: the record may be just behind it. */
-		if (!fired && mt_trigger_set_wait(set, 0, &ev, err, sizeof(err)) > 0) {
+		if (!fired && mt_trigger_set_wait(set, 0, &ev) > 0) {
 			fired = true;
 			report(&ev);
 			if (ev.freeze == MT_TRIG_FREEZE_SIGSTOP) {

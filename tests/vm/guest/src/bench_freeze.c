@@ -114,7 +114,7 @@ static int run_path(int fd, const struct mtrace_caps *caps, const struct mt_trig
 		snprintf(err, errlen, "arm: %s", strerror(errno));
 		return -1;
 	}
-	set = mt_trigger_set_open(spec, 1, &opt, err, errlen);
+	mt_trigger_set_open(&set, spec, 1, &opt, err, errlen);
 	if (!set)
 		return -1;
 	if (mt_trigger_set_freeze(set) != want) {
@@ -126,6 +126,7 @@ static int run_path(int fd, const struct mtrace_caps *caps, const struct mt_trig
 	l->n = 0;
 	for (int i = 0; i < ROUNDS && !rc; i++) {
 		struct mt_trig_event ev;
+		int got;
 
 		if (i && (kg_ioctl(fd, MTRACE_IOC_ARM, NULL) ||
 			  (mt_trigger_set_rearm(set), 0))) {
@@ -134,9 +135,10 @@ static int run_path(int fd, const struct mtrace_caps *caps, const struct mt_trig
 			break;
 		}
 		freeze_here(i);
-		if (mt_trigger_set_wait(set, 5000, &ev, err, errlen) != 1) {
-			if (!err[0])
-				snprintf(err, errlen, "no trigger record within 5 s");
+		got = mt_trigger_set_wait(set, 5000, &ev);
+		if (got != 1) {
+			snprintf(err, errlen, "%s", got < 0 ? mt_trigger_set_errmsg(set)
+							    : "no trigger record within 5 s");
 			rc = -1;
 			break;
 		}

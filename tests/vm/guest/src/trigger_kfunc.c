@@ -39,19 +39,20 @@ static void fire_on_worker(int fd, struct mt_trigger_set *set, const char *name,
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	struct mt_trig_event ev = { 0 };
-	char err[MT_TRIGGER_ERRLEN] = "", what[64];
 	struct mtrace_status st;
+	char what[64];
 	pthread_t t;
 	int got;
 
 	pthread_create(&t, NULL, worker, NULL);
 	pthread_join(t, NULL);
-	got = mt_trigger_set_wait(set, 5000, &ev, err, sizeof(err));
+	got = mt_trigger_set_wait(set, 5000, &ev);
 	snprintf(what, sizeof(what), "%s-record", name);
 	kg_check(what, got == 1 && ev.freeze == MT_TRIG_FREEZE_KFUNC &&
 		 ev.freeze_err == 0 && ev.tid == (__u32)worker_tid && ev.value == 3 &&
 		 ev.hit == 3 && ev.ip == (unsigned long)trigger_here,
-		 "got %d %s freeze %s err %d tid %u (worker %d) value %llu ip %#llx", got, err,
+		 "got %d %s freeze %s err %d tid %u (worker %d) value %llu ip %#llx", got,
+		 got < 0 ? mt_trigger_set_errmsg(set) : "",
 		 mt_trigger_freeze_name(ev.freeze), ev.freeze_err, ev.tid, (int)worker_tid,
 		 (unsigned long long)ev.value, (unsigned long long)ev.ip);
 	snprintf(what, sizeof(what), "%s-poll", name);
@@ -89,14 +90,14 @@ static void kprobe_trigger(int fd)
 		return;
 	}
 	if (!kg_ioctl(fd, MTRACE_IOC_ARM, NULL))
-		set = mt_trigger_set_open(&spec, 1, &opt, err, sizeof(err));
+		mt_trigger_set_open(&set, &spec, 1, &opt, err, sizeof(err));
 	if (!kg_check("trigger-kfunc-kprobe-load", set != NULL, "%s", err[0] ? err : "re-arm failed")) {
 		mt_trigger_spec_free(&spec);
 		return;
 	}
 	for (int i = 0; i < 3; i++)
 		syscall(SYS_getppid);
-	got = mt_trigger_set_wait(set, 5000, &ev, err, sizeof(err));
+	got = mt_trigger_set_wait(set, 5000, &ev);
 	/* The other CPUs stop asynchronously; poll() says when all did. */
 	poll(&pfd, 1, 5000);
 	st = kg_status(fd);
@@ -132,7 +133,7 @@ int main(void)
 	if (!kg_check("trigger-kfunc-arm", !kg_ioctl(fd, MTRACE_IOC_SET_CONFIG, &c) &&
 		      !kg_ioctl(fd, MTRACE_IOC_ARM, NULL), "%s", strerror(errno)))
 		return 1;
-	set = mt_trigger_set_open(&spec, 1, &opt, err, sizeof(err));
+	mt_trigger_set_open(&set, &spec, 1, &opt, err, sizeof(err));
 	if (!kg_check("trigger-kfunc-load", set != NULL, "%s", err))
 		return 1;
 	kg_check("trigger-kfunc-chosen", mt_trigger_set_freeze(set) == MT_TRIG_FREEZE_KFUNC,

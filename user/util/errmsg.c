@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* mt_errmsg() (errmsg.h). */
-#include "files/errmsg.h"
+#include "util/errmsg.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -14,5 +15,6 @@ int mt_errmsg(char *err, size_t errlen, int e, const char *fmt, ...)
 		vsnprintf(err, errlen, fmt, ap);
 		va_end(ap);
 	}
-	return -e;
+	/* A failure must never read as success, whatever errno said. */
+	return e > 0 ? -e : -EIO;
 }

@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: MIT */
+/* The caller-buffer half of the error convention (docs/development.md, Errors). */
+#ifndef MTRACE_UTIL_ERRMSG_H
+#define MTRACE_UTIL_ERRMSG_H
+
+#include <stddef.h>
+
+/* Formats a one-line message into ERR (ERRLEN bytes; may be NULL/0) and
+ * returns -E, or -EIO when E is not positive (say, an errno left at 0). */
+int mt_errmsg(char *err, size_t errlen, int e, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+#endif
