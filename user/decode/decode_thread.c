@@ -13,6 +13,13 @@
  * they are found, and every thread is replayed once; for any other sink a
  * first replay of the thread finds them, and the second starts each
  * stretch with them. Both run through replay() and the same rebuild.
+ *
+ * The segments come from the decoding threads (decode_cpu.c) as they are
+ * handed over. For a late_inferred sink the replay follows the decoding:
+ * a segment goes to its thread once no segment still to come can precede
+ * it in time order, events go to the sink up to the time no stream can
+ * still go below, and the log behind the replay is freed. For the others
+ * the replay starts once every stream is decoded.
  */
 #include "decode/decode_internal.h"
 #include "decode/inlines.h"
