@@ -98,8 +98,8 @@ int cmd_export(int argc, char **argv)
 	       "%zu binaries in %s\n",
 	       out, st.cpus, st.pt_bytes, st.threads, st.maps, st.switches, st.binaries, st.symfs);
 	if (st.kcore)
-		printf("kernel code in %s/kcore_dir: %zu ranges (%zu modules, %zu BPF)\n", out,
-		       st.kernel_ranges, st.modules, st.bpf_ranges);
+		printf("kernel code in %s/kcore_dir: %zu ranges, %zu module%s, %zu BPF ranges\n", out,
+		       st.kernel_ranges, st.modules, st.modules == 1 ? "" : "s", st.bpf_ranges);
 	printf("decode it with perf:\n  perf script -i ");
 	print_word(out);
 	printf(" --symfs ");

@@ -70,19 +70,26 @@ int perfdata_dir_begin(struct perfdata_dir *d, const char *path, char *err, size
 	struct stat st;
 
 	memset(d, 0, sizeof(*d));
+	if (!path[0] || path[strlen(path) - 1] == '/')
+		return mt_errmsg(err, errlen, EINVAL, "'%s': name the directory without a final /",
+				 path);
 	if (strlen(path) + 16 > sizeof(d->tmp))
-		return mt_errmsg(err, errlen, -ENAMETOOLONG, "%s: path too long", path);
+		return mt_errmsg(err, errlen, ENAMETOOLONG, "%s: path too long", path);
 	if (!lstat(path, &st) && (!S_ISDIR(st.st_mode) || !only_perf_entries(path, top_names)))
-		return mt_errmsg(err, errlen, -EEXIST,
+		return mt_errmsg(err, errlen, EEXIST,
 				 "%s exists and is not a perf.data directory (data, kcore_dir): "
 				 "not replaced", path);
 	snprintf(d->path, sizeof(d->path), "%s", path);
-	snprintf(d->tmp, sizeof(d->tmp), "%s.tmp-XXXXXX", path);
+	/* Hidden beside PATH, as other outputs' temporaries are: DIR/.tmp-BASE-XXXXXX. */
+	const char *base = strrchr(path, '/');
+
+	snprintf(d->tmp, sizeof(d->tmp), "%.*s.tmp-%s-XXXXXX", base ? (int)(base - path + 1) : 0,
+		 path, base ? base + 1 : path);
 	if (!mkdtemp(d->tmp)) {
 		int e = -errno;
 
 		d->tmp[0] = 0;
-		return mt_errmsg(err, errlen, e, "cannot create a directory beside %s: %s", path,
+		return mt_errmsg(err, errlen, -e, "cannot create a directory beside %s: %s", path,
 				 strerror(-e));
 	}
 	return 0;
@@ -103,7 +110,7 @@ int perfdata_dir_commit(struct perfdata_dir *d, char *err, size_t errlen)
 		d->tmp[0] = 0;
 		return 0;
 	}
-	e = mt_errmsg(err, errlen, -errno, "cannot put %s in place: %s", d->path, strerror(errno));
+	e = mt_errmsg(err, errlen, errno, "cannot put %s in place: %s", d->path, strerror(errno));
 	perfdata_dir_abort(d);
 	return e;
 }

@@ -30,14 +30,18 @@ static int put_file(const char *dir, const char *name, const void *data, size_t 
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	if (!(f = fopen(path, "wbx")))
-		return mt_errmsg(err, errlen, -errno, "cannot create %s: %s", path, strerror(errno));
+		return mt_errmsg(err, errlen, errno, "cannot create %s: %s", path, strerror(errno));
 	ok = (!len || fwrite(data, 1, len, f) == len) && !ferror(f);
 	if (fclose(f) || !ok)
-		return mt_errmsg(err, errlen, -EIO, "cannot write %s", path);
+		return mt_errmsg(err, errlen, EIO, "cannot write %s", path);
 	return 0;
 }
 
-/* /proc/modules lines: NAME SIZE REFS DEPS STATE ADDRESS (perf reads name, size, address). */
+/*
+ * /proc/modules lines: NAME SIZE REFS DEPS STATE ADDRESS (perf reads name,
+ * size, address). The bundle's table also spans BPF's symbols ("bpf"),
+ * which is no module.
+ */
 static int put_modules(struct mt_bundle_reader *r, const char *dir, size_t *nmods, char *err,
 		       size_t errlen)
 {
@@ -48,17 +52,21 @@ static int put_modules(struct mt_bundle_reader *r, const char *dir, size_t *nmod
 	int e;
 
 	if (!mem)
-		return mt_errmsg(err, errlen, -ENOMEM, "out of memory");
-	for (size_t i = 0; i < n; i++)
+		return mt_errmsg(err, errlen, ENOMEM, "out of memory");
+	*nmods = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!strcmp(m[i].name, "bpf"))
+			continue;
 		fprintf(mem, "%s %llu 0 - Live 0x%016llx\n", m[i].name,
 			(unsigned long long)(m[i].end - m[i].start), (unsigned long long)m[i].start);
+		++*nmods;
+	}
 	if (fclose(mem)) {
 		free(text);
-		return mt_errmsg(err, errlen, -ENOMEM, "out of memory");
+		return mt_errmsg(err, errlen, ENOMEM, "out of memory");
 	}
 	e = put_file(dir, "modules", text, len, err, errlen);
 	free(text);
-	*nmods = n;
 	return e;
 }
 
@@ -93,13 +101,13 @@ static int put_kcore(struct mt_bundle_reader *r, const char *dir, struct perfdat
 
 	snprintf(path, sizeof(path), "%s/kcore", dir);
 	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0)
-		return mt_errmsg(err, errlen, -errno, "cannot create %s: %s", path, strerror(errno));
+		return mt_errmsg(err, errlen, errno, "cannot create %s: %s", path, strerror(errno));
 	elf_version(EV_CURRENT);
 	Elf64_Ehdr *eh = (e = elf_begin(fd, ELF_C_WRITE, NULL)) ? elf64_newehdr(e) : NULL;
 	Elf64_Phdr *ph = eh ? elf64_newphdr(e, n) : NULL;
 
 	if (!ph) {
-		rc = mt_errmsg(err, errlen, -EIO, "%s: %s", path, elf_errmsg(-1));
+		rc = mt_errmsg(err, errlen, EIO, "%s: %s", path, elf_errmsg(-1));
 		goto out;
 	}
 	eh->e_ident[EI_DATA] = ELFDATA2LSB;
@@ -112,7 +120,7 @@ static int put_kcore(struct mt_bundle_reader *r, const char *dir, struct perfdat
 		struct mt_bundle_ktext kt;
 
 		if (mt_bundle_ktext_info(r, i, &kt)) {
-			rc = mt_errmsg(err, errlen, -EBADMSG, "kernel text %zu: %s", i,
+			rc = mt_errmsg(err, errlen, EBADMSG, "kernel text %zu: %s", i,
 				       mt_bundle_reader_errmsg(r));
 			goto out;
 		}
@@ -125,7 +133,7 @@ static int put_kcore(struct mt_bundle_reader *r, const char *dir, struct perfdat
 	elf_flagelf(e, ELF_C_SET, ELF_F_LAYOUT);
 	elf_flagphdr(e, ELF_C_SET, ELF_F_DIRTY);
 	if (elf_update(e, ELF_C_WRITE) < 0) {
-		rc = mt_errmsg(err, errlen, -EIO, "%s: %s", path, elf_errmsg(-1));
+		rc = mt_errmsg(err, errlen, EIO, "%s: %s", path, elf_errmsg(-1));
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -135,12 +143,12 @@ static int put_kcore(struct mt_bundle_reader *r, const char *dir, struct perfdat
 
 		if (mt_bundle_ktext_info(r, i, &kt) || mt_bundle_ktext_data(r, i, &code, &len) ||
 		    len != ph[i].p_filesz) {
-			rc = mt_errmsg(err, errlen, -EBADMSG, "kernel text %zu: %s", i,
+			rc = mt_errmsg(err, errlen, EBADMSG, "kernel text %zu: %s", i,
 				       mt_bundle_reader_errmsg(r));
 			goto out;
 		}
 		if ((rc = pwrite_all(fd, code, len, (off_t)ph[i].p_offset))) {
-			mt_errmsg(err, errlen, rc, "cannot write %s: %s", path, strerror(-rc));
+			mt_errmsg(err, errlen, -rc, "cannot write %s: %s", path, strerror(-rc));
 			goto out;
 		}
 		ki->ranges++;
@@ -153,7 +161,7 @@ out:
 	if (e)
 		elf_end(e);
 	if (close(fd) && !rc)
-		rc = mt_errmsg(err, errlen, -errno, "cannot write %s: %s", path, strerror(errno));
+		rc = mt_errmsg(err, errlen, errno, "cannot write %s: %s", path, strerror(errno));
 	return rc;
 }
 
@@ -175,7 +183,7 @@ static int find_ref_sym(const char *text, size_t len, struct perfdata_kcore_info
 	}
 	mt_ksyms_free(&ks);
 	if (!ki->ref_sym)
-		return mt_errmsg(err, errlen, -EBADMSG, "kallsyms has neither _text nor _stext");
+		return mt_errmsg(err, errlen, EBADMSG, "kallsyms has neither _text nor _stext");
 	return 0;
 }
 
@@ -190,16 +198,16 @@ int perfdata_write_kcore_dir(struct mt_bundle_reader *r, const char *dir,
 	if (!mt_bundle_ktext_count(r))
 		return 0;
 	if (mt_bundle_kallsyms(r, &text, &len))
-		return mt_errmsg(err, errlen, -EBADMSG, "the bundle has kernel text but no kallsyms");
+		return mt_errmsg(err, errlen, EBADMSG, "the bundle has kernel text but no kallsyms");
 	if ((rc = find_ref_sym(text, len, ki, err, errlen)))
 		return rc;
 	if (mkdir(dir, 0755))
-		return mt_errmsg(err, errlen, -errno, "cannot create %s: %s", dir, strerror(errno));
+		return mt_errmsg(err, errlen, errno, "cannot create %s: %s", dir, strerror(errno));
 	if ((rc = put_kcore(r, dir, ki, err, errlen)) ||
 	    (rc = put_file(dir, "kallsyms", text, len, err, errlen)) ||
 	    (rc = put_modules(r, dir, &ki->modules, err, errlen)))
 		return rc;
 	if (!ki->core_size)
-		return mt_errmsg(err, errlen, -EBADMSG, "the bundle has no core kernel text (\"kernel\")");
+		return mt_errmsg(err, errlen, EBADMSG, "the bundle has no core kernel text (\"kernel\")");
 	return 1;
 }
