@@ -176,6 +176,15 @@ MT_TEST(kernel_unavailable_messages)
 	MT_ASSERT_EQ(perfdata_kernel_source(&km, NULL, NULL, found, sizeof(found), why, sizeof(why)),
 		     0);
 	MT_ASSERT_STREQ(why, "the recording holds no copy of it");
+	/* perf record's own cache entry for the kernel: its kallsyms, no code. */
+	km.bid_len = 20;
+	memset(km.bid, 0x5a, 20);
+	fx_sh("mkdir -p kc/.build-id/5a/%s && touch kc/.build-id/5a/%s/kallsyms",
+	      "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a", "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a");
+	MT_ASSERT_EQ(perfdata_kernel_source(&km, NULL, fx_path("kc"), found, sizeof(found), why,
+					    sizeof(why)), 0);
+	MT_ASSERT_MSG(strstr(why, "only its kallsyms (names, not code)"), "%s", why);
+	km.bid_len = 0;
 	snprintf(km.bid_name, sizeof(km.bid_name), "/proc/kcore");
 	MT_ASSERT_EQ(perfdata_kernel_source(&km, NULL, NULL, found, sizeof(found), why, sizeof(why)),
 		     0);

@@ -103,7 +103,6 @@ bool perfdata_is_perf_data(const char *path)
 	/* Non-blocking: a FIFO is a bundle stream, never a perf.data, and must
 	 * not hang here. */
 	fd = open(data, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-
 	if (fd < 0)
 		return false;
 	yes = !fstat(fd, &st) && S_ISREG(st.st_mode) &&
@@ -520,11 +519,6 @@ static uint64_t tsc_hz(const struct imp *x)
 
 /* ---- binaries ---- */
 
-/*
- * Where the code of map M is, when the local file is missing or another
- * build: the --symfs tree, then perf's build-id cache
- * (DIR/.build-id/xx/rest, a link to the cached ELF file or vDSO).
- */
 /* perf's build-id cache: --buildid-dir, else ~/.debug; NULL without HOME. */
 static const char *buildid_dir(const struct imp *x, char *buf, size_t n)
 {
@@ -538,6 +532,11 @@ static const char *buildid_dir(const struct imp *x, char *buf, size_t n)
 	return buf;
 }
 
+/*
+ * Where the code of map M is, when the local file is missing or another
+ * build: the --symfs tree, then perf's build-id cache (DIR/.build-id/xx/rest,
+ * a link to the cached ELF file or vDSO, or to the directory holding it).
+ */
 static bool find_copy(struct imp *x, const struct map *m, char *out, size_t n)
 {
 	char dirbuf[2048], hex[2 * PERFDATA_BUILD_ID_MAX + 1];
@@ -563,6 +562,12 @@ static bool find_copy(struct imp *x, const struct map *m, char *out, size_t n)
 	for (size_t i = 0; i < bl; i++)
 		sprintf(hex + 2 * i, "%02x", m->bid[i]);
 	snprintf(out, n, "%s/.build-id/%.2s/%s", dir, hex, hex + 2);
+	if (perfdata_path_has_build_id(out, m->bid, bl))
+		return true; /* perf's old layout: the link is the file */
+	/* Its layout now: a link to DIR/PATH/BUILDID/, which holds "elf" (or "vdso"). */
+	size_t l = strlen(out);
+
+	snprintf(out + l, n - l, "/%s", strcmp(m->path, "[vdso]") ? "elf" : "vdso");
 	return perfdata_path_has_build_id(out, m->bid, bl);
 }
 

@@ -56,6 +56,13 @@ static uint64_t ref_in_kallsyms(const char *dir, const char *sym)
 	return addr;
 }
 
+static void bid_hex(const struct perfdata_kernel_map *km, char *hex)
+{
+	for (size_t i = 0; i < km->bid_len; i++)
+		sprintf(hex + 2 * i, "%02x", km->bid[i]);
+	hex[2 * km->bid_len] = 0;
+}
+
 static bool has_kcore_files(const char *dir)
 {
 	char p[2 * PATH_MAX];
@@ -80,9 +87,7 @@ static bool cached_kcore(const struct perfdata_kernel_map *km, const char *build
 	struct dirent *de;
 	DIR *d;
 
-	for (size_t i = 0; i < km->bid_len; i++)
-		sprintf(hex + 2 * i, "%02x", km->bid[i]);
-	hex[2 * km->bid_len] = 0;
+	bid_hex(km, hex);
 	snprintf(dir, sizeof(dir), "%s/[kernel.kcore]/%s", buildid_dir, hex);
 	if (!km->bid_len || !(d = opendir(dir)))
 		return false;
@@ -99,6 +104,19 @@ static bool cached_kcore(const struct perfdata_kernel_map *km, const char *build
 	if (best[0])
 		snprintf(out, outlen, "%s/%s", dir, best);
 	return best[0] != 0;
+}
+
+/* Whether perf's build-id cache holds the kernel's kallsyms (what perf record keeps). */
+static bool kallsyms_cached(const struct perfdata_kernel_map *km, const char *buildid_dir)
+{
+	char hex[2 * PERFDATA_BUILD_ID_MAX + 1], p[PATH_MAX];
+	struct stat st;
+
+	if (!buildid_dir)
+		return false;
+	bid_hex(km, hex);
+	snprintf(p, sizeof(p), "%s/.build-id/%.2s/%s/kallsyms", buildid_dir, hex, hex + 2);
+	return !stat(p, &st) && S_ISREG(st.st_mode);
 }
 
 int perfdata_kernel_source(const struct perfdata_kernel_map *km, const char *kcore_dir,
@@ -123,6 +141,9 @@ int perfdata_kernel_source(const struct perfdata_kernel_map *km, const char *kco
 	else if (name[0] == '/')
 		snprintf(why, whylen, "the recording names the vmlinux %.200s, which mtrace does not "
 			 "read (it holds the code as built, not as patched at run time)", name);
+	else if (km->bid_len && kallsyms_cached(km, buildid_dir))
+		snprintf(why, whylen, "the recording holds no copy of it and perf's build-id cache "
+			 "%.200s only its kallsyms (names, not code)", buildid_dir);
 	else if (km->bid_len)
 		snprintf(why, whylen, "the recording holds no copy of it and %.200s/[kernel.kcore] "
 			 "none for its build-id", buildid_dir ? buildid_dir : "~/.debug");

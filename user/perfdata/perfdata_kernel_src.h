@@ -38,9 +38,9 @@ int perfdata_kernel_source(const struct perfdata_kernel_map *km, const char *kco
 /*
  * Copies the kernel, module and BPF text of the kcore_dir DIR into the
  * bundle W (as a capture does: user/kcore/kcore_capture.h). Returns the
- * number of ranges written, 0 with WHY when DIR is unusable (nothing was
- * written), or a negative errno with ERR set when the bundle cannot be
- * written.
+ * number of ranges written (WHY set when some kallsyms ranges were not in
+ * kcore), 0 with WHY when DIR is unusable (no code was written), or a
+ * negative errno with ERR set when the bundle cannot be written.
  */
 int perfdata_import_kcore(struct mt_bundle_writer *w, const char *dir, uint64_t *bytes,
 			  char *why, size_t whylen, char *err, size_t errlen);
