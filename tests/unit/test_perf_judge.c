@@ -502,6 +502,17 @@ MT_TEST(kernel_walk_kcore_dir)
 	free(a.v);
 	free(b.v);
 
+	/* The vmlinux form cannot carry module and BPF text: the export says so. */
+	struct perfdata_export_stats est;
+	struct mt_bundle_reader *r;
+	char err[512];
+
+	MT_ASSERT_MSG(mt_bundle_open(&r, fx_path("kcore.mtrace"), err, sizeof(err)) == 0, "%s", err);
+	MT_ASSERT_MSG(perfdata_export(r, fx_path("kcore-vmlinux.data"), NULL, &est, err,
+				      sizeof(err)) == 0, "%s", err);
+	mt_bundle_close(r);
+	MT_ASSERT_MSG(strstr(est.warning, "export with --kcore"), "export: %s", est.warning);
+
 	/* An unreadable kcore: kernel code is not decoded, and the warning names the file. */
 	fx_sh("cp -r kcore.data kbad.data && chmod 000 kbad.data/kcore_dir/kcore");
 	if (!access(fx_path("kbad.data/kcore_dir/kcore"), R_OK))

@@ -289,6 +289,9 @@ static int put_kernel(struct exp *x)
 	if ((e = vmlinux_for_perf(x, path)) || (e = put_kernel_map(x, kt.addr, kt.size, "_text",
 								    kt.addr)))
 		return e;
+	if (mt_bundle_ktext_count(x->r) > 1 && !x->st->warning[0])
+		snprintf(x->st->warning, sizeof(x->st->warning),
+			 "module and BPF text is not exported with --vmlinux: export with --kcore");
 	x->st->kernel = true;
 	return 0;
 }
