@@ -43,7 +43,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	/* Binaries are looked up nowhere: no build-id cache, no symfs. */
-	struct perfdata_import_opts io = { NULL, "/nonexistent" };
+	struct perfdata_import_opts io = { .buildid_dir = "/nonexistent" };
 	struct perfdata_import_stats st;
 	struct mt_bundle_reader *r;
 	struct perfdata_file f;

@@ -47,6 +47,32 @@ else
 	echo "SKIP $suite/perf-report: perf not installed"
 fi
 
+# --kcore: a perf.data directory as perf record --kcore writes (the kernel
+# part is tested with kernel bundles in tests/unit/test_perf_judge.c).
+expect_re export-kcore-dir 0 '^  perf script -i dir\.data --symfs dir\.data\.symfs --itrace=cr' \
+	"$bin" export --kcore --perf-data dir.data plt.mtrace
+if [ -f dir.data/data ]; then
+	echo "PASS $suite/kcore-dir-layout"
+else
+	echo "FAIL $suite/kcore-dir-layout: no dir.data/data"
+fi
+expect_re export-kcore-onto-file 1 'out\.data exists and is not a perf\.data directory' \
+	"$bin" export --kcore --perf-data out.data plt.mtrace
+expect_re decode-perf-data-dir 0 'wrote dir\.pftrace' \
+	"$bin" decode --symfs dir.data.symfs -o dir.pftrace dir.data
+expect_re convert-dir 0 '^wrote dirback\.mtrace: 1 CPUs' \
+	"$bin" convert --symfs dir.data.symfs dir.data -o dirback.mtrace
+if command -v perf >/dev/null; then
+	cmd=$("$bin" export --kcore --perf-data dir.data plt.mtrace | sed -n 's/^  perf /perf /p')
+	if grep -Eq 'call +[0-9a-f]+ main => +[0-9a-f]+ ' <<<"$(eval "$cmd" 2>&1)"; then
+		echo "PASS $suite/printed-perf-command-dir"
+	else
+		echo "FAIL $suite/printed-perf-command-dir: '$cmd' shows no call from main"
+	fi
+else
+	echo "SKIP $suite/printed-perf-command-dir: perf not installed"
+fi
+
 expect_re decode-perf-data 0 'wrote plt\.pftrace' \
 	"$bin" decode --symfs out.data.symfs -o plt.pftrace out.data
 expect_re convert 0 '^wrote back\.mtrace: 1 CPUs' \

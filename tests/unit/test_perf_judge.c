@@ -12,7 +12,12 @@
 #include "test_decode_fixture.h"
 #include "test_decode_steps.h"
 
+#include "perfdata/perfdata_dir.h"
 #include "perfdata/perfdata_export.h"
+#include "perfdata/perfdata_import.h"
+#include "perfdata/perfdata_kcore.h"
+
+#include "kcore/kcore_capture.h"
 
 
 /* What perf said besides calls and returns. */
@@ -94,14 +99,26 @@ enum source {
 	KWALK,          /* random walk over kernel text (the file PROG in the fixture) */
 };
 
+/* KWALK: the kernel text ranges of the bundle (core, modules, BPF). */
+static struct {
+	uint64_t lo, hi;
+} ktext[64];
+static size_t nktext;
+
+static bool in_ktext(uint64_t a)
+{
+	for (size_t i = 0; i < nktext; i++)
+		if (a >= ktext[i].lo && a < ktext[i].hi)
+			return true;
+	return false;
+}
+
 /*
  * Generates NAME from PROG (as SRC says) with EXTRA ptgen options, exports
- * it, and judges.
+ * it (as EO says; NULL: a perf.data file), and judges.
  */
-static uint64_t text_lo, text_hi;	/* KWALK: the kernel text range */
-
 static void judge_src(const char *name, const char *prog, const char *extra, enum source src,
-		      enum verdict expect)
+		      const struct perfdata_export_opts *eo, enum verdict expect)
 {
 	char ptgen[1200], progs[1200], err[1024], path[256];
 	struct perfdata_export_stats st;
@@ -122,10 +139,11 @@ static void judge_src(const char *name, const char *prog, const char *extra, enu
 	overflows = steps_decode(fx_path(path), &got, NULL);
 	MT_ASSERT_MSG(mt_bundle_open(&r, fx_path(path), err, sizeof(err)) == 0, "%s", err);
 	snprintf(path, sizeof(path), "%s.data", name);
-	MT_ASSERT_MSG(perfdata_export(r, fx_path(path), NULL, &st, err, sizeof(err)) == 0, "%s",
+	MT_ASSERT_MSG(perfdata_export(r, fx_path(path), eo, &st, err, sizeof(err)) == 0, "%s",
 		      err);
 	mt_bundle_close(r);
 	MT_ASSERT_MSG(!st.warning[0], "export: %s", st.warning);
+	MT_ASSERT(!eo || !eo->kcore || st.kcore);
 	run_perf(name, &p, &st);
 	if (src == KWALK) {
 		/*
@@ -137,8 +155,7 @@ static void judge_src(const char *name, const char *prog, const char *extra, enu
 		size_t out = 0;
 
 		for (size_t i = 0; i < p.steps.n; i++)
-			if (p.steps.v[i].kind != 'c' ||
-			    (p.steps.v[i].to >= text_lo && p.steps.v[i].to < text_hi))
+			if (p.steps.v[i].kind != 'c' || in_ktext(p.steps.v[i].to))
 				p.steps.v[out++] = p.steps.v[i];
 		printf("# %s: %zu calls out of the kernel text left out of perf's steps\n", name,
 		       p.steps.n - out);
@@ -202,7 +219,7 @@ static void judge_src(const char *name, const char *prog, const char *extra, enu
 static void judge(const char *name, const char *prog, const char *extra, int walk,
 		  enum verdict expect)
 {
-	judge_src(name, prog, extra, walk ? WALK : RUN, expect);
+	judge_src(name, prog, extra, walk ? WALK : RUN, NULL, expect);
 }
 
 MT_TEST(tailcall)
@@ -288,61 +305,221 @@ MT_TEST(overflows)
 }
 
 /*
- * Kernel tracing: a bundle whose core kernel text is the C library's .text
- * placed at a kernel address, its dynamic symbols as kallsyms (real code,
- * real symbols), walked at CPL 0 by ptgen --kwalk. perf decodes the kernel
- * code from the vmlinux the export writes.
+ * Kernel tracing: a bundle whose kernel text is real code with real
+ * symbols: a library's .text placed at a kernel address, its dynamic
+ * symbols as kallsyms, walked at CPL 0 by ptgen --kwalk. The bundle is
+ * captured as the recorder does (mt_kcore_capture) from a kcore and
+ * kallsyms holding those pieces, so its ranges are shaped as on a real
+ * machine: the core [_stext, _etext), module and BPF code in runs around
+ * their symbols.
  */
 #define KBASE 0xffffffff81000000ULL
-#define LIBC "/usr/lib/x86_64-linux-gnu/libc.so.6"
+#define LIBDIR "/usr/lib/x86_64-linux-gnu/"
 
-MT_TEST(kernel_walk)
+struct kpiece {
+	const char *lib;
+	uint64_t base;
+	const char *module;     /* NULL: the core kernel; "bpf": BPF JIT text */
+};
+
+static void kernel_bundle(const char *out, const struct kpiece *pc, size_t n)
 {
+	struct mt_bundle_module mods[4];
+	struct mt_kcore_capture_opts co = { 0 };
+	struct mt_kcore_capture_stats cs;
+	struct perfdata_kcore_info ki;
 	struct mt_bundle_writer *w;
-	struct mt_bundle_ktext kt = { KBASE, "kernel", 0 };
-	unsigned long long vaddr = 0, size = 0, a;
-	char line[512], name[256], type, err[512];
-	char *ks = NULL, *code;
-	size_t kslen = 0;
-	FILE *f;
+	struct mt_bundle_reader *r;
+	char err[512], *ks = NULL, kcore[600], kallsyms[600];
+	size_t kslen = 0, nmods = 0;
+	FILE *kf = open_memstream(&ks, &kslen);
 
 	fx_need("objcopy");
-	if (access(LIBC, R_OK))
-		mt_skip("needs %s", LIBC);
-	fx_sh("objcopy -O binary -j .text " LIBC " libc-text.bin && "
-	      "objdump -h " LIBC " | awk '$2 == \".text\" { print $4, $3 }' > text.hdr && "
-	      "nm -D --defined-only " LIBC " > libc.nm");
-	f = fopen(fx_path("text.hdr"), "r");
-	MT_ASSERT(f && fscanf(f, "%llx %llx", &vaddr, &size) == 2);
-	fclose(f);
-	/* kallsyms: the code symbols inside .text, moved to KBASE. */
-	f = fopen(fx_path("libc.nm"), "r");
-	MT_ASSERT(f);
-	FILE *out = open_memstream(&ks, &kslen);
+	MT_ASSERT(kf && n <= 4);
+	MT_ASSERT_MSG(mt_bundle_writer_create(&w, fx_path("pieces.mtrace"), NULL, err,
+					      sizeof(err)) == 0, "%s", err);
+	for (size_t i = 0; i < n; i++) {
+		unsigned long long vaddr = 0, size = 0, a;
+		char line[512], name[256], type;
+		const char *tail = "";
+		char tailbuf[64];
+		struct mt_bundle_ktext kt = { pc[i].base, pc[i].module ? pc[i].module : "kernel", 0 };
+		uint64_t padded;
+		char *code;
+		FILE *f;
 
-	MT_ASSERT(out);
-	fprintf(out, "%016llx T _text\n", KBASE);
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx %c %255[^@\n]", &a, &type, name) == 3 &&
-		    (type == 'T' || type == 't' || type == 'W' || type == 'i') && a >= vaddr &&
-		    a < vaddr + size)
-			fprintf(out, "%016llx T %s\n", KBASE + a - vaddr, name);
-	fprintf(out, "%016llx T _etext\n", KBASE + size);
-	fclose(out);
-	fclose(f);
-	code = malloc(size);
-	f = fopen(fx_path("libc-text.bin"), "rb");
-	MT_ASSERT(code && f && fread(code, 1, size, f) == size);
-	fclose(f);
-	MT_ASSERT_MSG(mt_bundle_writer_create(&w, fx_path("kin.mtrace"), NULL, err, sizeof(err)) == 0,
-		      "%s", err);
-	MT_ASSERT_EQ(mt_bundle_write_ktext(w, &kt, code, size), 0);
+		if (access(pc[i].lib, R_OK))
+			mt_skip("needs %s", pc[i].lib);
+		fx_sh("objcopy -O binary -j .text %s text.bin && "
+		      "objdump -h %s | awk '$2 == \".text\" { print $4, $3 }' > text.hdr && "
+		      "nm -D --defined-only %s > text.nm", pc[i].lib, pc[i].lib, pc[i].lib);
+		f = fopen(fx_path("text.hdr"), "r");
+		MT_ASSERT(f && fscanf(f, "%llx %llx", &vaddr, &size) == 2);
+		fclose(f);
+		if (pc[i].module) {
+			snprintf(tailbuf, sizeof(tailbuf), "\t[%s]", pc[i].module);
+			tail = tailbuf;
+		} else {
+			fprintf(kf, "%016llx T _text\n%016llx T _stext\n", (unsigned long long)kt.addr,
+				(unsigned long long)kt.addr);
+		}
+		/* The code symbols inside .text, moved to the base. */
+		f = fopen(fx_path("text.nm"), "r");
+		MT_ASSERT(f);
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "%llx %c %255[^@\n]", &a, &type, name) == 3 &&
+			    (type == 'T' || type == 't' || type == 'W' || type == 'i') && a >= vaddr &&
+			    a < vaddr + size)
+				fprintf(kf, "%016llx %c %s%s\n", (unsigned long long)(kt.addr + a - vaddr),
+					pc[i].module ? 't' : 'T', name, tail);
+		fclose(f);
+		if (!pc[i].module)
+			fprintf(kf, "%016llx T _etext\n", (unsigned long long)(kt.addr + size));
+		/* A page past the last symbol's, as kcore holds for a capture to copy. */
+		padded = ((size + 4095) & ~4095ULL) + (pc[i].module ? 4096 : 0);
+		code = calloc(1, padded);
+		f = fopen(fx_path("text.bin"), "rb");
+		MT_ASSERT(code && f && fread(code, 1, size, f) == size);
+		fclose(f);
+		MT_ASSERT_EQ(mt_bundle_write_ktext(w, &kt, code, padded), 0);
+		free(code);
+		if (pc[i].module && strcmp(pc[i].module, "bpf"))
+			mods[nmods++] = (struct mt_bundle_module){ kt.addr, kt.addr + size,
+								   pc[i].module };
+	}
+	MT_ASSERT(fclose(kf) == 0);
 	MT_ASSERT_EQ(mt_bundle_write_kallsyms(w, ks, kslen), 0);
+	if (nmods)
+		MT_ASSERT_EQ(mt_bundle_write_modules(w, mods, nmods), 0);
 	MT_ASSERT_EQ(mt_bundle_writer_finish(w), 0);
 	mt_bundle_writer_free(w);
-	free(code);
 	free(ks);
-	text_lo = KBASE;
-	text_hi = KBASE + size;
-	judge_src("kwalk", fx_path("kin.mtrace"), "--insns 200000", KWALK, SAME);
+
+	/* The pieces as a kcore and kallsyms, and the capture from them. */
+	fx_sh("rm -rf pieces");
+	MT_ASSERT_MSG(mt_bundle_open(&r, fx_path("pieces.mtrace"), err, sizeof(err)) == 0, "%s",
+		      err);
+	MT_ASSERT_MSG(perfdata_write_kcore_dir(r, fx_path("pieces"), &ki, err, sizeof(err)) == 1,
+		      "%s", err);
+	mt_bundle_close(r);
+	snprintf(kcore, sizeof(kcore), "%s", fx_path("pieces/kcore"));
+	snprintf(kallsyms, sizeof(kallsyms), "%s", fx_path("pieces/kallsyms"));
+	co.kcore_path = kcore;
+	co.kallsyms_path = kallsyms;
+	MT_ASSERT_MSG(mt_bundle_writer_create(&w, fx_path(out), NULL, err, sizeof(err)) == 0,
+		      "%s", err);
+	MT_ASSERT_MSG(mt_kcore_capture(w, &co, &cs, err, sizeof(err)) == 0, "%s", err);
+	MT_ASSERT_MSG(!cs.skipped, "capture: %s", err);
+	MT_ASSERT_EQ(mt_bundle_writer_finish(w), 0);
+	mt_bundle_writer_free(w);
+	MT_ASSERT_MSG(mt_bundle_open(&r, fx_path(out), err, sizeof(err)) == 0, "%s", err);
+	nktext = mt_bundle_ktext_count(r);
+	MT_ASSERT(nktext >= n && nktext <= 64);
+	for (size_t i = 0; i < nktext; i++) {
+		struct mt_bundle_ktext kt;
+
+		MT_ASSERT_EQ(mt_bundle_ktext_info(r, i, &kt), 0);
+		ktext[i].lo = kt.addr;
+		ktext[i].hi = kt.addr + kt.size;
+	}
+	mt_bundle_close(r);
+}
+
+/* Whether A lies in piece P (from its base to the next piece's). */
+static bool in_piece(uint64_t a, const struct kpiece *p, const struct kpiece *next)
+{
+	return a >= p->base && (!next || a < next->base);
+}
+
+/* Imports DATA (a perf.data file or directory) into OUT. */
+static void import_to(const char *data, const char *out, struct perfdata_import_stats *st)
+{
+	struct perfdata_import_opts io = { 0 };
+	struct perfdata_file f;
+	char kdir[600], symfs[600], err[1024];
+
+	snprintf(symfs, sizeof(symfs), "%s.symfs", fx_path(data));
+	io.symfs = symfs;
+	MT_ASSERT_MSG(perfdata_open_input(&f, fx_path(data), kdir, sizeof(kdir)) == 0, "%s", f.err);
+	io.kcore_dir = kdir[0] ? kdir : NULL;
+	MT_ASSERT_MSG(perfdata_import(&f, fx_path(out), &io, st, err, sizeof(err)) == 0, "%s", err);
+	perfdata_close(&f);
+}
+
+/*
+ * The core kernel only, exported as a perf.data file: perf decodes the
+ * kernel code from the vmlinux the export writes. Imported back, the
+ * perf.data has no kernel code, and the warning says so and what to do.
+ */
+MT_TEST(kernel_walk)
+{
+	const struct kpiece core[] = { { LIBDIR "libc.so.6", KBASE, NULL } };
+	struct perfdata_import_stats st;
+
+	kernel_bundle("kin.mtrace", core, 1);
+	judge_src("kwalk", fx_path("kin.mtrace"), "--insns 200000", KWALK, NULL, SAME);
+	import_to("kwalk.data", "kwalk-back.mtrace", &st);
+	MT_ASSERT_EQ(st.kernel_ranges, 0);
+	MT_ASSERT_MSG(strstr(st.warning, "kernel code is not decoded (user code is)") &&
+			      strstr(st.warning, "perf record --kcore"),
+		      "import: %s", st.warning);
+}
+
+/*
+ * Core kernel, a module and BPF JIT text, exported as the directory perf
+ * record --kcore writes: perf decodes all three from kcore_dir, and the
+ * directory imported back decodes to the same calls and returns as the
+ * bundle. A kcore_dir whose kcore is unreadable gives a warning naming it,
+ * and the import goes on without kernel code.
+ */
+MT_TEST(kernel_walk_kcore_dir)
+{
+	const struct kpiece pieces[] = {
+		{ LIBDIR "libc.so.6", KBASE, NULL },
+		{ LIBDIR "libm.so.6", 0xffffffffc0000000ULL, "mod_m" },
+		{ LIBDIR "libz.so.1", 0xffffffffc0100000ULL, "bpf" },
+	};
+	const struct perfdata_export_opts eo = { .kcore = true };
+	struct perfdata_import_stats st;
+	struct steps a = { 0 }, b = { 0 };
+	size_t in_mod = 0, in_bpf = 0;
+
+	kernel_bundle("kmod.mtrace", pieces, 3);
+	/* A walk (seed) that calls into the module and the BPF text. */
+	judge_src("kcore", fx_path("kmod.mtrace"), "--insns 200000 --seed 26", KWALK, &eo, SAME);
+	import_to("kcore.data", "kcore-back.mtrace", &st);
+	MT_ASSERT_MSG(!st.warning[0], "import: %s", st.warning);
+	MT_ASSERT(st.kernel_ranges >= 3); /* module runs a page apart are separate ranges */
+	steps_decode(fx_path("kcore.mtrace"), &a, NULL);
+	steps_decode(fx_path("kcore-back.mtrace"), &b, NULL);
+	for (size_t i = 0; i < a.n; i++) {
+		in_mod += a.v[i].kind == 'c' && in_piece(a.v[i].to, &pieces[1], &pieces[2]);
+		in_bpf += a.v[i].kind == 'c' && in_piece(a.v[i].to, &pieces[2], NULL);
+	}
+	printf("# kcore: %zu calls into the module, %zu into BPF text\n", in_mod, in_bpf);
+	MT_ASSERT(in_mod > 0 && in_bpf > 0);
+	steps_compare("kcore", "bundle", &a, "imported", &b, NULL);
+	free(a.v);
+	free(b.v);
+
+	/* The vmlinux form cannot carry module and BPF text: the export says so. */
+	struct perfdata_export_stats est;
+	struct mt_bundle_reader *r;
+	char err[512];
+
+	MT_ASSERT_MSG(mt_bundle_open(&r, fx_path("kcore.mtrace"), err, sizeof(err)) == 0, "%s", err);
+	MT_ASSERT_MSG(perfdata_export(r, fx_path("kcore-vmlinux.data"), NULL, &est, err,
+				      sizeof(err)) == 0, "%s", err);
+	mt_bundle_close(r);
+	MT_ASSERT_MSG(strstr(est.warning, "export with --kcore"), "export: %s", est.warning);
+
+	/* An unreadable kcore: kernel code is not decoded, and the warning names the file. */
+	fx_sh("cp -r kcore.data kbad.data && chmod 000 kbad.data/kcore_dir/kcore");
+	if (!access(fx_path("kbad.data/kcore_dir/kcore"), R_OK))
+		fx_sh("rm kbad.data/kcore_dir/kcore");
+	import_to("kbad.data", "kbad-back.mtrace", &st);
+	MT_ASSERT_EQ(st.kernel_ranges, 0);
+	MT_ASSERT_MSG(strstr(st.warning, "kernel code is not decoded") &&
+			      strstr(st.warning, "kbad.data/kcore_dir/kcore"),
+		      "import: %s", st.warning);
 }

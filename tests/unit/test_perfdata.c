@@ -105,6 +105,7 @@ enum {
 	PER_THREAD = 1,         /* AUXTRACE cpu -1, tid set, no CPU switches */
 	SPLIT = 2,              /* each CPU's PT in two AUXTRACE records */
 	TIME_CONV_ONLY = 4,     /* no time conversion in AUXTRACE_INFO */
+	RENAMED = 8,            /* binaries at paths this machine lacks (/usr -> /Xsr) */
 };
 
 /*
@@ -157,6 +158,13 @@ static void rewrite(const char *src, const char *dst, int how, uint32_t tid)
 		if (split && r.h.type == PERFDATA_REC_AUXTRACE_INFO)
 			memset(rec + sizeof(struct perfdata_auxtrace_info) +
 				       8 * PERFDATA_PT_SNAPSHOT_MODE, 0, 8);
+		if ((how & RENAMED) && r.h.type == PERF_RECORD_MMAP2) {
+			char *name = (char *)rec + sizeof(struct perfdata_mmap2);
+
+			if (name[0] == '/' && strncmp(name, PERFDATA_EXPORT_VDSO_DIR,
+						      strlen(PERFDATA_EXPORT_VDSO_DIR)))
+				name[1] = 'X';
+		}
 		if ((how & TIME_CONV_ONLY) && r.h.type == PERFDATA_REC_AUXTRACE_INFO)
 			memset(rec + sizeof(struct perfdata_auxtrace_info) +
 				       8 * PERFDATA_PT_TIME_SHIFT, 0, 3 * 8);
@@ -212,6 +220,47 @@ MT_TEST(per_thread_buffers)
 	MT_ASSERT_EQ(import("recursion-pt.data", "x.mtrace", &st, err, sizeof(err)), 0);
 	MT_ASSERT(st.per_thread);
 	MT_ASSERT_EQ(st.streams, 1);
+}
+
+/*
+ * Binaries this machine lacks come from perf's build-id cache, in both of
+ * its layouts: .build-id/xx/rest the file itself (older perf), or a link
+ * to ../../PATH/BUILDID, the directory holding "elf" or "vdso" (perf now).
+ */
+MT_TEST(build_id_cache_binaries)
+{
+	struct perfdata_import_opts io = { 0 };
+	struct perfdata_import_stats st;
+	struct steps a = { 0 }, b = { 0 };
+	struct perfdata_file f;
+	char err[1024], cache[600];
+
+	make_export("indirect", "indirect", "");
+	rewrite("indirect.data", "indirect-mv.data", RENAMED, 0);
+	/* Each binary of the export into the cache; the first in the old layout. */
+	fx_sh("cd indirect-mv.data.symfs && old=1 && for f in $(find . -type f); do "
+	      "bid=$(readelf -n \"$f\" | awk '/Build ID/ { print $3 }'); "
+	      "d=../cache/.build-id/$(echo $bid | cut -c1-2); mkdir -p $d; "
+	      "case $f in ./mtrace-vdso/*) k='[vdso]' n=vdso;; *) k=${f#.} n=elf;; esac; "
+	      "if [ $old ]; then cp \"$f\" $d/$(echo $bid | cut -c3-); old=; else "
+	      "mkdir -p \"../cache/$k/$bid\" && cp \"$f\" \"../cache/$k/$bid/$n\" && "
+	      "ln -s \"../../$k/$bid\" $d/$(echo $bid | cut -c3-); fi; done");
+	fx_sh("rm -r indirect-mv.data.symfs");
+	snprintf(cache, sizeof(cache), "%s", fx_path("cache"));
+	io.buildid_dir = cache;
+	MT_ASSERT_MSG(perfdata_open(&f, fx_path("indirect-mv.data")) == 0, "%s", f.err);
+	MT_ASSERT_MSG(perfdata_import(&f, fx_path("indirect-mv.mtrace"), &io, &st, err,
+				      sizeof(err)) == 0, "%s", err);
+	perfdata_close(&f);
+	MT_ASSERT_MSG(!st.warning[0], "import: %s", st.warning);
+	printf("# %zu binaries embedded from the build-id cache\n", st.embedded);
+	MT_ASSERT(st.embedded >= 3); /* the program, libc, ld.so (and the vDSO) */
+	steps_decode(fx_path("indirect.mtrace"), &a, NULL);
+	steps_decode(fx_path("indirect-mv.mtrace"), &b, NULL);
+	MT_ASSERT(a.n > 0);
+	steps_compare("indirect", "bundle", &a, "from the cache", &b, NULL);
+	free(a.v);
+	free(b.v);
 }
 
 /* A CPU's trace in several AUXTRACE records is joined in order. */

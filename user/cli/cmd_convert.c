@@ -5,6 +5,7 @@
 #include "cli_msg.h"
 #include "files/outfile.h"
 
+#include "perfdata/perfdata_dir.h"
 #include "perfdata/perfdata_import.h"
 
 #include <getopt.h>
@@ -17,7 +18,9 @@ static void usage(FILE *out)
 		"usage: mtrace-user convert [OPTIONS] PERF.DATA -o OUT.mtrace\n\n"
 		"Writes a perf.data recorded with perf record -e intel_pt// (per-CPU or per-thread,\n"
 		"with or without --snapshot) as a snapshot bundle to decode anywhere. Binaries\n"
-		"missing here are copied in from DIR or perf's build-id cache.\n\n"
+		"missing here are copied in from DIR or perf's build-id cache. PERF.DATA may be\n"
+		"the directory perf record --kcore writes: its kernel, module and BPF code is\n"
+		"copied in from kcore_dir.\n\n"
 		"  -o, --output FILE     the bundle to write\n"
 		"      --symfs DIR       look for the recorded binaries under DIR (as perf --symfs)\n"
 		"      --buildid-dir DIR perf's build-id cache (default ~/.debug)\n");
@@ -35,6 +38,7 @@ int cmd_convert(int argc, char **argv)
 	struct perfdata_import_opts io = { 0 };
 	struct perfdata_import_stats st;
 	struct perfdata_file f;
+	char kcore_dir[4200];
 	const char *out = NULL;
 	char err[1024];
 	int c, e;
@@ -67,11 +71,13 @@ int cmd_convert(int argc, char **argv)
 		cli_err("%s", err);
 		return CLI_EXIT_USAGE;
 	}
-	if (perfdata_open(&f, argv[optind])) {
+	if (perfdata_open_input(&f, argv[optind], kcore_dir, sizeof(kcore_dir))) {
 		cli_err("%s: %s", argv[optind], f.err);
 		perfdata_close(&f);
 		return 1;
 	}
+	if (kcore_dir[0])
+		io.kcore_dir = kcore_dir;
 	e = perfdata_import(&f, out, &io, &st, err, sizeof(err));
 	perfdata_close(&f);
 	if (e) {
@@ -81,8 +87,12 @@ int cmd_convert(int argc, char **argv)
 	if (st.warning[0])
 		cli_err("warning: %s", st.warning);
 	printf("wrote %s: %zu %s, %zu bytes of PT, %zu threads, %zu maps, %zu switches, "
-	       "%zu binaries embedded\n",
+	       "%zu binaries embedded",
 	       out, st.streams, st.per_thread ? "threads' buffers" : "CPUs", st.pt_bytes, st.threads,
 	       st.maps, st.switches, st.embedded);
+	if (st.kernel_ranges)
+		printf(", %zu kernel ranges (%llu bytes of code)", st.kernel_ranges,
+		       (unsigned long long)st.kernel_bytes);
+	printf("\n");
 	return 0;
 }

@@ -16,12 +16,15 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: mtrace-user export --perf-data OUT [--symfs DIR] BUNDLE\n\n"
+		"usage: mtrace-user export --perf-data OUT [--symfs DIR] [--kcore] BUNDLE\n\n"
 		"Writes the bundle as a perf.data file that perf's own Intel PT decoder reads\n"
 		"(perf script --itrace=..., perf report), and the traced binaries and vDSO\n"
 		"under DIR (default OUT.symfs) for perf's --symfs. Prints the perf command.\n\n"
 		"  -p, --perf-data OUT   the perf.data file to write\n"
-		"      --symfs DIR       where to put the binaries (default OUT.symfs)\n");
+		"      --symfs DIR       where to put the binaries (default OUT.symfs)\n"
+		"      --kcore           OUT is a directory as perf record --kcore writes:\n"
+		"                        OUT/data, and the bundle's kernel, module and BPF\n"
+		"                        text in OUT/kcore_dir\n");
 }
 
 /* A shell word: the string in single quotes when it needs any. */
@@ -42,6 +45,7 @@ int cmd_export(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "perf-data", required_argument, NULL, 'p' },
 		{ "symfs", required_argument, NULL, 's' },
+		{ "kcore", no_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -60,6 +64,9 @@ int cmd_export(int argc, char **argv)
 			break;
 		case 's':
 			eo.symfs = optarg;
+			break;
+		case 'k':
+			eo.kcore = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -88,8 +95,12 @@ int cmd_export(int argc, char **argv)
 	if (st.warning[0])
 		cli_err("warning: %s", st.warning);
 	printf("wrote %s: %zu CPUs, %zu bytes of PT, %zu threads, %zu maps, %zu switches;\n"
-	       "%zu binaries in %s\ndecode it with perf:\n  perf script -i ",
+	       "%zu binaries in %s\n",
 	       out, st.cpus, st.pt_bytes, st.threads, st.maps, st.switches, st.binaries, st.symfs);
+	if (st.kcore)
+		printf("kernel code in %s/kcore_dir: %zu ranges, %zu module%s, %zu BPF ranges\n", out,
+		       st.kernel_ranges, st.modules, st.modules == 1 ? "" : "s", st.bpf_ranges);
+	printf("decode it with perf:\n  perf script -i ");
 	print_word(out);
 	printf(" --symfs ");
 	print_word(st.symfs);

@@ -2,6 +2,8 @@
 /* Bundle to perf.data; see perfdata_export.h and docs/perf-interop.md. */
 #include "perfdata/perfdata_export.h"
 
+#include "perfdata/perfdata_dir.h"
+#include "perfdata/perfdata_kcore.h"
 #include "perfdata/perfdata_symfs.h"
 #include "perfdata/perfdata_vmlinux.h"
 #include "perfdata/perfdata_writer.h"
@@ -75,6 +77,7 @@ struct exp {
 	uint64_t pt_id, sb_id;
 	uint64_t t0;            /* earliest time: maps seen in a walk date from it */
 	const char *symfs;
+	const char *dir;        /* with --kcore: the perf.data directory being built */
 	struct perfdata_export_stats *st;
 	char **written;         /* symfs names already written */
 	size_t nwritten, written_cap;
@@ -214,40 +217,82 @@ out:
 }
 
 /*
- * Kernel tracing: the core kernel text as a vmlinux for perf, and the
- * kernel map record perf creates its kernel maps from ("_text" at pgoff is
- * the reference symbol it relocates the vmlinux symbols with).
+ * The kernel map record perf creates its kernel maps from: "_text" (or
+ * "_stext") at pgoff is the reference symbol it relocates kernel symbols
+ * with, and checks a kcore_dir's kallsyms against.
  */
-static int put_kernel(struct exp *x)
+static int put_kernel_map(struct exp *x, uint64_t start, uint64_t len, const char *ref,
+			  uint64_t ref_addr)
 {
-	struct perfdata_kernel_text kt;
 	struct {
 		uint32_t pid, tid;
 		uint64_t start, len, pgoff;
-		char name[24];
-	} rec = { UINT32_MAX, 0, 0, 0, 0, "[kernel.kallsyms]_text" };
+		char name[32];
+	} rec = { UINT32_MAX, 0, start, len, ref_addr, "" };
 	struct perfdata_sample_id s = sid(x, UINT32_MAX, 0, 0, 0, x->sb_id);
+
+	snprintf(rec.name, sizeof(rec.name), "[kernel.kallsyms]%s", ref);
+	s.time = x->t0;
+	if (perfdata_writer_sideband(x->w, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL, &rec,
+				     offsetof(typeof(rec), name) + strlen(rec.name) + 1, &s))
+		return wfail(x, -EIO);
+	return 0;
+}
+
+static void no_kernel_text(struct exp *x)
+{
+	if (!x->st->warning[0])
+		snprintf(x->st->warning, sizeof(x->st->warning),
+			 "the trace has kernel code but the bundle no kernel text (record --kernel)");
+}
+
+/* Kernel tracing, --kcore: kernel, module and BPF text in DIR/kcore_dir. */
+static int put_kcore_dir(struct exp *x)
+{
+	struct perfdata_kcore_info ki;
+	char path[4200];
+	int e;
+
+	snprintf(path, sizeof(path), "%s/" PERFDATA_KCORE_DIR, x->dir);
+	e = perfdata_write_kcore_dir(x->r, path, &ki, x->err, sizeof(x->err));
+	if (e <= 0) {
+		if (!e)
+			no_kernel_text(x);
+		return e;
+	}
+	if ((e = put_kernel_map(x, ki.core_addr, ki.core_size, ki.ref_sym, ki.ref_addr)))
+		return e;
+	x->st->kcore = true;
+	x->st->kernel_ranges = ki.ranges;
+	x->st->modules = ki.modules;
+	x->st->bpf_ranges = ki.bpf_ranges;
+	return 0;
+}
+
+/* Kernel tracing: the core kernel text as a vmlinux for perf, and its map. */
+static int put_kernel(struct exp *x)
+{
+	struct perfdata_kernel_text kt;
 	char path[4200];
 	int e;
 
 	if (!(x->cfg.rtit_ctl & MT_RTIT_CTL_OS))
 		return 0;
+	if (x->dir)
+		return put_kcore_dir(x);
 	snprintf(path, sizeof(path), "%s/%s", x->symfs, PERFDATA_VMLINUX_NAME);
 	e = perfdata_write_vmlinux(x->r, path, &kt, x->err, sizeof(x->err));
 	if (e <= 0) {
-		if (!e && !x->st->warning[0])
-			snprintf(x->st->warning, sizeof(x->st->warning),
-				 "the trace has kernel code but the bundle no kernel text (record --kernel)");
+		if (!e)
+			no_kernel_text(x);
 		return e;
 	}
-	if ((e = vmlinux_for_perf(x, path)))
+	if ((e = vmlinux_for_perf(x, path)) || (e = put_kernel_map(x, kt.addr, kt.size, "_text",
+								    kt.addr)))
 		return e;
-	rec.start = rec.pgoff = kt.addr;
-	rec.len = kt.size;
-	s.time = x->t0;
-	if (perfdata_writer_sideband(x->w, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL, &rec,
-				     offsetof(typeof(rec), name) + strlen(rec.name) + 1, &s))
-		return wfail(x, -EIO);
+	if (mt_bundle_ktext_count(x->r) > 1 && !x->st->warning[0])
+		snprintf(x->st->warning, sizeof(x->st->warning),
+			 "module and BPF text is not exported with --vmlinux: export with --kcore");
 	x->st->kernel = true;
 	return 0;
 }
@@ -595,6 +640,8 @@ int perfdata_export(struct mt_bundle_reader *r, const char *out,
 		    char *err, size_t errlen)
 {
 	struct exp x = { .r = r, .st = st };
+	struct perfdata_dir dir = { .tmp = "" };
+	char data[PATH_MAX + 8];
 	int e;
 
 	memset(st, 0, sizeof(*st));
@@ -613,10 +660,19 @@ int perfdata_export(struct mt_bundle_reader *r, const char *out,
 	x.symfs = st->symfs;
 	perfdata_tsc_conv_from_bundle(r, &x.tc);
 	x.t0 = ns(&x, first_tsc(r));
+	snprintf(data, sizeof(data), "%s", out);
+	if (opts && opts->kcore) {
+		if ((e = perfdata_dir_begin(&dir, out, err, errlen)))
+			return e;
+		x.dir = dir.tmp;
+		snprintf(data, sizeof(data), "%s/data", dir.tmp);
+	}
 	if ((e = perfdata_mkdirs(x.symfs, err, errlen)) ||
-	    (e = perfdata_writer_create(&x.w, out, err, errlen)))
+	    (e = perfdata_writer_create(&x.w, data, err, errlen))) {
+		perfdata_dir_abort(&dir);
 		return e;
-	if (x.cfg.rtit_ctl & MT_RTIT_CTL_OS) {
+	}
+	if ((x.cfg.rtit_ctl & MT_RTIT_CTL_OS) && !x.dir) {
 		/* perf's kernel code lookup wants absolute paths (vmlinux_for_perf). */
 		char *abs = realpath(x.symfs, NULL);
 
@@ -630,9 +686,13 @@ int perfdata_export(struct mt_bundle_reader *r, const char *out,
 	    !(e = finished_round(&x)) && !(e = put_pt(&x)) && !(e = finished_round(&x)) &&
 	    !(e = put_features(&x)) && (e = perfdata_writer_finish(x.w)))
 		e = wfail(&x, e);
+	perfdata_writer_free(x.w);
+	if (!e && x.dir)
+		e = perfdata_dir_commit(&dir, x.err, sizeof(x.err));
+	else
+		perfdata_dir_abort(&dir);
 	if (e)
 		snprintf(err, errlen, "%s", x.err);
-	perfdata_writer_free(x.w);
 	for (size_t i = 0; i < x.nwritten; i++)
 		free(x.written[i]);
 	free(x.written);

@@ -23,17 +23,25 @@
 
 struct perfdata_export_opts {
 	const char *symfs;      /* directory for the binaries; NULL: OUT.symfs */
+	bool kcore;             /* OUT is a directory as perf record --kcore writes */
 };
 
 struct perfdata_export_stats {
 	size_t cpus, pt_bytes, threads, maps, switches, binaries;
-	bool kernel;            /* kernel text written: perf needs --vmlinux */
+	bool kernel;            /* kernel text written as a vmlinux: perf needs --vmlinux */
+	bool kcore;             /* kernel text written to OUT/kcore_dir */
+	size_t kernel_ranges, modules, bpf_ranges; /* with kcore: what kcore_dir holds */
 	char symfs[4096];       /* the directory the binaries went to (absolute with kernel) */
 	char vmlinux[4200];     /* with kernel: the file for perf's --vmlinux */
 	char warning[512];      /* binaries perf will not find; empty if none */
 };
 
-/* Writes OUT from the bundle R. Returns 0 or a negative errno with ERR set. */
+/*
+ * Writes OUT from the bundle R: a perf.data file, or with opts->kcore a
+ * perf.data directory (OUT/data, OUT/kcore_dir; perfdata_dir.h) whose
+ * kcore_dir holds the bundle's kernel, module and BPF text. Returns 0 or a
+ * negative errno with ERR set.
+ */
 int perfdata_export(struct mt_bundle_reader *r, const char *out,
 		    const struct perfdata_export_opts *opts, struct perfdata_export_stats *st,
 		    char *err, size_t errlen);

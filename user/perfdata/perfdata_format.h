@@ -50,6 +50,7 @@ enum {
 	PERFDATA_FEAT_CPUID = 9,
 	PERFDATA_FEAT_EVENT_DESC = 12,
 	PERFDATA_FEAT_AUXTRACE = 18,
+	PERFDATA_FEAT_DIR_FORMAT = 24,  /* perf record --threads: data.N files too */
 };
 
 /* Strings in feature sections: u32 length (padded to this), then bytes. */

@@ -5,7 +5,9 @@
 #include "bundle/bundle.h"
 #include "files/outfile.h"
 #include "util/mt_array.h"
+#include "perfdata/perfdata_dir.h"
 #include "perfdata/perfdata_export.h"
+#include "perfdata/perfdata_kernel_src.h"
 #include "perfdata/perfdata_symfs.h"
 
 #include <errno.h>
@@ -59,6 +61,8 @@ struct imp {
 	struct mt_bundle_thread *th;
 	size_t nth, thcap;
 	uint64_t first_tsc, last_tsc;
+	struct perfdata_kernel_map km;
+	char kdir[PATH_MAX];            /* the kcore_dir to copy kernel code from */
 	char err[512];
 };
 
@@ -90,13 +94,15 @@ static void warn(struct imp *x, const char *fmt, ...)
 
 bool perfdata_is_perf_data(const char *path)
 {
-	char magic[8];
-	/* Non-blocking: a FIFO is a bundle stream, never a perf.data, and must
-	 * not hang here. */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	char magic[8], data[PATH_MAX + 8];
 	struct stat st;
 	bool yes;
+	int fd;
 
+	perfdata_data_path(path, data, sizeof(data));
+	/* Non-blocking: a FIFO is a bundle stream, never a perf.data, and must
+	 * not hang here. */
+	fd = open(data, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return false;
 	yes = !fstat(fd, &st) && S_ISREG(st.st_mode) &&
@@ -263,6 +269,12 @@ static int on_comm(struct imp *x, const struct perfdata_rec *r)
 	return 0;
 }
 
+/* "[kernel.kallsyms]..." or a vmlinux path; not a module (.ko) or guest kernel. */
+static bool is_kernel_name(const char *name)
+{
+	return !strncmp(name, "[kernel.kallsyms]", 17) || (name[0] == '/' && !strstr(name, ".ko"));
+}
+
 static int add_map(struct imp *x, const struct perfdata_rec *r, uint32_t pid, uint64_t addr,
 		   uint64_t len, uint64_t pgoff, uint32_t prot, const uint8_t *bid, size_t bidlen,
 		   const char *name, size_t namemax)
@@ -270,8 +282,13 @@ static int add_map(struct imp *x, const struct perfdata_rec *r, uint32_t pid, ui
 	size_t n = strnlen(name, namemax);
 	struct map *m;
 
+	/* The kernel's own map (not a module's): where its code would be. */
+	if (pid == UINT32_MAX && !x->km.name[0] && n < sizeof(x->km.name) && is_kernel_name(name)) {
+		memcpy(x->km.name, name, n);
+		x->km.ref_addr = pgoff;
+	}
 	if (pid == UINT32_MAX || !len || addr + len < addr)
-		return 0; /* kernel maps: kernel code is not taken from perf.data */
+		return 0; /* kernel code comes from a kcore_dir, not from map records */
 	if (GROW(x, x->maps, x->nmaps, x->mapcap))
 		return -ENOMEM;
 	m = &x->maps[x->nmaps];
@@ -425,6 +442,13 @@ static void apply_build_ids(struct imp *x)
 		blen = e.header.misc & PERFDATA_MISC_BUILD_ID_SIZE ? e.size : PERFDATA_BUILD_ID_MAX;
 		if (blen > PERFDATA_BUILD_ID_MAX)
 			blen = PERFDATA_BUILD_ID_MAX;
+		if ((e.header.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL &&
+		    !x->km.bid_name[0] && nlen < sizeof(x->km.bid_name) &&
+		    is_kernel_name((const char *)p + at + sizeof(e))) {
+			memcpy(x->km.bid_name, p + at + sizeof(e), nlen);
+			memcpy(x->km.bid, e.data, blen);
+			x->km.bid_len = blen;
+		}
 		for (size_t i = 0; i < x->nmaps; i++)
 			if (!x->maps[i].m.build_id_len &&
 			    strnlen((const char *)p + at + sizeof(e), nlen) == strlen(x->maps[i].path) &&
@@ -495,15 +519,28 @@ static uint64_t tsc_hz(const struct imp *x)
 
 /* ---- binaries ---- */
 
+/* perf's build-id cache: --buildid-dir, else ~/.debug; NULL without HOME. */
+static const char *buildid_dir(const struct imp *x, char *buf, size_t n)
+{
+	const char *home = getenv("HOME");
+
+	if (x->opts && x->opts->buildid_dir)
+		return x->opts->buildid_dir;
+	if (!home)
+		return NULL;
+	snprintf(buf, n, "%s/.debug", home);
+	return buf;
+}
+
 /*
  * Where the code of map M is, when the local file is missing or another
- * build: the --symfs tree, then perf's build-id cache
- * (DIR/.build-id/xx/rest, a link to the cached ELF file or vDSO).
+ * build: the --symfs tree, then perf's build-id cache (DIR/.build-id/xx/rest,
+ * a link to the cached ELF file or vDSO, or to the directory holding it).
  */
 static bool find_copy(struct imp *x, const struct map *m, char *out, size_t n)
 {
-	const char *home = getenv("HOME");
-	char dir[2048], hex[2 * PERFDATA_BUILD_ID_MAX + 1];
+	char dirbuf[2048], hex[2 * PERFDATA_BUILD_ID_MAX + 1];
+	const char *dir = buildid_dir(x, dirbuf, sizeof(dirbuf));
 	size_t bl = m->m.build_id_len;
 
 	if (m->path[0] == '/' && perfdata_path_has_build_id(m->path, m->bid, bl))
@@ -520,17 +557,17 @@ static bool find_copy(struct imp *x, const struct map *m, char *out, size_t n)
 				return true;
 		}
 	}
-	if (!bl)
-		return false;
-	if (x->opts && x->opts->buildid_dir)
-		snprintf(dir, sizeof(dir), "%s", x->opts->buildid_dir);
-	else if (home)
-		snprintf(dir, sizeof(dir), "%s/.debug", home);
-	else
+	if (!bl || !dir)
 		return false;
 	for (size_t i = 0; i < bl; i++)
 		sprintf(hex + 2 * i, "%02x", m->bid[i]);
 	snprintf(out, n, "%s/.build-id/%.2s/%s", dir, hex, hex + 2);
+	if (perfdata_path_has_build_id(out, m->bid, bl))
+		return true; /* perf's old layout: the link is the file */
+	/* Its layout now: a link to DIR/PATH/BUILDID/, which holds "elf" (or "vdso"). */
+	size_t l = strlen(out);
+
+	snprintf(out + l, n - l, "/%s", strcmp(m->path, "[vdso]") ? "elf" : "vdso");
 	return perfdata_path_has_build_id(out, m->bid, bl);
 }
 
@@ -554,6 +591,40 @@ static int embed_binaries(struct imp *x, struct mt_bundle_writer *w)
 			return fail(x, -EIO, "%s", mt_bundle_writer_errmsg(w));
 		x->st->embedded++;
 	}
+	return 0;
+}
+
+/* ---- kernel code ---- */
+
+#define NO_KERNEL "kernel code is not decoded (user code is): "
+
+/* Where the kernel code comes from, or a warning why there is none. */
+static void find_kernel(struct imp *x)
+{
+	char why[400] = "", buf[2048];
+
+	if (!perfdata_kernel_source(&x->km, x->opts ? x->opts->kcore_dir : NULL,
+				    buildid_dir(x, buf, sizeof(buf)), x->kdir, sizeof(x->kdir), why,
+				    sizeof(why)))
+		warn(x, NO_KERNEL "%s; record with perf record --kcore", why);
+}
+
+static int import_kernel(struct imp *x, struct mt_bundle_writer *w)
+{
+	char why[512] = "";
+	int n;
+
+	if (!x->kdir[0])
+		return 0;
+	n = perfdata_import_kcore(w, x->kdir, &x->st->kernel_bytes, why, sizeof(why), x->err,
+				  sizeof(x->err));
+	if (n < 0)
+		return n;
+	if (!n)
+		warn(x, NO_KERNEL "%s", why);
+	else if (why[0])
+		warn(x, "%s", why);
+	x->st->kernel_ranges = (size_t)n;
 	return 0;
 }
 
@@ -718,7 +789,7 @@ static int write_bundle(struct imp *x, const char *path)
 	    (e = mt_bundle_write_threads(w, x->th, x->nth)) ||
 	    (x->tc.mult && (e = mt_bundle_write_clock(w, &clk, anchors, 2))))
 		goto out;
-	if ((e = embed_binaries(x, w)))
+	if ((e = embed_binaries(x, w)) || (e = import_kernel(x, w)))
 		goto done;
 	if ((e = mt_bundle_writer_finish(w)))
 		goto out;
@@ -782,7 +853,7 @@ int perfdata_import(struct perfdata_file *f, const char *out,
 		}
 		st->threads = x.nth;
 		if (!x.pt_attr->attr.exclude_kernel)
-			warn(&x, "kernel code in the trace is not decoded from a perf.data (user code is)");
+			find_kernel(&x);
 		if ((e = mt_outfile_begin(&of, out, x.err, sizeof(x.err))) == 0) {
 			e = write_bundle(&x, of.write_path);
 			if (e)
@@ -802,12 +873,13 @@ int perfdata_import_open(const char *path, const struct perfdata_import_opts *op
 			 size_t errlen)
 {
 	const char *dir = getenv("TMPDIR");
+	struct perfdata_import_opts o = opts ? *opts : (struct perfdata_import_opts){ 0 };
 	struct perfdata_file f;
-	char tmp[4096];
+	char tmp[4096], kcore_dir[PATH_MAX + 16];
 	int e, fd;
 
 	*r = NULL;
-	if ((e = perfdata_open(&f, path))) {
+	if ((e = perfdata_open_input(&f, path, kcore_dir, sizeof(kcore_dir)))) {
 		snprintf(err, errlen, "%s: %s", path, f.err);
 		perfdata_close(&f);
 		return e;
@@ -821,7 +893,9 @@ int perfdata_import_open(const char *path, const struct perfdata_import_opts *op
 	}
 	close(fd);
 	/* The bundle is a temporary file, gone once the reader has mapped it. */
-	e = perfdata_import(&f, tmp, opts, st, err, errlen);
+	if (kcore_dir[0])
+		o.kcore_dir = kcore_dir;
+	e = perfdata_import(&f, tmp, &o, st, err, errlen);
 	perfdata_close(&f);
 	if (!e)
 		e = mt_bundle_open(r, tmp, err, errlen);

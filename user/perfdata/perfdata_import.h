@@ -16,15 +16,19 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct perfdata_import_opts {
 	const char *symfs;              /* directory prefixed to map paths; may be NULL */
 	const char *buildid_dir;        /* perf's build-id cache; NULL: $HOME/.debug */
+	const char *kcore_dir;          /* kernel code (perf record --kcore); may be NULL */
 };
 
 struct perfdata_import_stats {
 	size_t streams, pt_bytes, threads, maps, switches, embedded;
 	size_t lost, truncated_aux, dropped_snapshots;
+	size_t kernel_ranges;           /* kernel, module and BPF text copied in */
+	uint64_t kernel_bytes;
 	bool per_thread, snapshot;
 	char warning[512];              /* the first problem worth telling; empty if none */
 };
@@ -41,7 +45,8 @@ int perfdata_import(struct perfdata_file *f, const char *out,
 		    char *err, size_t errlen);
 
 /*
- * Imports the perf.data at PATH into a temporary bundle and opens it (the
+ * Imports the perf.data at PATH (a file, or a perf.data directory with its
+ * kcore_dir) into a temporary bundle and opens it (the
  * file is removed at once; the reader keeps it mapped).
  */
 int perfdata_import_open(const char *path, const struct perfdata_import_opts *opts,
