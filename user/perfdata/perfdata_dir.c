@@ -2,7 +2,7 @@
 /* perf.data directories; see perfdata_dir.h. */
 #include "perfdata/perfdata_dir.h"
 
-#include "files/errmsg.h"
+#include "util/errmsg.h"
 #include "perfdata/perfdata_kcore.h"
 
 #include <dirent.h>

@@ -2,7 +2,7 @@
 /* A bundle's kernel code as perf's kcore_dir; see perfdata_kcore.h. */
 #include "perfdata/perfdata_kcore.h"
 
-#include "files/errmsg.h"
+#include "util/errmsg.h"
 #include "kcore/kallsyms.h"
 
 #include <errno.h>
