@@ -3,6 +3,7 @@
 #include "decode/blkdec.h"
 #include "util/mt_array.h"
 
+#include "decode/cyctime.h"
 #include "decode/insn.h"
 #include "decode/interp.h"
 
@@ -27,27 +28,6 @@ struct tsc_mark {
 	bool ends_trace;	/* sent with packet generation off */
 };
 
-/* With CYC: the exact time of the packets from OFFSET on, up to the next
- * mark (0: not known, libipt's estimate is used); see cyc_clock_*(). */
-struct cyc_mark {
-	uint64_t offset, tsc;
-};
-
-/* The time of the CYC-eligible packets, from cycles (SDM "Cycle Packet
- * Semantics"): each CYC gives the core cycles since the previous one,
- * which are nom_freq / cbr TSC ticks each (core clock CBR x 100 MHz, TSC
- * the nominal ratio x 100 MHz). The counter restarts only at a CYC and
- * when TraceEn clears (SDM "Cycle Counter"), so the chain of cycles runs
- * on across a PSB+ and restarts at the TSC of a trace enable. */
-struct cyc_clock {
-	uint64_t tsc;		/* time of the last CYC; 0: unknown */
-	uint64_t frac;		/* and its fraction, in 1/cbr ticks */
-	uint64_t floor;		/* the last TSC packet: no later time is earlier */
-	uint64_t psb_tsc;	/* the TSC of the PSB+ being read */
-	uint8_t cbr, nom;
-	bool seen_cyc;
-};
-
 struct blkdec {
 	struct pt_block_decoder *dec;
 	struct pt_image_section_cache *iscache;
@@ -61,8 +41,7 @@ struct blkdec {
 	size_t npsbs;
 	struct tsc_mark *tscs;	/* every TSC packet, in stream order */
 	size_t ntscs;
-	struct cyc_mark *cycs;	/* with CYC: exact times, in stream order */
-	size_t ncycs;
+	struct mt_cyctime *cyc;	/* with CYC packets: exact times */
 	uint64_t cyc_now;	/* with CYC: the time the last event or tick brought */
 	struct insn_memo memo[INSN_CACHE_SIZE];
 };
@@ -81,27 +60,12 @@ const char *mt_gap_reason_name(uint32_t reason)
 	}
 }
 
-/*
- * The exact time libipt's current time stands for: that of the last packet
- * the decoder consumed, the last one before its offset that it does not
- * read ahead over (read_ahead_over()). 0 when not known.
- */
+/* The exact time libipt's current time stands for; 0 when not known. */
 static uint64_t cyc_time(const struct blkdec *b)
 {
-	size_t lo = 0, hi = b->ncycs;
 	uint64_t off;
 
-	if (!b->ncycs || pt_blk_get_offset(b->dec, &off))
-		return 0;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (b->cycs[mid].offset < off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? b->cycs[lo - 1].tsc : 0;
+	return b->cyc && !pt_blk_get_offset(b->dec, &off) ? mt_cyctime_at(b->cyc, off) : 0;
 }
 
 /* The stream's time, TSC now: b->tsc only grows, the stream's first time
@@ -215,61 +179,6 @@ static void set_image(struct blkdec *b, struct pt_image *img)
 		pt_blk_set_image(b->dec, img);
 }
 
-static void cyc_clock_restart(struct cyc_clock *c, uint64_t tsc)
-{
-	c->tsc = c->floor = tsc;
-	c->frac = 0;
-}
-
-static void cyc_clock_cbr(struct cyc_clock *c, uint8_t cbr)
-{
-	if (!cbr)
-		return;
-	if (c->cbr)
-		c->frac = c->frac * cbr / c->cbr;
-	c->cbr = cbr;
-}
-
-static void cyc_clock_cycles(struct cyc_clock *c, uint64_t cycles)
-{
-	unsigned __int128 n = (unsigned __int128)cycles * c->nom + c->frac;
-
-	c->seen_cyc = true;
-	if (!c->tsc || !c->cbr) {
-		c->tsc = 0;
-		return;
-	}
-	c->tsc += (uint64_t)(n / c->cbr);
-	c->frac = (uint64_t)(n % c->cbr);
-	/* Cycles the counter missed (a sleep state) cannot make a time
-	 * earlier than a TSC packet before it. */
-	if (c->tsc < c->floor) {
-		c->tsc = c->floor;
-		c->frac = 0;
-	}
-}
-
-/* Notes that from OFF on the time is TSC. */
-static int cyc_mark(struct blkdec *b, size_t *cap, uint64_t off, uint64_t tsc)
-{
-	if (b->ncycs && b->cycs[b->ncycs - 1].tsc == tsc)
-		return 0;
-	if (MT_ARRAY_RESERVE(b->cycs, *cap, b->ncycs, 1))
-		return -1;
-	b->cycs[b->ncycs++] = (struct cyc_mark){ off, tsc };
-	return 0;
-}
-
-/* Whether libipt's decoder reads ahead over packets of type T, its time
- * staying that of the packet before them: timing packets, and the FUP
- * that begins an asynchronous event (which takes the time of its TIP or
- * TIP.PGD, the same in cycle-accurate mode). */
-static bool read_ahead_over(enum pt_packet_type t)
-{
-	return t == ppt_pad || t == ppt_cyc || t == ppt_mtc || t == ppt_tsc || t == ppt_tma ||
-	       t == ppt_fup;
-}
-
 /*
  * Offsets of all PSBs and TSC packets, found with libipt's packet decoder.
  * Resync after an error needs the PSBs: the block decoder reads ahead, so
@@ -278,32 +187,25 @@ static bool read_ahead_over(enum pt_packet_type t)
  * are the stream's exact times (see tsc_bounds()). A TSC packet sent while
  * packet generation is off (TraceEn 0->1, or a PSB+ without FUP) ends the
  * trace before it: what came before ran before its time.
- *
- * With CYC packets and the nominal ratio, also the exact time of every
- * packet (struct cyc_clock): a trace enable restarts the chain of cycles
- * at its TSC (outside PSB+, or a PSB+ with packets off), a PSB+ with
- * packets on does not, an overflow or a bad packet loses it.
+ * Returns whether the buffer holds CYC packets.
  */
-static void scan_packets(struct blkdec *b, uint8_t nom_freq)
+static bool scan_packets(struct blkdec *b)
 {
-	size_t pcap = 0, tcap = 0, ccap = 0, psb_tsc = 0;
-	struct cyc_clock c = { .nom = nom_freq };
+	size_t pcap = 0, tcap = 0, psb_tsc = 0;
 	struct pt_packet p;
 	uint64_t off;
-	bool on = false, in_psb = false, psb_on = false, done = false;
+	bool on = false, in_psb = false, psb_on = false, cyc = false;
 
 	while (b->pkt && pt_pkt_sync_forward(b->pkt) >= 0) {
-		c.tsc = 0;
 		while (!pt_pkt_get_offset(b->pkt, &off) && pt_pkt_next(b->pkt, &p, sizeof(p)) >= 0) {
 			switch (p.type) {
 			case ppt_psb:
 				if (MT_ARRAY_RESERVE(b->psbs, pcap, b->npsbs, 1))
-					goto out;
+					return cyc;
 				b->psbs[b->npsbs++] = off;
 				in_psb = true;
 				psb_on = false;
 				psb_tsc = b->ntscs;
-				c.psb_tsc = 0;
 				break;
 			case ppt_psbend:
 				/* A PSB+ holds a FUP exactly when packets are on. */
@@ -311,19 +213,9 @@ static void scan_packets(struct blkdec *b, uint8_t nom_freq)
 				on = psb_on;
 				for (size_t i = psb_tsc; i < b->ntscs; i++)
 					b->tscs[i].ends_trace = !on;
-				if (c.psb_tsc && (!on || !c.tsc))
-					cyc_clock_restart(&c, c.psb_tsc);
-				else if (c.psb_tsc)
-					c.floor = c.psb_tsc;
-				break;
-			case ppt_cbr:
-				cyc_clock_cbr(&c, p.payload.cbr.ratio);
 				break;
 			case ppt_cyc:
-				cyc_clock_cycles(&c, p.payload.cyc.value);
-				break;
-			case ppt_ovf:
-				c.tsc = 0;
+				cyc = true;
 				break;
 			case ppt_fup:
 				if (in_psb)
@@ -339,29 +231,15 @@ static void scan_packets(struct blkdec *b, uint8_t nom_freq)
 				break;
 			case ppt_tsc:
 				if (MT_ARRAY_RESERVE(b->tscs, tcap, b->ntscs, 1))
-					goto out;
+					return cyc;
 				b->tscs[b->ntscs++] = (struct tsc_mark){ off, p.payload.tsc.tsc, !on };
-				if (in_psb)
-					c.psb_tsc = p.payload.tsc.tsc;
-				else
-					cyc_clock_restart(&c, p.payload.tsc.tsc);
 				break;
 			default:
 				break;
 			}
-			if (c.nom && (!in_psb || p.type == ppt_psbend) && !read_ahead_over(p.type) &&
-			    cyc_mark(b, &ccap, off, c.tsc))
-				goto out;
 		}
 	}
-	done = true;
-out:
-	/* Marks that stop early would freeze the time: none, then. */
-	if (!c.seen_cyc || !done) {
-		free(b->cycs);
-		b->cycs = NULL;
-		b->ncycs = 0;
-	}
+	return cyc;
 }
 
 /* The number of TSC packets before OFF, and of those worth at most TSC
@@ -591,16 +469,17 @@ int mt_blk_decode(const struct pt_config *cfg, struct pt_image *image,
 	b->stats = stats;
 	b->insn = mt_insn_dec_new();
 	b->pkt = pt_pkt_alloc_decoder(cfg);
-	scan_packets(b, cfg->nom_freq);
+	if (scan_packets(b))
+		b->cyc = mt_cyctime_new(cfg, b->psbs, b->npsbs);
 	bcfg = *cfg;
-	bcfg.flags.variant.block.enable_tick_events = b->ncycs > 0;
+	bcfg.flags.variant.block.enable_tick_events = b->cyc != NULL;
 	b->dec = pt_blk_alloc_decoder(&bcfg);
 	if (!b->dec) {
 		pt_pkt_free_decoder(b->pkt);
+		mt_cyctime_free(b->cyc);
 		mt_insn_dec_free(b->insn);
 		free(b->psbs);
 		free(b->tscs);
-		free(b->cycs);
 		free(b);
 		return -pte_nomem;
 	}
@@ -625,7 +504,7 @@ int mt_blk_decode(const struct pt_config *cfg, struct pt_image *image,
 	mt_insn_dec_free(b->insn);
 	free(b->psbs);
 	free(b->tscs);
-	free(b->cycs);
+	mt_cyctime_free(b->cyc);
 	free(b);
 	return 0;
 }
