@@ -9,7 +9,7 @@ struct mt_cyctime {
 	struct pt_packet_decoder *pkt;	/* NULL: no more packets */
 	const uint64_t *psbs;
 	size_t npsbs;
-	uint64_t next;		/* offset of the next packet to read */
+	uint64_t last, next;	/* offsets of the last packet read and the next */
 	uint64_t at;		/* the time from the last packet not read ahead over */
 	uint64_t tsc;		/* time of the last CYC; 0: unknown */
 	uint64_t frac;		/* and its fraction, in 1/cbr ticks */
@@ -109,8 +109,10 @@ static void resync(struct mt_cyctime *t, uint64_t off, bool at_off)
 	t->tsc = t->at = 0;
 	t->in_psb = false;
 	if (t->pkt && (at_off ? pt_pkt_sync_set(t->pkt, off) : pt_pkt_sync_forward(t->pkt)) >= 0 &&
-	    !pt_pkt_get_offset(t->pkt, &t->next))
+	    !pt_pkt_get_offset(t->pkt, &t->next)) {
+		t->last = t->next;
 		return;
+	}
 	pt_pkt_free_decoder(t->pkt);
 	t->pkt = NULL;
 }
@@ -145,7 +147,7 @@ uint64_t mt_cyctime_at(struct mt_cyctime *t, uint64_t pos)
 {
 	struct pt_packet p;
 
-	if (pos < t->next) {
+	if (pos <= t->last) {
 		/* The block decoder went back (a resync): from the last PSB
 		 * before it. */
 		size_t i = t->npsbs;
@@ -157,6 +159,7 @@ uint64_t mt_cyctime_at(struct mt_cyctime *t, uint64_t pos)
 		resync(t, t->psbs[i - 1], true);
 	}
 	while (t->pkt && t->next < pos) {
+		t->last = t->next;
 		if (pt_pkt_next(t->pkt, &p, sizeof(p)) < 0 || pt_pkt_get_offset(t->pkt, &t->next))
 			resync(t, 0, false);
 		else
