@@ -32,24 +32,33 @@ void ptg_pkt_fini(struct ptg_pkt *p)
 static void emit_raw(struct ptg_pkt *p, const struct pt_packet *pkt);
 
 /* Cycle-accurate mode: a CYC with the core cycles since the last one goes
- * before each CYC-eligible packet (CycThresh 0). Core and TSC run at the
- * same rate here (CBR = nominal ratio), so cycles are TSC ticks. */
+ * before each CYC-eligible packet (CycThresh 0), giving the time of its
+ * instruction: for a TNT, its first branch (SDM "Cycle Packet Semantics").
+ * Core and TSC run at the same rate here (CBR = nominal ratio), so cycles
+ * are TSC ticks. The counter restarts only at a CYC and at TraceEn 0->1
+ * (SDM "Cycle Counter": reset when TriggerEn clears), not at a TSC. */
 static bool cyc_eligible(enum pt_packet_type t)
 {
 	return t == ppt_tnt_8 || t == ppt_tnt_64 || t == ppt_tip || t == ppt_tip_pge ||
 	       t == ppt_tip_pgd || t == ppt_fup || t == ppt_mode || t == ppt_mtc;
 }
 
-static void emit(struct ptg_pkt *p, const struct pt_packet *pkt)
+/* PKT, for an instruction or event at time AT. */
+static void emit_at(struct ptg_pkt *p, const struct pt_packet *pkt, uint64_t at)
 {
-	if (p->cfg->cyc && !p->in_psb && cyc_eligible(pkt->type) && p->tsc > p->cyc_at) {
+	if (p->cfg->cyc && !p->in_psb && cyc_eligible(pkt->type) && at > p->cyc_at) {
 		struct pt_packet cyc = { .type = ppt_cyc };
 
-		cyc.payload.cyc.value = p->tsc - p->cyc_at;
+		cyc.payload.cyc.value = at - p->cyc_at;
 		emit_raw(p, &cyc);
-		p->cyc_at = p->tsc;
+		p->cyc_at = at;
 	}
 	emit_raw(p, pkt);
+}
+
+static void emit(struct ptg_pkt *p, const struct pt_packet *pkt)
+{
+	emit_at(p, pkt, p->tsc);
 }
 
 static void emit_raw(struct ptg_pkt *p, const struct pt_packet *pkt)
@@ -92,7 +101,7 @@ static void flush_tnt(struct ptg_pkt *p)
 		return;
 	pkt.payload.tnt.bit_size = p->ntnt;
 	pkt.payload.tnt.payload = p->tnt;
-	emit(p, &pkt);
+	emit_at(p, &pkt, p->tnt_at);
 	p->ntnt = 0;
 	p->tnt = 0;
 }
@@ -137,7 +146,6 @@ static void emit_tsc_tma(struct ptg_pkt *p)
 	pkt.payload.tsc.tsc = p->tsc;
 	emit(p, &pkt);
 	p->st.tsc++;
-	p->cyc_at = p->tsc;
 	if (!p->cfg->mtc)
 		return;
 	/* TMA: the ART value at the TSC sample and the TSC ticks since that
@@ -212,6 +220,10 @@ void ptg_pkt_time(struct ptg_pkt *p, uint64_t tsc)
 		struct pt_packet pkt = { .type = ppt_mtc };
 
 		p->tsc = p->next_mtc;
+		/* With CYC, packets are in time order (SDM "Cycle Packet
+		 * Semantics"): the TNT holding earlier branches goes first. */
+		if (p->cfg->cyc)
+			flush_tnt(p);
 		pkt.payload.mtc.ctc = (uint8_t)(p->next_mtc / period);
 		emit(p, &pkt);
 		p->st.mtc++;
@@ -223,6 +235,7 @@ void ptg_pkt_time(struct ptg_pkt *p, uint64_t tsc)
 void ptg_pkt_trace_on(struct ptg_pkt *p)
 {
 	p->trace_en = true;
+	p->cyc_at = p->tsc;
 	p->next_mtc = (p->tsc / mtc_period(p) + 1) * mtc_period(p);
 	if (psb_due(p)) {
 		psb(p, 0);
@@ -250,6 +263,8 @@ void ptg_pkt_maybe_psb(struct ptg_pkt *p, uint64_t ip)
 
 void ptg_pkt_tnt(struct ptg_pkt *p, bool taken)
 {
+	if (!p->ntnt)
+		p->tnt_at = p->tsc;
 	p->tnt = p->tnt << 1 | taken;
 	p->st.tnt_bits++;
 	if (++p->ntnt == p->cfg->tnt_max)

@@ -44,6 +44,7 @@ struct ptg_pkt {
 	uint64_t last_ip;	/* 0 after PSB (SDM: Last IP reset at PSB) */
 	uint64_t tnt;
 	uint8_t ntnt;
+	uint64_t tnt_at;	/* time of the first buffered TNT bit */
 	uint64_t rs[PTG_RETSTACK];
 	unsigned rs_top, rs_n;
 	bool mode_sent;		/* MODE.Exec since the last PSB */
@@ -52,7 +53,7 @@ struct ptg_pkt {
 	bool drop;		/* inside an internal buffer overflow */
 	bool time_lost;		/* an overflow lost timing packets */
 	uint64_t tsc;		/* synthetic time */
-	uint64_t cyc_at;	/* time of the last CYC (or TSC) */
+	uint64_t cyc_at;	/* time of the last CYC (or TraceEn 0->1) */
 	uint64_t next_mtc;	/* time of the next MTC while TraceEn is set */
 	bool in_psb;		/* between PSB and PSBEND */
 	int err;		/* sticky first error */

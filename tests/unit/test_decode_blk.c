@@ -75,6 +75,7 @@ static const char *decode(const uint8_t *buf, size_t len, struct mt_blk_stats *s
 	cfg.end = (uint8_t *)buf + len;
 	cfg.flags.variant.block.end_on_call = 1;
 	cfg.flags.variant.block.end_on_jump = 1;
+	cfg.nom_freq = 20;	/* TSC at 2 GHz: CYC times need it */
 	evfmt_reset();
 	enables = 0;
 	mt_cs_init(&cs, &ops);
@@ -174,6 +175,78 @@ MT_TEST(unmapped_target_gives_a_gap_and_resync)
 			     "5000:+D* 5000:-D 5000:+A* 5000:+[off] 5000:-[off]! 5000:-A!");
 }
 
+static void cyc(struct ptenc *e, uint64_t cycles)
+{
+	struct pt_packet p = { .type = ppt_cyc };
+
+	p.payload.cyc.value = cycles;
+	ptenc_packet(e, &p);
+}
+
+static void cbr(struct ptenc *e, uint8_t ratio)
+{
+	struct pt_packet p = { .type = ppt_cbr };
+
+	p.payload.cbr.ratio = ratio;
+	ptenc_packet(e, &p);
+}
+
+/* The program in cycle-accurate mode with the core at 4 GHz (CBR 40) and
+ * the TSC at 2 GHz (nominal ratio 20): a cycle is half a tick. */
+static void encode_program_cyc(struct ptenc *e)
+{
+	ptenc_init(e);
+	ptenc_simple(e, ppt_psb);
+	ptenc_tsc(e, 1000);
+	cbr(e, 40);
+	ptenc_ip(e, ppt_fup, AT('A', 0), pt_ipc_sext_48);
+	ptenc_mode64(e);
+	ptenc_simple(e, ppt_psbend);
+	cyc(e, 10);					/* 1005 */
+	ptenc_tnt(e, "1");				/* B returns */
+	cyc(e, 7);					/* 1008.5 */
+	ptenc_ip(e, ppt_tip, AT('E', 0), pt_ipc_sext_48);	/* C: jmp *%rax */
+	cyc(e, 3);					/* 1010 */
+	ptenc_tnt(e, "1");				/* E returns */
+	cyc(e, 4);					/* 1012 */
+	ptenc_ip(e, ppt_tip_pgd, 0, pt_ipc_suppressed);	/* syscall */
+	ptenc_tsc(e, 2000);				/* the chain restarts */
+	cbr(e, 40);
+	ptenc_ip(e, ppt_tip_pge, AT('A', 0x0c), pt_ipc_sext_48);
+	cyc(e, 8);					/* 2004 */
+	ptenc_ip(e, ppt_tip, AT('D', 0), pt_ipc_sext_48);	/* call *%rbx */
+	cyc(e, 3);					/* 2005.5 */
+	ptenc_tnt(e, "1");				/* D returns */
+	cyc(e, 5);					/* 2008 */
+	ptenc_ip(e, ppt_fup, AT('A', 0x0e), pt_ipc_sext_48);
+	ptenc_ip(e, ppt_tip_pgd, 0, pt_ipc_suppressed);
+	ptenc_end(e);
+}
+
+/*
+ * Cycle-accurate times are the packets' own, from the cycles and the CBR,
+ * the half ticks carried: E's return at 1010 (1008.5 + 1.5; libipt's
+ * estimate drops the half at each packet: 1009), the syscall at 1012
+ * (1011), the interrupt at 2008 (2007). Blocks between two packets share
+ * their interval by instruction count: B starts at 1000 + 5 / 2, C at
+ * 1005 + 3 / 2. (D's return lands where the interrupt comes before any
+ * instruction: it ends D at the interrupt's time, as without CYC.)
+ */
+MT_TEST(cycle_accurate_times_from_the_cycles_and_cbr)
+{
+	struct mt_blk_stats st;
+	struct ptenc e;
+	const char *got;
+
+	encode_program_cyc(&e);
+	got = decode(e.buf, e.len, &st);
+	MT_ASSERT_EQ(st.errors, 0);
+	MT_ASSERT_EQ(st.last_tsc, 2008);
+	MT_ASSERT_STREQ(got, "1000:+A* 1002:+B 1005:-B 1006:+C 1008:-C 1008:+E^ 1010:-E "
+			     "1012:+[sys] 2000:-[sys] 2004:+D 2008:-D 2008:+[off] 2008:-[off]! "
+			     "2008:-A!");
+}
+
 MT_TEST(garbage_and_truncated_streams_do_not_crash)
 {
 	struct mt_blk_stats st;
@@ -190,6 +263,11 @@ MT_TEST(garbage_and_truncated_streams_do_not_crash)
 	 * reports more than the full stream does. */
 	encode_program(&e);
 	ptenc_end(&e);
+	for (size_t n = 0; n <= e.len; n++) {
+		decode(e.buf, n, &st);
+		MT_ASSERT(evfmt_begins == evfmt_ends);
+	}
+	encode_program_cyc(&e);
 	for (size_t n = 0; n <= e.len; n++) {
 		decode(e.buf, n, &st);
 		MT_ASSERT(evfmt_begins == evfmt_ends);

@@ -4,7 +4,9 @@
  * (tests/ptgen/programs/inline.c): scale() is inlined into work() and calls
  * leaf() twice. Every work() call must read work > scale (inline) > leaf,
  * leaf, in the events and in the Perfetto output, where scale's slices and
- * only they have the category "inline".
+ * only they have the category "inline". mix() is inlined into churn() and
+ * calls nothing: it shows only through the blocks of its loop, which the
+ * CPU log once dropped as blocks inside churn().
  */
 #include "test_decode_json.h"
 
@@ -45,7 +47,8 @@ static void generate(void)
 	char ptgen[1200], progs[1200];
 
 	fx_ptgen_paths(ptgen, progs, sizeof(progs));
-	fx_sh("'%s' -o inline.mtrace -- '%s/inline' >/dev/null", ptgen, progs);
+	/* One time slice for the whole run: no preemption inside the calls. */
+	fx_sh("'%s' --slice 100000 -o inline.mtrace -- '%s/inline' >/dev/null", ptgen, progs);
 }
 
 static size_t count(const char *s, const char *pat)
@@ -76,7 +79,10 @@ MT_TEST(inlined_function_nests_in_its_caller)
 		     50);
 	MT_ASSERT_EQ(count(v.s, "scale"), 50 * 2);
 	MT_ASSERT_EQ(v.scale_not_inlined, 0);
-	MT_ASSERT_EQ(count(v.s, " inline;"), 50 * 2);
+	MT_ASSERT_EQ(count(v.s, "B churn;B leaf;E leaf;B mix inline;E mix inline;B leaf;E leaf;"
+				"E churn;"),
+		     50);
+	MT_ASSERT_EQ(count(v.s, " inline;"), 50 * 2 * 2);
 	free(v.s);
 	mt_decode_free(v.d);
 	mt_bundle_close(r);
@@ -97,23 +103,25 @@ MT_TEST(perfetto_marks_inline_slices)
 	mt_decode_free(d);
 	mt_bundle_close(r);
 	/* Each scale slice: category inline, begun right after a work slice
-	 * and ended right before it, the two leaf slices inside. */
+	 * and ended right before it, the two leaf slices inside; each mix
+	 * slice likewise in a churn slice, with nothing inside. */
 	fx_sh("python3 -c 'import json\n"
 	      "t = json.load(open(\"inline.json\"))\n"
 	      "ev = [e for e in (t[\"traceEvents\"] if isinstance(t, dict) else t)\n"
 	      "  if e.get(\"ph\") in (\"B\", \"E\") and e.get(\"pid\") != -1]\n"
-	      "stack, n = [], 0\n"
+	      "stack, n = [], {\"scale\": 0, \"mix\": 0}\n"
 	      "for e in ev:\n"
 	      "  if e[\"ph\"] == \"B\":\n"
 	      "    name = e[\"name\"]\n"
-	      "    assert (e.get(\"cat\") == \"inline\") == (name == \"scale\"), e\n"
-	      "    if name == \"scale\":\n"
-	      "      assert stack[-1] == \"work\", stack\n"
-	      "      n += 1\n"
+	      "    assert (e.get(\"cat\") == \"inline\") == (name in n), e\n"
+	      "    if name in n:\n"
+	      "      assert stack[-1] == {\"scale\": \"work\", \"mix\": \"churn\"}[name], stack\n"
+	      "      n[name] += 1\n"
 	      "    if name == \"leaf\":\n"
-	      "      assert stack[-2:] == [\"work\", \"scale\"], stack\n"
+	      "      assert stack[-2:] == [\"work\", \"scale\"] or stack[-1] == \"churn\", stack\n"
+	      "    assert stack[-1:] != [\"mix\"], stack\n"
 	      "    stack.append(name)\n"
 	      "  else:\n"
 	      "    stack.pop()\n"
-	      "assert n == 50, n\n'");
+	      "assert n == {\"scale\": 50, \"mix\": 50}, n\n'");
 }

@@ -25,7 +25,9 @@ struct step {
 	char kind;		/* 'c' call, 'r' return */
 	uint64_t to;
 	uint64_t index;		/* truth: the thread's instruction index */
-	uint64_t tsc;		/* truth: TSC after it; decoded: ns * 2 (2 GHz clock) */
+	/* Truth: TSC after it (ns * 2 once steps_decode() has put it on the
+	 * bundle's clock); decoded: ns * 2 (2 GHz clock). */
+	uint64_t tsc;
 };
 
 struct steps {
@@ -122,7 +124,7 @@ static inline void note_time(struct time_err *te, const struct step *truth, cons
 			     const struct step *prev_got)
 {
 	/* The truth's TSC is after the instruction: the callee's or the
-	 * return target's first block starts then. ns -> ticks loses < 2. */
+	 * return target's first block starts then. */
 	uint64_t e = truth->tsc > got->tsc ? truth->tsc - got->tsc : got->tsc - truth->tsc;
 
 	if (!te)
@@ -247,8 +249,11 @@ static inline void steps_compare_around_gaps(const char *xname, const struct ste
 }
 
 /* mtrace's decode of the bundle at PATH into GOT; returns its overflow
- * count, and *CLAMPED (if given) the times it clamped to their bounds. */
-static inline uint64_t steps_decode(const char *path, struct steps *got, uint64_t *clamped)
+ * count, and *CLAMPED (if given) the times it clamped to their bounds.
+ * TRUTH (if given) is put on the bundle's clock, as the decode's times
+ * are: both in ns * 2, so that equal times compare equal. */
+static inline uint64_t steps_decode(const char *path, struct steps *got, uint64_t *clamped,
+				    struct steps *truth)
 {
 	/* collect() skips inferred frames: it can take them late, and the
 	 * decoder then replays each thread once (decode.h). */
@@ -265,6 +270,8 @@ static inline uint64_t steps_decode(const char *path, struct steps *got, uint64_
 	overflows = mt_decode_get_stats(d)->overflows;
 	if (clamped)
 		*clamped = mt_decode_get_stats(d)->clamped;
+	for (size_t i = 0; truth && i < truth->n; i++)
+		truth->v[i].tsc = mt_decode_ns(d, truth->v[i].tsc) * 2;
 	mt_decode_free(d);
 	mt_bundle_close(r);
 	return overflows;

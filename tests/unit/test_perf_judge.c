@@ -136,7 +136,7 @@ static void judge_src(const char *name, const char *prog, const char *extra, enu
 		fx_sh("'%s' %s -o %s.mtrace -t %s.truth %s '%s/%s' >/dev/null", ptgen, extra, name,
 		      name, src == WALK ? "--walk" : "--", progs, prog);
 	snprintf(path, sizeof(path), "%s.mtrace", name);
-	overflows = steps_decode(fx_path(path), &got, NULL);
+	overflows = steps_decode(fx_path(path), &got, NULL, NULL);
 	MT_ASSERT_MSG(mt_bundle_open(&r, fx_path(path), err, sizeof(err)) == 0, "%s", err);
 	snprintf(path, sizeof(path), "%s.data", name);
 	MT_ASSERT_MSG(perfdata_export(r, fx_path(path), eo, &st, err, sizeof(err)) == 0, "%s",

@@ -66,8 +66,8 @@ static void same_decode(const char *name, const char *data, const char *out)
 	MT_ASSERT_MSG(import(data, out, &st, err, sizeof(err)) == 0, "%s", err);
 	MT_ASSERT_MSG(!st.warning[0], "import: %s", st.warning);
 	snprintf(path, sizeof(path), "%s.mtrace", name);
-	steps_decode(fx_path(path), &a, NULL);
-	steps_decode(fx_path(out), &b, NULL);
+	steps_decode(fx_path(path), &a, NULL, NULL);
+	steps_decode(fx_path(out), &b, NULL, NULL);
 	MT_ASSERT(a.n > 0);
 	steps_compare(name, "bundle", &a, "imported", &b, NULL);
 	free(a.v);

@@ -3,6 +3,7 @@
 #include "decode/blkdec.h"
 #include "util/mt_array.h"
 
+#include "decode/cyctime.h"
 #include "decode/insn.h"
 #include "decode/interp.h"
 
@@ -43,6 +44,8 @@ struct blkdec {
 	struct tsc_mark *tscs;	/* every TSC packet, in stream order */
 	size_t ntscs;
 	uint64_t passed;	/* reported to the handler's passed() */
+	struct mt_cyctime *cyc;	/* with CYC packets: exact times */
+	uint64_t cyc_now;	/* with CYC: the time the last event or tick brought */
 	struct insn_memo memo[INSN_CACHE_SIZE];
 };
 
@@ -60,19 +63,35 @@ const char *mt_gap_reason_name(uint32_t reason)
 	}
 }
 
-static uint64_t now(struct blkdec *b)
+/* The exact time libipt's current time stands for; 0 when not known. */
+static uint64_t cyc_time(const struct blkdec *b)
 {
-	uint64_t tsc;
-	uint32_t lost_mtc, lost_cyc;
+	uint64_t off;
 
-	/* b->tsc only grows: the stream's first time is its first non-zero
-	 * value, its last time the final one (stored at the end). */
-	if (pt_blk_time(b->dec, &tsc, &lost_mtc, &lost_cyc) >= 0 && tsc > b->tsc) {
+	return b->cyc && !pt_blk_get_offset(b->dec, &off) ? mt_cyctime_at(b->cyc, off) : 0;
+}
+
+/* The stream's time, TSC now: b->tsc only grows, the stream's first time
+ * is its first non-zero value, its last time the final one (stored at the
+ * end). */
+static uint64_t reached(struct blkdec *b, uint64_t tsc)
+{
+	if (tsc > b->tsc) {
 		if (!b->tsc)
 			b->stats->first_tsc = tsc;
 		b->tsc = tsc;
 	}
 	return b->tsc;
+}
+
+static uint64_t now(struct blkdec *b)
+{
+	uint64_t tsc = cyc_time(b);
+	uint32_t lost_mtc, lost_cyc;
+
+	if (!tsc && pt_blk_time(b->dec, &tsc, &lost_mtc, &lost_cyc) < 0)
+		tsc = 0;
+	return reached(b, tsc);
 }
 
 /* Length and class of the block's last instruction, from the section
@@ -116,7 +135,8 @@ static void last_insn(struct blkdec *b, const struct pt_block *blk, uint8_t *len
 	*m = (struct insn_memo){ blk->end_ip, *len, (uint8_t)*cls };
 }
 
-static void on_block(struct blkdec *b, const struct pt_block *blk)
+/* BLK, which started at time TSC. */
+static void on_block(struct blkdec *b, const struct pt_block *blk, uint64_t tsc)
 {
 	enum pt_insn_class cls = blk->iclass;
 	enum mt_xfer x = MT_XFER_NONE;
@@ -125,7 +145,7 @@ static void on_block(struct blkdec *b, const struct pt_block *blk)
 
 	b->stats->blocks++;
 	b->stats->insns += blk->ninsn;
-	mt_interp_block(&b->q, now(b), blk->ip, blk->ninsn);
+	mt_interp_block(&b->q, tsc, blk->ip, blk->ninsn);
 	if (cls == ptic_error || cls == ptic_call || cls == ptic_far_call ||
 	    cls == ptic_far_return)
 		last_insn(b, blk, &len, &cls);
@@ -170,20 +190,21 @@ static void set_image(struct blkdec *b, struct pt_image *img)
  * are the stream's exact times (see tsc_bounds()). A TSC packet sent while
  * packet generation is off (TraceEn 0->1, or a PSB+ without FUP) ends the
  * trace before it: what came before ran before its time.
+ * Returns whether the buffer holds CYC packets.
  */
-static void scan_packets(struct blkdec *b)
+static bool scan_packets(struct blkdec *b)
 {
 	size_t pcap = 0, tcap = 0, psb_tsc = 0;
 	struct pt_packet p;
 	uint64_t off;
-	bool on = false, in_psb = false, psb_on = false;
+	bool on = false, in_psb = false, psb_on = false, cyc = false;
 
 	while (b->pkt && pt_pkt_sync_forward(b->pkt) >= 0) {
 		while (!pt_pkt_get_offset(b->pkt, &off) && pt_pkt_next(b->pkt, &p, sizeof(p)) >= 0) {
 			switch (p.type) {
 			case ppt_psb:
 				if (MT_ARRAY_RESERVE(b->psbs, pcap, b->npsbs, 1))
-					return;
+					return cyc;
 				b->psbs[b->npsbs++] = off;
 				in_psb = true;
 				psb_on = false;
@@ -195,6 +216,9 @@ static void scan_packets(struct blkdec *b)
 				on = psb_on;
 				for (size_t i = psb_tsc; i < b->ntscs; i++)
 					b->tscs[i].ends_trace = !on;
+				break;
+			case ppt_cyc:
+				cyc = true;
 				break;
 			case ppt_fup:
 				if (in_psb)
@@ -210,7 +234,7 @@ static void scan_packets(struct blkdec *b)
 				break;
 			case ppt_tsc:
 				if (MT_ARRAY_RESERVE(b->tscs, tcap, b->ntscs, 1))
-					return;
+					return cyc;
 				b->tscs[b->ntscs++] = (struct tsc_mark){ off, p.payload.tsc.tsc, !on };
 				break;
 			default:
@@ -218,6 +242,7 @@ static void scan_packets(struct blkdec *b)
 			}
 		}
 	}
+	return cyc;
 }
 
 /* The number of TSC packets before OFF, and of those worth at most TSC
@@ -288,15 +313,18 @@ static void enable(struct blkdec *b, uint64_t tsc, uint64_t ip)
 static int drain_events(struct blkdec *b, int st)
 {
 	while (st >= 0 && (st & pts_event_pending)) {
+		/* Looked up before the call, which may read the next event
+		 * ahead: the decoder stands right after this one's packet. */
+		uint64_t exact = b->cyc_now = cyc_time(b), tsc;
 		struct pt_event ev;
-		uint64_t tsc;
 
 		st = pt_blk_event(b->dec, &ev, sizeof(ev));
 		if (st < 0)
 			break;
 		/* An event's own time is exact to the timing packets; the
-		 * decoder's current time may already be past it (read-ahead). */
-		tsc = ev.has_tsc ? ev.tsc : now(b);
+		 * decoder's current time may already be past it (read-ahead).
+		 * With exact CYC times the decoder stands right after it. */
+		tsc = exact ? reached(b, exact) : ev.has_tsc ? ev.tsc : now(b);
 		switch (ev.type) {
 		case ptev_enabled:
 			enable(b, tsc, ev.variant.enabled.ip);
@@ -408,6 +436,7 @@ static uint64_t decode_from_sync(struct blkdec *b, int st)
 	unsigned int idle = 0;
 
 	pt_blk_get_sync_offset(b->dec, &sync);
+	b->cyc_now = cyc_time(b);
 	if (!(st & pts_ip_suppressed))
 		enable(b, now(b), 0);
 	for (;;) {
@@ -418,8 +447,11 @@ static uint64_t decode_from_sync(struct blkdec *b, int st)
 			break;
 		blk.ninsn = 0;
 		st = pt_blk_next(b->dec, &blk, sizeof(blk));
+		/* With exact CYC times a block starts at the time the last
+		 * event or tick brought (tick events end blocks where the
+		 * time changes), else it gets libipt's time after it. */
 		if (blk.ninsn)
-			on_block(b, &blk);
+			on_block(b, &blk, b->cyc_now ? reached(b, b->cyc_now) : now(b));
 		if (st < 0)
 			break;
 		if (pt_blk_get_offset(b->dec, &off))
@@ -452,6 +484,7 @@ int mt_blk_decode(const struct pt_config *cfg, struct pt_image *image,
 		  struct mt_blk_stats *stats)
 {
 	struct blkdec *b = calloc(1, sizeof(*b));
+	struct pt_config bcfg;
 	uint64_t sync = 0, prev_sync = 0, resume;
 	int st, first = 1;
 
@@ -463,14 +496,21 @@ int mt_blk_decode(const struct pt_config *cfg, struct pt_image *image,
 	mt_interp_init(&b->q, h);
 	b->stats = stats;
 	b->insn = mt_insn_dec_new();
-	b->dec = pt_blk_alloc_decoder(cfg);
+	b->pkt = pt_pkt_alloc_decoder(cfg);
+	if (scan_packets(b))
+		b->cyc = mt_cyctime_new(cfg, b->psbs, b->npsbs);
+	bcfg = *cfg;
+	bcfg.flags.variant.block.enable_tick_events = b->cyc != NULL;
+	b->dec = pt_blk_alloc_decoder(&bcfg);
 	if (!b->dec) {
+		pt_pkt_free_decoder(b->pkt);
+		mt_cyctime_free(b->cyc);
 		mt_insn_dec_free(b->insn);
+		free(b->psbs);
+		free(b->tscs);
 		free(b);
 		return -pte_nomem;
 	}
-	b->pkt = pt_pkt_alloc_decoder(cfg);
-	scan_packets(b);
 	set_image(b, image);
 	st = pt_blk_sync_forward(b->dec);
 	while (st >= 0) {
@@ -492,6 +532,7 @@ int mt_blk_decode(const struct pt_config *cfg, struct pt_image *image,
 	mt_insn_dec_free(b->insn);
 	free(b->psbs);
 	free(b->tscs);
+	mt_cyctime_free(b->cyc);
 	free(b);
 	return 0;
 }

@@ -3,7 +3,8 @@
  * One CPU's PT stream through libipt's block decoder, reported as the
  * control flow the call-stack rebuild consumes: blocks, the transfer that
  * ended each block, trace on/off, and gaps where data was lost or could
- * not be decoded (with resync at the next PSB). Timestamps are TSC values.
+ * not be decoded (with resync at the next PSB). Timestamps are TSC values:
+ * libipt's, or with CYC packets exact ones from the cycles (cyctime.h).
  */
 #ifndef MTRACE_DECODE_BLKDEC_H
 #define MTRACE_DECODE_BLKDEC_H

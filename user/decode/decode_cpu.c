@@ -12,6 +12,7 @@
  */
 #include "decode/decode_internal.h"
 #include "util/mt_array.h"
+#include "decode/inlines.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -58,6 +59,7 @@ struct worker {
 	const struct mt_proc *proc;
 	uint64_t fn_lo, fn_hi;
 	struct mt_funcs_cache *cache;
+	struct mt_inl_ranges inl;	/* for fn_lo/fn_hi in inlined code */
 };
 
 /* Writes the pending last op to the log. */
@@ -384,6 +386,10 @@ static __attribute__((noinline)) void log_block(struct worker *w, uint64_t tsc, 
 		mt_funcs_resolve_cached(&w->d->funcs, w->cache, w->proc, ip, &fn);
 		w->fn_lo = fn.start;
 		w->fn_hi = fn.end;
+		/* In a function with inlined code, only the part with IP's
+		 * inline chain: the blocks where it changes are logged, and
+		 * the replay sees inline frames that call nothing. */
+		mt_inl_span(&w->inl, &w->d->funcs, w->proc, &fn, ip, &w->fn_lo, &w->fn_hi);
 	}
 }
 
@@ -391,7 +397,9 @@ static __attribute__((noinline)) void log_block(struct worker *w, uint64_t tsc, 
  * A block reached by a branch or jump inside the function of the previous
  * logged block changes nothing in the call stack, so it is not logged (the
  * transfer ending it then lands on the previous block's op, which is
- * equivalent). That halves the log on typical code.
+ * equivalent). That halves the log on typical code. In a function with
+ * inlined code the test is against the part with the previous block's
+ * inline chain (log_block()).
  */
 static void h_block(void *ctx, uint64_t tsc, uint64_t ip)
 {
@@ -505,6 +513,7 @@ static void *worker_main(void *arg)
 	pthread_mutex_unlock(&p->lock);
 	for (size_t k = 0; k <= w->d->nprocs; k++)
 		pt_image_free(w->images[k]);
+	mt_inl_ranges_fini(&w->inl);
 	return NULL;
 }
 

@@ -17,11 +17,18 @@ void mt_inl_init(struct mt_inl *in, struct mt_funcs *fs, const struct mt_proc *p
 	in->ctx = ctx;
 }
 
+void mt_inl_ranges_fini(struct mt_inl_ranges *rs)
+{
+	for (size_t i = 0; i < rs->nfuncs; i++)
+		free(rs->funcs[i].r);
+	free(rs->funcs);
+	rs->funcs = NULL;
+	rs->nfuncs = 0;
+}
+
 void mt_inl_fini(struct mt_inl *in)
 {
-	for (size_t i = 0; i < in->nfuncs; i++)
-		free(in->funcs[i].r);
-	free(in->funcs);
+	mt_inl_ranges_fini(&in->ranges);
 	free(in->cache);
 	in->cache = NULL;
 	free(in->open);
@@ -47,24 +54,61 @@ void mt_inl_event(struct mt_inl *in, const struct mt_cs *cs, const struct mt_ev 
 	in->emit(in->ctx, ev);
 }
 
-/* The inline ranges of FN (the function holding IP), through the cache. */
-static const struct mt_inl_range *ranges(struct mt_inl *in, const struct mt_cs_fn *fn,
+/* The inline ranges of FN (the function holding IP in P), relative to its
+ * start, through the cache. */
+static const struct mt_inl_range *ranges(struct mt_inl_ranges *rs, struct mt_funcs *fs,
+					 const struct mt_proc *p, const struct mt_cs_fn *fn,
 					 uint64_t ip, int *n)
 {
-	size_t cap = in->nfuncs;
+	size_t cap = rs->nfuncs;
 
 	*n = 0;
-	if (fn->id >= in->nfuncs) {
-		if (MT_ARRAY_GROW_TO(in->funcs, cap, (size_t)fn->id + 1))
+	if (fn->id >= rs->nfuncs) {
+		if (MT_ARRAY_GROW_TO(rs->funcs, cap, (size_t)fn->id + 1))
 			return NULL;
-		for (size_t i = in->nfuncs; i < cap; i++)
-			in->funcs[i].n = -1;
-		in->nfuncs = cap;
+		for (size_t i = rs->nfuncs; i < cap; i++)
+			rs->funcs[i].n = -1;
+		rs->nfuncs = cap;
 	}
-	if (in->funcs[fn->id].n < 0)
-		in->funcs[fn->id].n = mt_funcs_inline_ranges(in->fs, in->proc, ip, &in->funcs[fn->id].r);
-	*n = in->funcs[fn->id].n;
-	return in->funcs[fn->id].r;
+	if (rs->funcs[fn->id].n < 0) {
+		struct mt_inl_range *r = NULL;
+		int k = mt_funcs_inline_ranges(fs, p, ip, &r);
+
+		for (int i = 0; i < k; i++) {
+			r[i].lo -= fn->start;
+			r[i].hi -= fn->start;
+		}
+		rs->funcs[fn->id].n = k;
+		rs->funcs[fn->id].r = r;
+	}
+	*n = rs->funcs[fn->id].n;
+	return rs->funcs[fn->id].r;
+}
+
+void mt_inl_span(struct mt_inl_ranges *rs, struct mt_funcs *fs, const struct mt_proc *p,
+		 const struct mt_cs_fn *fn, uint64_t ip, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t at = ip - fn->start, a = *lo - fn->start, b = *hi - fn->start;
+	const struct mt_inl_range *r;
+	int n;
+
+	if (fn->id < MT_FN_FIRST_USER || ip < fn->start || ip >= fn->end)
+		return;
+	r = ranges(rs, fs, p, fn, ip, &n);
+	if (n <= 0)
+		return;
+	for (int i = 0; i < n; i++) {
+		if (r[i].lo <= at && r[i].lo > a)
+			a = r[i].lo;
+		if (r[i].hi <= at && r[i].hi > a)
+			a = r[i].hi;
+		if (r[i].lo > at && r[i].lo < b)
+			b = r[i].lo;
+		if (r[i].hi > at && r[i].hi < b)
+			b = r[i].hi;
+	}
+	*lo = fn->start + a;
+	*hi = fn->start + b;
 }
 
 /* IP's chain (in the function FN), outermost first, through the cache: the
@@ -73,8 +117,9 @@ static const uint32_t *chain(struct mt_inl *in, const struct mt_cs_fn *fn, uint6
 			     size_t *n)
 {
 	size_t slot = (ip ^ ip >> 10) % MT_INL_CACHE;
+	uint64_t at = ip - fn->start;
 	int nr;
-	const struct mt_inl_range *r = ranges(in, fn, ip, &nr);
+	const struct mt_inl_range *r = ranges(&in->ranges, in->fs, in->proc, fn, ip, &nr);
 	struct mt_inl_chain *c;
 
 	*n = 0;
@@ -84,7 +129,7 @@ static const uint32_t *chain(struct mt_inl *in, const struct mt_cs_fn *fn, uint6
 	if (!c->valid || c->ip != ip) {
 		memset(c, 0, sizeof(*c));
 		for (int i = 0; i < nr; i++)
-			if (ip >= r[i].lo && ip < r[i].hi && r[i].depth <= MT_INL_MAX) {
+			if (at >= r[i].lo && at < r[i].hi && r[i].depth <= MT_INL_MAX) {
 				c->id[r[i].depth - 1] = r[i].id;
 				if (r[i].depth > c->n)
 					c->n = (uint8_t)r[i].depth;

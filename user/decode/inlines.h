@@ -5,15 +5,14 @@
  *
  * The replay sees a function's code only where the log keeps it: at the
  * blocks that enter it (a call, a return into it, a jump from another
- * function) and at the calls it makes, whose return addresses the log
- * holds even when the block making them is not kept (decode/oplog.h).
- * At each such point the inline chain there (outermost first) is compared
- * with the inline frames open on the top frame: those no longer in it end,
- * the new ones begin. An inline frame thus spans from the first to the
- * last point seen inside it, a lower bound of its true extent, and inlined
- * code that neither calls out nor is entered from outside is not seen.
- * Logging every block where the chain changes would show it, at the cost
- * of a longer log; not done.
+ * function), at the blocks where the inline chain changes (the CPU log
+ * keeps those, see mt_inl_span()) and at the calls it makes, whose return
+ * addresses the log holds even when the block making them is not kept
+ * (decode/oplog.h). At each such point the inline chain there (outermost
+ * first) is compared with the inline frames open on the top frame: those
+ * no longer in it end, the new ones begin. An inline frame thus spans from
+ * the first to the last point seen inside it: from the first block that
+ * starts in it to the next point outside it.
  *
  * Inline BEGIN and END events carry MT_EV_INLINE and the inlined
  * function's id (mt_func.inlined); the frame below them is the
@@ -29,6 +28,28 @@
  * levels. */
 #define MT_INL_CACHE 1024
 #define MT_INL_MAX 8
+
+/* Each function's inline ranges, indexed by function id, read once (a
+ * cache that forgets would read a random walk's DWARF again and again: 4.7
+ * times the decode's time on the benchmark). Stored relative to the
+ * function's start, so that one read serves every process mapping it. */
+struct mt_inl_ranges {
+	struct {
+		int n;		/* -1: not read yet */
+		struct mt_inl_range *r;
+	} *funcs;
+	size_t nfuncs;
+};
+
+void mt_inl_ranges_fini(struct mt_inl_ranges *rs);
+
+/*
+ * Narrows [*LO, *HI), the extent of FN (the function holding IP in process
+ * P), to the part around IP that no inline range of FN begins or ends in:
+ * IP's inline chain holds throughout. Leaves it alone when FN has none.
+ */
+void mt_inl_span(struct mt_inl_ranges *rs, struct mt_funcs *fs, const struct mt_proc *p,
+		 const struct mt_cs_fn *fn, uint64_t ip, uint64_t *lo, uint64_t *hi);
 
 struct mt_inl {
 	struct mt_funcs *fs;
@@ -49,14 +70,7 @@ struct mt_inl {
 		uint8_t n, valid;
 		uint32_t id[MT_INL_MAX];
 	} *cache;
-	/* Each function's inline ranges, indexed by function id, read once
-	 * (a cache that forgets would read a random walk's DWARF again and
-	 * again: 4.7 times the decode's time on the benchmark). */
-	struct {
-		int n;		/* -1: not read yet */
-		struct mt_inl_range *r;
-	} *funcs;
-	size_t nfuncs;
+	struct mt_inl_ranges ranges;
 };
 
 void mt_inl_init(struct mt_inl *in, struct mt_funcs *fs, const struct mt_proc *proc,

@@ -17,8 +17,8 @@
  * an enable before the next timing packet. Unspread items keep the time
  * they were reported with.
  *
- * With CYC packets the values change at nearly every branch packet, and
- * the spread is over the blocks of one packet.
+ * With CYC packets the values are exact and change at the blocks right
+ * after a packet (blkdec.c), and the spread is over the blocks between.
  */
 #ifndef MTRACE_DECODE_INTERP_H
 #define MTRACE_DECODE_INTERP_H

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* Inlining (built with -O2): scale() is inlined into work() and calls the
- * out-of-line leaf() twice, so the trace enters and leaves inlined code. */
+ * out-of-line leaf() twice, so the trace enters and leaves inlined code;
+ * mix() is inlined into churn() and calls nothing, so only the blocks
+ * inside it (its loop) show it. */
 __attribute__((noipa)) int leaf(int x)
 {
 	return x * 3 + 1;
@@ -19,12 +21,30 @@ __attribute__((noipa)) int work(int x)
 	return r ^ x;
 }
 
+static inline __attribute__((always_inline)) int mix(int x)
+{
+	for (int i = 0; i < (x & 3) + 2; i++)
+		x = x * 5 + (x >> 3);
+	return x;
+}
+
+__attribute__((noipa)) int churn(int x)
+{
+	int r = leaf(x);
+
+	if (r & 1)	/* churn's own code at leaf's return address */
+		r = -r;
+	r = leaf(mix(r));
+	__asm__ volatile("" : "+r"(r));	/* no tail call */
+	return r;
+}
+
 int main(int argc, char **argv)
 {
 	int acc = 0;
 
 	(void)argv;
 	for (int i = 0; i < 50; i++)
-		acc += work(i + argc);
+		acc += work(i + argc) + churn(i);
 	return acc == 0;
 }

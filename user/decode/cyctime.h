@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Exact times in cycle-accurate mode, from the packets, instead of
+ * libipt's estimates (which calibrate cycles per TSC tick between timing
+ * packets, across trace-off time too, and are off by thousands of ticks
+ * after some switch-ins).
+ *
+ * The SDM ("Cycle Packet Semantics") gives every CYC-eligible packet the
+ * time of its instruction (for a TNT, its first branch) as the cycles
+ * since the previous CYC; a core cycle is nominal ratio / CBR TSC ticks
+ * (core clock CBR x 100 MHz, TSC the nominal ratio x 100 MHz). The cycle
+ * counter restarts only when a CYC is sent and when TraceEn clears (SDM
+ * "Cycle Counter"): the chain of cycles runs on across a PSB+ and restarts
+ * at the TSC of a trace enable (outside PSB+, or a PSB+ without FUP). An
+ * overflow or a bad packet loses it until the next such TSC. MTC packets
+ * are not needed: the cycles are complete, and the CYC before an MTC
+ * carries its time.
+ *
+ * A second packet decoder follows the block decoder's offset through the
+ * same bytes (each packet is read once; a resync behind it rewinds to a
+ * PSB), so this takes no memory per packet.
+ */
+#ifndef MTRACE_DECODE_CYCTIME_H
+#define MTRACE_DECODE_CYCTIME_H
+
+#include <intel-pt.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct mt_cyctime;
+
+/* For CFG's buffer, whose PSBs are at PSBS (kept, not copied); NULL when
+ * the bundle has no nominal ratio or memory ran out. */
+struct mt_cyctime *mt_cyctime_new(const struct pt_config *cfg, const uint64_t *psbs,
+				  size_t npsbs);
+void mt_cyctime_free(struct mt_cyctime *t);
+
+/*
+ * The exact time libipt's block decoder stands for when at offset POS:
+ * that of the last packet before POS that its query decoder does not read
+ * ahead over (timing packets, and the FUP that begins an asynchronous
+ * event, which takes its TIP's time). 0 when not known.
+ */
+uint64_t mt_cyctime_at(struct mt_cyctime *t, uint64_t pos);
+
+#endif
