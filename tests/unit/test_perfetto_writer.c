@@ -837,17 +837,23 @@ MT_TEST(random_calls_keep_the_file_valid)
  * one-pass replay finds them, innermost first) nest as if they had come
  * first: the importer sorts by time, equal times in file order.
  */
-MT_TEST(late_inferred_frames_nest_first)
+/* open_one() with late_inferred set. */
+static int open_late(struct pf_writer **w, const char *name)
 {
 	struct pf_options o;
-	struct pfr_trace t;
-	struct pf_writer *w;
-	int th;
-	int32_t leaf, mid, top, callee;
 
 	pf_options_init(&o);
 	o.late_inferred = 1;
-	th = open_one(&w, "late.pftrace", &o);
+	return open_one(w, name, &o);
+}
+
+MT_TEST(late_inferred_frames_nest_first)
+{
+	struct pf_writer *w;
+	struct pfr_trace t;
+	int th = open_late(&w, "late.pftrace");
+	int32_t leaf, mid, top, callee;
+
 	leaf = fn(w, "leaf"), mid = fn(w, "mid"), top = fn(w, "top"), callee = fn(w, "callee");
 	MT_ASSERT_EQ(pf_begin(w, th, 100, leaf, PF_BEGIN_INFERRED), 0);
 	MT_ASSERT_EQ(pf_begin(w, th, 100, callee, 0), 0);	/* held: at the first time */
@@ -876,17 +882,12 @@ MT_TEST(late_inferred_frames_nest_first)
 /* With late inferred frames the cap leaves them their own 64 levels. */
 MT_TEST(late_inferred_depth_cap_leaves_room)
 {
-	struct pf_options o;
-	struct pfr_trace t;
 	struct pf_writer *w;
+	int th = open_late(&w, "latecap.pftrace");
+	int32_t f = fn(w, "f");
+	struct pfr_trace t;
 	struct pf_stats st;
-	int th;
-	int32_t f;
 
-	pf_options_init(&o);
-	o.late_inferred = 1;
-	th = open_one(&w, "latecap.pftrace", &o);
-	f = fn(w, "f");
 	MT_ASSERT_EQ(pf_begin(w, th, 10, f, PF_BEGIN_INFERRED), 0);
 	for (int i = 0; i < 600; i++)
 		MT_ASSERT_EQ(pf_begin(w, th, 11 + (uint64_t)i, f, 0), 0);
