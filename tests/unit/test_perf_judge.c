@@ -490,8 +490,8 @@ MT_TEST(kernel_walk_kcore_dir)
 	import_to("kcore.data", "kcore-back.mtrace", &st);
 	MT_ASSERT_MSG(!st.warning[0], "import: %s", st.warning);
 	MT_ASSERT(st.kernel_ranges >= 3); /* module runs a page apart are separate ranges */
-	steps_decode(fx_path("kcore.mtrace"), &a, NULL);
-	steps_decode(fx_path("kcore-back.mtrace"), &b, NULL);
+	steps_decode(fx_path("kcore.mtrace"), &a, NULL, NULL);
+	steps_decode(fx_path("kcore-back.mtrace"), &b, NULL, NULL);
 	for (size_t i = 0; i < a.n; i++) {
 		in_mod += a.v[i].kind == 'c' && in_piece(a.v[i].to, &pieces[1], &pieces[2]);
 		in_bpf += a.v[i].kind == 'c' && in_piece(a.v[i].to, &pieces[2], NULL);

@@ -255,8 +255,8 @@ MT_TEST(build_id_cache_binaries)
 	MT_ASSERT_MSG(!st.warning[0], "import: %s", st.warning);
 	printf("# %zu binaries embedded from the build-id cache\n", st.embedded);
 	MT_ASSERT(st.embedded >= 3); /* the program, libc, ld.so (and the vDSO) */
-	steps_decode(fx_path("indirect.mtrace"), &a, NULL);
-	steps_decode(fx_path("indirect-mv.mtrace"), &b, NULL);
+	steps_decode(fx_path("indirect.mtrace"), &a, NULL, NULL);
+	steps_decode(fx_path("indirect-mv.mtrace"), &b, NULL, NULL);
 	MT_ASSERT(a.n > 0);
 	steps_compare("indirect", "bundle", &a, "from the cache", &b, NULL);
 	free(a.v);
