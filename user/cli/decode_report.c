@@ -80,11 +80,12 @@ struct mt_decode_sink decode_report_sink(struct decode_report *rep,
 	return (struct mt_decode_sink){ on_thread, on_event, on_trigger, rep, inner->late_inferred };
 }
 
-void decode_report_missing(void *ctx, const char *msg)
+void decode_report_missing(void *ctx, enum mt_severity sev, const char *msg)
 {
 	struct decode_report *rep = ctx;
 	char *copy;
 
+	(void)sev;
 	for (size_t i = 0; i < rep->nmissing; i++)
 		if (!strcmp(rep->missing[i], msg))
 			return;

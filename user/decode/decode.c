@@ -13,18 +13,14 @@
 
 static void warn(struct mt_decode *d, const char *msg)
 {
-	if (d->opts.warn)
-		d->opts.warn(d->opts.warn_ctx, msg);
+	mt_report(d->opts.rep, MT_SEV_WARNING, "%s", msg);
 }
 
 static void proc_warn(void *ctx, const char *msg)
 {
 	struct mt_decode *d = ctx;
 
-	if (d->opts.missing)
-		d->opts.missing(d->opts.warn_ctx, msg);
-	else
-		warn(d, msg);
+	mt_report(d->opts.missing ? d->opts.missing : d->opts.rep, MT_SEV_WARNING, "%s", msg);
 }
 
 /* The processes are in pid order (see build_procs()). */
@@ -250,7 +246,7 @@ int mt_decode_run(struct mt_decode *d, const struct mt_decode_sink *sink)
 	if (!rc)
 		rc = mt_decode_threads(d, sink);
 	if (mt_decode_cpus_join(d, rc != 0) && !rc)
-		rc = -1;
+		rc = -ENOMEM;
 	for (size_t i = 0; i < d->ncpus; i++) {
 		const struct mt_blk_stats *s = &d->cpus[i].stats;
 

@@ -30,6 +30,7 @@
 #include "bundle/bundle.h"
 #include "decode/callstack.h"
 #include "decode/funcs.h"
+#include "util/reporter.h"
 
 #include <stdint.h>
 
@@ -44,12 +45,12 @@ struct mt_decode_opts {
 	const struct mt_path_map *path_maps;
 	size_t npath_maps;
 	const char *symfs;
-	/* Non-fatal problems (an unknown CPU model, ...); may be NULL. */
-	void (*warn)(void *ctx, const char *msg);
-	void *warn_ctx;
-	/* A mapping without usable code (once per mapping, with warn_ctx);
-	 * NULL: such messages go to warn. */
-	void (*missing)(void *ctx, const char *msg);
+	/* Non-fatal problems (an unknown CPU model, ...), as warnings; may
+	 * be NULL. */
+	const struct mt_reporter *rep;
+	/* A mapping without usable code, once per mapping, as a warning;
+	 * NULL: such messages go to rep. */
+	const struct mt_reporter *missing;
 	/* Progress of the CPU streams, the long part of a decode: DONE of
 	 * TOTAL bytes of PT, at least every 4096 blocks, never two calls at
 	 * once, last with DONE == TOTAL; may be NULL. */
@@ -114,7 +115,7 @@ struct mt_decode;
 int mt_decode_open(struct mt_decode **out, struct mt_bundle_reader *r,
 		   const struct mt_decode_opts *opts, char *err, size_t errlen);
 /* Decodes everything and feeds SINK, once per decoder. Returns 0, a sink's
- * non-zero value, or -1 when out of memory. Releases each CPU's PT
+ * non-zero value, or -ENOMEM. Releases each CPU's PT
  * (mt_bundle_pt_release()) once decoded: pointers from mt_bundle_pt_data()
  * taken before are then invalid (a new call decompresses again). */
 int mt_decode_run(struct mt_decode *d, const struct mt_decode_sink *sink);

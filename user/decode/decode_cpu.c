@@ -16,6 +16,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -541,14 +542,14 @@ int mt_decode_cpus_start(struct mt_decode *d, unsigned int jobs)
 	pthread_cond_init(&p->room, NULL);
 	p->initialized = 1;
 	if (!ws)
-		return -1;
+		return -ENOMEM;
 	p->free_jobs = jobs;
 	pthread_mutex_init(&ws->prog.lock, NULL);
 	ws->w = calloc(d->ncpus ? d->ncpus : 1, sizeof(*ws->w));
 	p->threads = calloc(d->ncpus ? d->ncpus : 1, sizeof(*p->threads));
 	p->workers = ws;
 	if (!ws->w || !p->threads)
-		return -1;
+		return -ENOMEM;
 	for (size_t i = 0; i < d->ncpus; i++)
 		ws->prog.total += d->cpus[i].len;
 	pthread_mutex_lock(&p->lock);
@@ -594,7 +595,7 @@ int mt_decode_cpus_join(struct mt_decode *d, int stop)
 		pthread_join(p->threads[i], NULL);
 	p->nthreads = 0;
 	if (!ws)
-		return -1;
+		return -ENOMEM;
 	if (d->opts.progress)
 		d->opts.progress(d->opts.progress_ctx, ws->prog.total, ws->prog.total);
 	for (size_t i = 0; ws->w && i < d->ncpus; i++) {
@@ -603,7 +604,7 @@ int mt_decode_cpus_join(struct mt_decode *d, int stop)
 	}
 	for (size_t i = 0; i < d->ncpus; i++)
 		if (d->cpus[i].oom || d->cpus[i].ops.oom)
-			ret = -1;
+			ret = -ENOMEM;
 	free(ws->w);
 	free(ws);
 	p->workers = NULL;

@@ -25,6 +25,7 @@
 #include "decode/inlines.h"
 #include "util/mt_array.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -433,7 +434,7 @@ static int give(struct merge *m, const struct mt_seg *s)
 	if (!t)
 		return m->sink_rc ? m->sink_rc : -1;
 	if (MT_ARRAY_RESERVE(t->segs, t->segs_cap, t->nsegs, 1))
-		return -1;
+		return -ENOMEM;
 	/* Replayed segments go, when the replay follows the decoding. */
 	if (m->d->streaming && t->seg > 64 && t->seg * 2 > t->nsegs) {
 		memmove(t->segs, t->segs + t->seg, (t->nsegs - t->seg) * sizeof(*t->segs));
@@ -470,7 +471,7 @@ static int take(struct merge *m, uint64_t *seen)
 			v->pending_head = v->npending = 0;
 		if (MT_ARRAY_RESERVE(v->pending, v->pending_cap, v->npending, log->nready) ||
 		    MT_ARRAY_RESERVE(v->live, v->live_cap, v->nlive, log->nready))
-			return -1;
+			return -ENOMEM;
 		for (size_t i = 0; i < log->nready; i++) {
 			v->pending[v->npending++] = log->ready[i];
 			v->live[v->nlive++] = (struct live_seg){ log->ready[i].begin, 0 };
@@ -591,7 +592,7 @@ static int merge_upto(struct merge *m, uint64_t bound, int trig_final)
 			uint64_t at;
 
 			if (t->oom)
-				return -1;
+				return -ENOMEM;
 			if (!ev)
 				continue;
 			at = ev->ts > t->merged_tsc ? ev->ts : t->merged_tsc;
@@ -640,7 +641,7 @@ static int start_batch(struct merge *m)
 		find_inferred(m, t);
 		start_replay(t, queue_in_order, 0);
 		if (t->oom)
-			return -1;
+			return -ENOMEM;
 		if (m->sink->thread && (rc = m->sink->thread(m->sink->ctx, t->task.pid, t->task.tid)))
 			return rc;
 	}
@@ -694,12 +695,12 @@ int mt_decode_threads(struct mt_decode *d, const struct mt_decode_sink *sink)
 
 	m.cpus = calloc(d->ncpus ? d->ncpus : 1, sizeof(*m.cpus));
 	if (!m.cpus)
-		return -1;
+		return -ENOMEM;
 	m.trig_pending = d->have_trigger && sink->trigger;
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
 		news = take(&m, &seen);
-		rc = news < 0 ? -1 : give_ready(&m);
+		rc = news < 0 ? -ENOMEM : give_ready(&m);
 		if (rc)
 			break;
 		if (!d->streaming && !m.final) {
