@@ -4,8 +4,9 @@
  * a small hand-assembled program, checked as the call-stack events it
  * produces: direct and indirect calls, compressed returns, an indirect
  * tail jump, a syscall with user-only tracing, an interrupt with kernel
- * tracing, an unmapped target (gap and resync at the next PSB), and garbage
- * or truncated input (no crash).
+ * tracing, an unmapped target (gap and resync at the next PSB), code
+ * running on into the next function with a cold and a warm block cache,
+ * and garbage or truncated input (no crash).
  */
 #include "test_decode_evfmt.h"
 #include "test_decode_fixture.h"
@@ -14,10 +15,10 @@
 #include "mt_blk_cs.h"
 
 #define BASE 0x400000ull
-/* Functions A..E start every 0x20 bytes from BASE. */
+/* Functions A..G start every 0x20 bytes from BASE. */
 #define AT(c, off) (BASE + 0x20u * (uint64_t)((c) - 'A') + (off))
 
-static const uint8_t code[0xa0] = {
+static const uint8_t code[0xe0] = {
 	/* A */
 	[0x00] = 0xe8, 0x1b, 0x00, 0x00, 0x00,	/* call B */
 	[0x05] = 0xe8, 0x36, 0x00, 0x00, 0x00,	/* call C */
@@ -28,6 +29,8 @@ static const uint8_t code[0xa0] = {
 	[0x40] = 0xff, 0xe0,			/* C: jmp *%rax (E) */
 	[0x60] = 0xc3,				/* D: ret */
 	[0x80] = 0xc3,				/* E: ret */
+	[0xa0 ... 0xbf] = 0x90,			/* F: nops running on into G */
+	[0xc0] = 0xc3,				/* G: ret */
 };
 
 static void resolve(void *ctx, uint64_t ip, struct mt_cs_fn *fn)
@@ -54,12 +57,14 @@ static struct pt_image *h_enable(void *ctx, uint64_t tsc, uint64_t ip)
 	return NULL;
 }
 
-/* Decodes BUF[0..LEN) against the program; returns the event text. */
-static const char *decode(const uint8_t *buf, size_t len, struct mt_blk_stats *st)
+/* Decodes BUF[0..LEN) against the program, its section in ISC (with the
+ * block cache of what ISC's section decoded before); returns the event
+ * text. */
+static const char *decode_in(struct pt_image_section_cache *isc, const uint8_t *buf, size_t len,
+			     struct mt_blk_stats *st)
 {
 	struct mt_blk_handler handler;
 	static const struct mt_cs_ops ops = { resolve, evfmt_emit, NULL };
-	struct pt_image_section_cache *isc = pt_iscache_alloc(NULL);
 	struct pt_image *img = pt_image_alloc(NULL);
 	struct pt_config cfg;
 	FILE *f;
@@ -84,8 +89,17 @@ static const char *decode(const uint8_t *buf, size_t len, struct mt_blk_stats *s
 	mt_cs_finish(&cs, st->last_tsc);
 	mt_cs_fini(&cs);
 	pt_image_free(img);
-	pt_iscache_free(isc);
 	return evfmt_text();
+}
+
+/* Decodes BUF[0..LEN) with a section cache of its own. */
+static const char *decode(const uint8_t *buf, size_t len, struct mt_blk_stats *st)
+{
+	struct pt_image_section_cache *isc = pt_iscache_alloc(NULL);
+	const char *got = decode_in(isc, buf, len, st);
+
+	pt_iscache_free(isc);
+	return got;
 }
 
 /* The whole program: A calls B, C (which tail-jumps to E), makes a
@@ -245,6 +259,42 @@ MT_TEST(cycle_accurate_times_from_the_cycles_and_cbr)
 	MT_ASSERT_STREQ(got, "1000:+A* 1002:+B 1005:-B 1006:+C 1008:-C 1008:+E^ 1010:-E "
 			     "1012:+[sys] 2000:-[sys] 2004:+D 2008:-D 2008:+[off] 2008:-[off]! "
 			     "2008:-A!");
+}
+
+/*
+ * G runs first, returns to F, whose code runs on into G. The first time
+ * through F libipt's block cache is filled, and libipt 2.0.5 ends the
+ * block before G (G's entry is already there); the next time the cache
+ * has one entry for F up to G's return. The events must not depend on
+ * which: the section cache, and with it the block cache, is shared by
+ * every CPU stream, so they would depend on what other streams decoded
+ * before, in parallel workers on their timing. The block is F's, as
+ * libipt makes it without a cache.
+ */
+MT_TEST(blocks_do_not_depend_on_the_block_cache)
+{
+	/* Frames inferred at a return to an empty stack start with the
+	 * segment; the blocks before the TSC packet are spread up to it. */
+	static const char *want = "1000:+G* 2000:-G 1000:+F* 2000:-F 1000:+A* 2000:+[off] "
+				  "2000:-[off]! 2000:-A!";
+	struct pt_image_section_cache *isc = pt_iscache_alloc(NULL);
+	struct mt_blk_stats st;
+	char first[512];
+	struct ptenc e;
+
+	ptenc_begin(&e, 1000, AT('G', 0));
+	ptenc_ip(&e, ppt_tip, AT('F', 0), pt_ipc_sext_48);	/* G returns to F */
+	ptenc_ip(&e, ppt_tip, AT('A', 0x0e), pt_ipc_sext_48);	/* G returns to A */
+	ptenc_tsc(&e, 2000);
+	ptenc_ip(&e, ppt_fup, AT('A', 0x0e), pt_ipc_sext_48);
+	ptenc_ip(&e, ppt_tip_pgd, 0, pt_ipc_suppressed);
+	ptenc_end(&e);
+	snprintf(first, sizeof(first), "%s", decode_in(isc, e.buf, e.len, &st));
+	MT_ASSERT_EQ(st.errors, 0);
+	MT_ASSERT_STREQ(first, want);
+	MT_ASSERT_STREQ(decode_in(isc, e.buf, e.len, &st), want);
+	MT_ASSERT_EQ(st.errors, 0);
+	pt_iscache_free(isc);
 }
 
 MT_TEST(garbage_and_truncated_streams_do_not_crash)

@@ -46,6 +46,13 @@ struct blkdec {
 	uint64_t passed;	/* reported to the handler's passed() */
 	struct mt_cyctime *cyc;	/* with CYC packets: exact times */
 	uint64_t cyc_now;	/* with CYC: the time the last event or tick brought */
+	/* A block that ended without a branch, held back until the next one
+	 * shows whether it goes on there (see on_block()). */
+	struct {
+		uint64_t ip, insns, tsc;
+		uint64_t next;	/* the address after its last instruction */
+		bool on;
+	} held;
 	struct insn_memo memo[INSN_CACHE_SIZE];
 };
 
@@ -135,21 +142,65 @@ static void last_insn(struct blkdec *b, const struct pt_block *blk, uint8_t *len
 	*m = (struct insn_memo){ blk->end_ip, *len, (uint8_t)*cls };
 }
 
-/* BLK, which started at time TSC. */
+/* Hands on a block of INSNS instructions from IP, ended by X. */
+static void report_block(struct blkdec *b, uint64_t tsc, uint64_t ip, uint64_t insns,
+			 enum mt_xfer x, uint64_t ret)
+{
+	b->stats->blocks++;
+	mt_interp_block(&b->q, tsc, ip, insns);
+	mt_interp_transfer(&b->q, x, ret);
+}
+
+/* Hands on the held block as it is: no block goes on from it. */
+static void flush_held(struct blkdec *b)
+{
+	if (b->held.on)
+		report_block(b, b->held.tsc, b->held.ip, b->held.insns, MT_XFER_NONE, 0);
+	b->held.on = false;
+}
+
+/*
+ * libipt ends a block where control flow needs trace, at calls and jumps
+ * (end_on_call, end_on_jump) and at section ends, but its block cache may
+ * also end one anywhere in straight-line code: libipt 2.0.5 stops a block
+ * where filling the cache reaches an entry already filled. The cache
+ * belongs to the section, which all decoders of the section cache share,
+ * so where a block ends depends on what any decoder decoded before; and
+ * the handler names a block's function by its first address, so a block
+ * running on into the next function would show that function, or not. A
+ * block ending without a branch is therefore held back and joined with
+ * the block that continues it: blocks are the same however the cache was
+ * filled, and as libipt makes them without it. BLK started at time TSC;
+ * a joined block keeps the later one's, as the single block had.
+ */
 static void on_block(struct blkdec *b, const struct pt_block *blk, uint64_t tsc)
 {
 	enum pt_insn_class cls = blk->iclass;
 	enum mt_xfer x = MT_XFER_NONE;
-	uint64_t ret = 0;
+	uint64_t ret = 0, ip = blk->ip, insns = blk->ninsn;
 	uint8_t len = 0;
 
-	b->stats->blocks++;
 	b->stats->insns += blk->ninsn;
-	mt_interp_block(&b->q, tsc, blk->ip, blk->ninsn);
-	if (cls == ptic_error || cls == ptic_call || cls == ptic_far_call ||
+	if (b->held.on && ip == b->held.next) {
+		ip = b->held.ip;
+		insns += b->held.insns;
+		b->held.on = false;
+	}
+	flush_held(b);
+	if (cls == ptic_error || cls == ptic_other || cls == ptic_call || cls == ptic_far_call ||
 	    cls == ptic_far_return)
 		last_insn(b, blk, &len, &cls);
 	switch (cls) {
+	case ptic_other:
+		if (len) {
+			b->held.ip = ip;
+			b->held.insns = insns;
+			b->held.tsc = tsc;
+			b->held.next = blk->end_ip + len;
+			b->held.on = true;
+			return;
+		}
+		break;
 	case ptic_call:
 		x = MT_XFER_CALL;
 		break;
@@ -173,7 +224,7 @@ static void on_block(struct blkdec *b, const struct pt_block *blk, uint64_t tsc)
 	 * where the kernel's serialising IRET-to-self (sync_core()) lands. */
 	if (len && (x == MT_XFER_CALL || x == MT_XFER_FAR_CALL || x == MT_XFER_FAR_RET))
 		ret = blk->end_ip + len;
-	mt_interp_transfer(&b->q, x, ret);
+	report_block(b, tsc, ip, insns, x, ret);
 }
 
 static void set_image(struct blkdec *b, struct pt_image *img)
@@ -318,6 +369,7 @@ static int drain_events(struct blkdec *b, int st)
 		uint64_t exact = b->cyc_now = cyc_time(b), tsc;
 		struct pt_event ev;
 
+		flush_held(b);
 		st = pt_blk_event(b->dec, &ev, sizeof(ev));
 		if (st < 0)
 			break;
@@ -467,6 +519,7 @@ static uint64_t decode_from_sync(struct blkdec *b, int st)
 			break;
 		}
 	}
+	flush_held(b);
 	if (st >= 0 || st == -pte_eos)
 		return UINT64_MAX;
 	b->stats->errors++;
