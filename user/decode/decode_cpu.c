@@ -109,16 +109,9 @@ static void open_seg(struct worker *w, uint64_t tsc, uint64_t lo, uint64_t hi)
 	struct mt_cpu_log *log = w->log;
 	size_t pos;
 
-	if (log->nsegs == log->segcap) {
-		size_t cap = log->segcap ? log->segcap * 2 : 64;
-		struct mt_seg *v = realloc(log->segs, cap * sizeof(*v));
-
-		if (!v) {
-			log->oom = 1;
-			return;
-		}
-		log->segs = v;
-		log->segcap = cap;
+	if (MT_ARRAY_RESERVE(log->segs, log->segcap, log->nsegs, 1)) {
+		log->oom = 1;
+		return;
 	}
 	pos = mt_oplog_restart(&log->ops);
 	log->segs[log->nsegs] = (struct mt_seg){ { 0, 0 }, tsc, tsc, lo, (uint32_t)(log - w->d->cpus),

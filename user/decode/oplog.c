@@ -2,6 +2,8 @@
 /* The byte log of decoded control flow; see oplog.h. */
 #include "decode/oplog.h"
 
+#include "util/mt_array.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,13 +39,11 @@ static int grow_directory(struct mt_oplog *l)
 {
 	size_t cap = l->chunkcap ? l->chunkcap * 2 : 16;
 	uint8_t **v = malloc(cap * sizeof(*v));
-	uint8_t ***r = realloc(l->retired, (l->nretired + 1) * sizeof(*r));
 
-	if (!v || !r) {
+	if (!v || MT_ARRAY_RESERVE(l->retired, l->retired_cap, l->nretired, 1)) {
 		free(v);
 		return -1;
 	}
-	l->retired = r;
 	if (l->lock)
 		pthread_mutex_lock(l->lock);
 	if (l->nchunks)

@@ -53,7 +53,7 @@ struct mt_oplog {
 	uint8_t **chunks;
 	size_t nchunks, chunkcap;
 	uint8_t ***retired;	/* directories replaced by bigger ones */
-	size_t nretired;
+	size_t nretired, retired_cap;
 	pthread_mutex_t *lock;	/* held to replace the directory; may be NULL */
 	size_t freed;		/* chunks below this one are freed */
 	size_t len;		/* position of the next op */
