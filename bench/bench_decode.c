@@ -458,8 +458,10 @@ static int measure_speed(const char *bundle, const char *out, int rounds, struct
 {
 	double ratio[16];
 
+	if (rounds < 1 || rounds > 16)
+		return -1;
 	sp->bare_cpu = sp->one_cpu = sp->one_wall = sp->two_cpu = sp->two_wall = 1e30;
-	for (int k = 0; k < rounds && k < 16; k++) {
+	for (int k = 0; k < rounds; k++) {
 		if (run_child("bare", bundle, out, &sp->bare) ||
 		    run_child("full", bundle, out, &sp->one) ||
 		    run_child("full2", bundle, out, &sp->two)) {
@@ -541,17 +543,23 @@ static void memory_results(unsigned int mib, const struct memory *m)
 	result(fig, val, tgt, m->x <= TARGET_RSS);
 }
 
-/* The large walk's size: --large MIB, else $BENCH_DECODE_LARGE; 0: none. */
+/* The large walk's size: --large MIB, else $BENCH_DECODE_LARGE; 0: none,
+ * UINT_MAX: not a number. */
 static unsigned int large_size(int *argc, char ***argv)
 {
 	const char *v = getenv("BENCH_DECODE_LARGE");
+	unsigned long n;
+	char *end;
 
 	if (*argc > 2 && !strcmp((*argv)[1], "--large")) {
 		v = (*argv)[2];
 		*argc -= 2;
 		*argv += 2;
 	}
-	return v && *v ? (unsigned int)strtoul(v, NULL, 10) : 0;
+	if (!v || !*v)
+		return 0;
+	n = strtoul(v, &end, 10);
+	return *end || n > 4096 ? UINT_MAX : (unsigned int)n;
 }
 
 int main(int argc, char **argv)
@@ -568,7 +576,11 @@ int main(int argc, char **argv)
 		return child(argv[2], argv[3], argv[4]);
 	if (argc == 3 && !strcmp(argv[1], "--bundle")) {
 		mib = (unsigned int)strtoul(argv[2], NULL, 10);
-		if (!mib || mib > 4096 || walk_bundle(path, sizeof(path), mib))
+		if (!mib || mib > 4096) {
+			fprintf(stderr, "usage: bench_decode --bundle MiB (1..4096)\n");
+			return 2;
+		}
+		if (walk_bundle(path, sizeof(path), mib))
 			return 1;
 		printf("%s\n", path);
 		return 0;
@@ -576,10 +588,10 @@ int main(int argc, char **argv)
 	large = large_size(&argc, &argv);
 	if (argc > 1)
 		mib = (unsigned int)strtoul(argv[1], NULL, 10);
-	if (!mib || mib > 4096 || large > 4096 || (large && large <= mib) ||
+	if (!mib || mib > 4096 || large == UINT_MAX || (large && large <= mib) ||
 	    bench_self_dir(dir, sizeof(dir))) {
-		fprintf(stderr, "usage: bench_decode [--large MiB] [MiB of PT 1..4096] [bundle]\n"
-			"       (--large, or BENCH_DECODE_LARGE, above the first size)\n");
+		fprintf(stderr, "usage: bench_decode [--large MiB] [MiB of PT 1..4096] [bundle], "
+			"--large (or BENCH_DECODE_LARGE) above the first size\n");
 		return 2;
 	}
 	snprintf(out, sizeof(out), "%s/bench-decode-%d.pftrace", dir, (int)getpid());
