@@ -18,8 +18,16 @@ $(O)/bench/%: $(O)/rel/bench/%.o $(O)/rel/libmtrace.a
 bench: $(BENCH_BINS)
 	$(Q)bench/run.sh $(BENCH_BINS)
 
-# bench_decode makes its large random-walk bundle with the PT generator.
-$(O)/bench/bench_decode: | $(O)/rel/tests/ptgen/ptgen
+# bench_decode makes its random-walk bundles with the PT generator, and
+# traces workload_disasm (a real program over Capstone) with it. Built like
+# a program users trace: optimised, with symbols, bound at load time (no
+# lazy-binding resolver to single-step through).
+$(O)/bench/workload_disasm: bench/workload_disasm.c
+	@mkdir -p $(@D)
+	@echo '  CC      $@'
+	$(Q)$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -g -Wl,-z,now -o $@ $< -lcapstone
+
+$(O)/bench/bench_decode: | $(O)/rel/tests/ptgen/ptgen $(O)/bench/workload_disasm
 
 # bench_perf generates its walks with the PT generator and runs mtrace-user and perf.
 $(O)/bench/bench_perf: | $(O)/rel/tests/ptgen/ptgen $(O)/mtrace-user

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Decoder throughput and memory on a large random-walk bundle, against a
- * baseline measured in the same run on the same PT bytes and image:
+ * Decoder speed and memory against baselines measured in the same run on
+ * the same PT bytes and image:
  *  - baseline: a bare libipt block-decoder loop (sync, drain events,
  *    pt_blk_next until the end, forward sync after errors) over an image
  *    built straight from the bundle's maps: the floor for any decoder
@@ -10,26 +10,34 @@
  *    public API: block decoding, thread attribution, call stacks, symbols,
  *    the time-ordered merge and the Perfetto protobuf written to a file.
  * Each variant runs in a fresh process (this program re-executed), after
- * the PT is read; runs are interleaved (baseline, one job, two jobs) and
- * the best of REPEAT kept, the run least disturbed by other processes.
- * Single-threaded figures use CPU time; the two-job speed-up needs wall
- * time, so it is only as good as the machine is idle.
+ * the PT is read; runs are interleaved (baseline, one job, two jobs) over
+ * several rounds. Single-threaded figures use CPU time, the best round (the
+ * least disturbed by other processes); the two-job speed-up is wall time,
+ * the median of the rounds' ratios, only as good as the machine is idle,
+ * so each figure carries the load average at its end.
+ *
+ * Two workloads, on two virtual CPUs each:
+ *  - the random walk: the PT generator's walk over libcapstone (a real
+ *    6.6 MB shared library the build depends on; its walk gives a steady
+ *    ~210 bytes of PT per 1000 instructions, where libc's walk is
+ *    dominated by syscalls and unknown AVX-512 code);
+ *  - a call-heavy real program: workload_disasm (Capstone disassembling
+ *    its own code with operand details: a call every few dozen
+ *    instructions on a real call tree), single-stepped by the generator.
+ * Both are made once with the generator built next to this benchmark
+ * (O/rel/tests/ptgen/ptgen) and kept in O/bench.
  *
  * Memory: peak RSS (VmHWM) of processes that (1) do nothing, (2) open the
  * bundle and read the PT, (3) do the same and open the decoder (images and
  * symbol tables: the image cache is (3) - (2), in RSS once set up, since
- * reading the PT peaks higher for a moment, with the compressed bytes of
- * the stream being decompressed), (4) decode everything to Perfetto. The
- * figure is (4) - (1) - image cache, over the PT bytes.
+ * reading the PT peaks higher for a moment), (4) decode the bundle from
+ * the file as the CLI does, the PT read only as the decoder asks for it.
+ * The figure is (4) - (1) - image cache, over the PT bytes. With a large
+ * size (BENCH_DECODE_LARGE or --large) the same is measured on a second,
+ * larger walk, and (4) - (1) of the two sizes compared: memory growth.
  *
- * The bundle: the PT generator's random walk over libcapstone on two
- * virtual CPUs (a real 6.6 MB shared library the build depends on; its
- * walk gives a steady ~210 bytes of PT per 1000 instructions, where libc's
- * walk is dominated by syscalls and unknown AVX-512 code). Made once with
- * the generator built next to this benchmark (O/rel/tests/ptgen/ptgen) and
- * kept as O/bench/decode-walk-NM.mtrace.
- *
- * Usage: bench_decode [MiB of PT, default 64] [bundle, default generated]
+ * Usage: bench_decode [--large MiB] [MiB of PT, default 64] [bundle]
+ *        bench_decode --bundle MiB              the walk's bundle (made if missing)
  *        bench_decode --child MODE BUNDLE OUT   one variant alone (to profile)
  */
 #include "bundle/bundle.h"
@@ -49,13 +57,18 @@
 #include <time.h>
 #include <unistd.h>
 
-#define REPEAT 2
+#define WALK_ROUNDS 3
+#define PROGRAM_ROUNDS 5
 #define WALK_LIB "/usr/lib/x86_64-linux-gnu/libcapstone.so.4"
 /* Measured for that walk; a little low so the bundle reaches the size. */
 #define WALK_BYTES_PER_KINSN 200
-#define TARGET_RATIO 0.5	/* mtrace's throughput over bare libipt's */
-#define TARGET_SPEEDUP 1.6	/* two jobs over one */
-#define TARGET_RSS 2.0		/* peak RSS over PT bytes, image cache aside */
+/* Bytes of code workload_disasm disassembles: 8M instructions, 1 MB of PT
+ * (single-stepping runs at some 30 000 instructions/s here). */
+#define PROGRAM_BYTES "10000"
+#define TARGET_RATIO 0.6	/* mtrace's CPU time over bare libipt's, inverted */
+#define TARGET_SPEEDUP 1.7	/* two jobs over one, wall time */
+#define TARGET_RSS 1.0		/* peak RSS over PT bytes, image cache aside */
+#define TARGET_GROWTH 1.10	/* peak RSS of the large walk over the small one's */
 
 struct times {
 	double cpu, wall;
@@ -77,10 +90,29 @@ static struct times since(struct times t0)
 	return (struct times){ t.cpu - t0.cpu, t.wall - t0.wall };
 }
 
-static int make_bundle(const char *path, unsigned int mib)
+/* The one-minute load average: other processes make every figure noisier. */
+static double load_average(void)
 {
-	char dir[PATH_MAX], gen[PATH_MAX + 32], tmp[PATH_MAX + 8], n[32];
-	unsigned long long insns = (unsigned long long)mib * 1048576 * 1000 / WALK_BYTES_PER_KINSN;
+	FILE *f = fopen("/proc/loadavg", "r");
+	double l = -1;
+
+	if (f && fscanf(f, "%lf", &l) != 1)
+		l = -1;
+	if (f)
+		fclose(f);
+	return l;
+}
+
+/*
+ * Makes @path with the PT generator built next to this benchmark: @args
+ * are its arguments after "-o FILE" (NULL-terminated). Written to a
+ * temporary name and renamed, so an interrupted run leaves no bundle.
+ */
+static int generate(const char *path, const char *what, const char *const *args)
+{
+	char dir[PATH_MAX], gen[PATH_MAX + 32], tmp[PATH_MAX + 8];
+	const char *argv[16] = { "ptgen", "-o", tmp };
+	size_t n = 3;
 	int status;
 	pid_t pid;
 
@@ -88,21 +120,56 @@ static int make_bundle(const char *path, unsigned int mib)
 		return -1;
 	snprintf(gen, sizeof(gen), "%s/../rel/tests/ptgen/ptgen", dir);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	snprintf(n, sizeof(n), "%llu", insns);
-	fprintf(stderr, "bench_decode: generating %s (%s instructions, once)\n", path, n);
+	while (*args && n < sizeof(argv) / sizeof(argv[0]) - 1)
+		argv[n++] = *args++;
+	fprintf(stderr, "bench_decode: generating %s (%s, once)\n", path, what);
 	pid = fork();
 	if (pid == 0) {
-		execl(gen, "ptgen", "--walk", WALK_LIB, "--insns", n, "--cpus", "2", "-o", tmp,
-		      (char *)NULL);
+		/* The traced program's output is no figure: keep it off stdout. */
+		dup2(2, 1);
+		execv(gen, (char *const *)argv);
 		_exit(127);
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
 	    WEXITSTATUS(status) || rename(tmp, path)) {
-		fprintf(stderr, "bench_decode: generating the bundle failed (is %s built?)\n", gen);
+		fprintf(stderr, "bench_decode: generating %s failed (is %s built?)\n", path, gen);
 		unlink(tmp);
 		return -1;
 	}
 	return 0;
+}
+
+/* The random walk with @mib MiB of PT, made once and kept in this directory. */
+static int walk_bundle(char *path, size_t len, unsigned int mib)
+{
+	char dir[PATH_MAX - 64], n[32], what[64];
+	unsigned long long insns = (unsigned long long)mib * 1048576 * 1000 / WALK_BYTES_PER_KINSN;
+	const char *args[] = { "--walk", WALK_LIB, "--insns", n, "--cpus", "2", NULL };
+	struct stat sb;
+
+	if (bench_self_dir(dir, sizeof(dir)))
+		return -1;
+	snprintf(path, len, "%s/decode-walk-%uM.mtrace", dir, mib);
+	snprintf(n, sizeof(n), "%llu", insns);
+	snprintf(what, sizeof(what), "a walk of %s instructions", n);
+	return stat(path, &sb) ? generate(path, what, args) : 0;
+}
+
+/* The call-heavy program's trace, made once and kept in this directory. */
+static int program_bundle(char *path, size_t len)
+{
+	char dir[PATH_MAX - 64], prog[PATH_MAX];
+	const char *args[] = { "--cpus", "2", "--max-insns", "100000000", "--", prog,
+			       PROGRAM_BYTES, NULL };
+	struct stat sb;
+
+	if (bench_self_dir(dir, sizeof(dir)))
+		return -1;
+	snprintf(path, len, "%s/decode-disasm-%s.mtrace", dir, PROGRAM_BYTES);
+	snprintf(prog, sizeof(prog), "%s/workload_disasm", dir);
+	if (!stat(path, &sb))
+		return 0;
+	return generate(path, "workload_disasm " PROGRAM_BYTES " single-stepped, minutes", args);
 }
 
 /* The image the bare loop decodes against: every executable file mapping. */
@@ -268,7 +335,8 @@ struct run {
 /*
  * The child: MODE "none" (the bare process), "bundle" (reader open, PT
  * read), "open" (the same and the decoder open: images, symbols), "bare" (the libipt
- * loop), "full" or "full2" (the decode with one or two jobs). The PT is
+ * loop), "full" or "full2" (the decode with one or two jobs), "decode"
+ * (one job, as the CLI decodes a file). Except for "decode", the PT is
  * read (and decompressed) before the clock starts, for every mode alike.
  * Each variant runs in a fresh process so that its peak RSS is its own
  * and no variant inherits another's heap or caches.
@@ -288,9 +356,10 @@ static int child(const char *mode, const char *bundle, const char *out)
 			fprintf(stderr, "bench_decode: %s\n", err);
 			return 1;
 		}
-		/* Every mode holds the PT, so that "open" - "bundle" is what the
-		 * decoder adds when it opens: images and symbol tables. */
-		for (size_t i = 0; i < mt_bundle_pt_count(r); i++) {
+		/* Every timed mode holds the PT, so that "open" - "bundle" is
+		 * what the decoder adds when it opens: images and symbol
+		 * tables. "decode" reads it only as the decoder asks. */
+		for (size_t i = 0; strcmp(mode, "decode") && i < mt_bundle_pt_count(r); i++) {
 			const uint8_t *data;
 			size_t len;
 
@@ -371,81 +440,209 @@ static void result(const char *fig, const char *val, const char *target, int met
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Speed on one workload: interleaved rounds of the three timed variants. */
+struct speed {
+	struct run bare, one, two;	/* the last round's (counts) */
+	double bare_cpu, one_cpu, one_wall, two_cpu, two_wall;	/* best of the rounds */
+	double speedup;			/* median of the rounds' one/two wall times */
+	double load;			/* load average after the last round */
+};
+
+static int measure_speed(const char *bundle, const char *out, int rounds, struct speed *sp)
+{
+	double ratio[16];
+
+	if (rounds < 1 || rounds > 16)
+		return -1;
+	sp->bare_cpu = sp->one_cpu = sp->one_wall = sp->two_cpu = sp->two_wall = 1e30;
+	for (int k = 0; k < rounds; k++) {
+		if (run_child("bare", bundle, out, &sp->bare) ||
+		    run_child("full", bundle, out, &sp->one) ||
+		    run_child("full2", bundle, out, &sp->two)) {
+			unlink(out);
+			return -1;
+		}
+		sp->bare_cpu = MIN(sp->bare_cpu, sp->bare.cpu);
+		sp->one_cpu = MIN(sp->one_cpu, sp->one.cpu);
+		sp->one_wall = MIN(sp->one_wall, sp->one.wall);
+		sp->two_cpu = MIN(sp->two_cpu, sp->two.cpu);
+		sp->two_wall = MIN(sp->two_wall, sp->two.wall);
+		ratio[k] = sp->one.wall / sp->two.wall;
+		fprintf(stderr, "bench_decode: round %d: bare %.3f s CPU, 1 job %.3f s CPU %.3f s "
+			"wall, 2 jobs %.3f s wall; load %.2f\n", k + 1, sp->bare.cpu, sp->one.cpu,
+			sp->one.wall, sp->two.wall, load_average());
+	}
+	unlink(out);
+	qsort(ratio, (size_t)rounds, sizeof(ratio[0]), cmp_double);
+	sp->speedup = rounds % 2 ? ratio[rounds / 2] :
+		      (ratio[rounds / 2 - 1] + ratio[rounds / 2]) / 2;
+	sp->load = load_average();
+	return 0;
+}
+
+/* The speed figures of one workload, each with the load average. */
+static void speed_results(const char *name, const struct speed *sp)
+{
+	double ratio = sp->bare_cpu / sp->one_cpu;
+	char fig[96], val[64], tgt[32];
+
+	snprintf(fig, sizeof(fig), "decode / bare libipt, %s (CPU)", name);
+	snprintf(val, sizeof(val), "%.2fx (load %.1f)", ratio, sp->load);
+	snprintf(tgt, sizeof(tgt), ">= %.2fx", TARGET_RATIO);
+	result(fig, val, tgt, ratio >= TARGET_RATIO);
+	snprintf(fig, sizeof(fig), "decode 2 jobs / 1 job, %s (wall)", name);
+	snprintf(val, sizeof(val), "%.2fx (load %.1f)", sp->speedup, sp->load);
+	snprintf(tgt, sizeof(tgt), ">= %.2fx", TARGET_SPEEDUP);
+	result(fig, val, tgt, sp->speedup >= TARGET_SPEEDUP);
+}
+
+/* Memory on one bundle: the set-up processes and the decode from the file. */
+struct memory {
+	struct run bun, open, dec;
+	double images;	/* the decoder's image cache: "open" - "bundle" in RSS */
+	double peak;	/* the decode's peak RSS over the idle process's */
+	double x;	/* (peak - images) / PT bytes */
+};
+
+static int measure_memory(const char *bundle, const char *out, const struct run *none,
+			  struct memory *m)
+{
+	int rc = run_child("bundle", bundle, out, &m->bun) ||
+		 run_child("open", bundle, out, &m->open) ||
+		 run_child("decode", bundle, out, &m->dec);
+
+	unlink(out);
+	if (rc)
+		return -1;
+	m->images = m->open.rss - m->bun.rss;
+	m->peak = m->dec.hwm - none->hwm;
+	m->x = (m->peak - m->images) / (double)m->bun.pt_bytes;
+	return 0;
+}
+
+static void memory_results(unsigned int mib, const struct memory *m)
+{
+	char fig[96], val[64], tgt[32];
+
+	printf("%u MiB walk: %.1f MiB of PT; peak RSS: bundle open %.1f MB, decoder open "
+	       "%.1f MB, decode from the file %.1f MB (%.1f s CPU)\n", mib,
+	       m->bun.pt_bytes / 1048576.0, m->bun.hwm / 1e6, m->open.hwm / 1e6, m->dec.hwm / 1e6,
+	       m->dec.cpu);
+	snprintf(fig, sizeof(fig), "decoder image cache (RSS), %u MiB", mib);
+	snprintf(val, sizeof(val), "%.1f MB", m->images / 1e6);
+	result(fig, val, "(info)", 1);
+	snprintf(fig, sizeof(fig), "decode peak RSS / PT bytes, %u MiB", mib);
+	snprintf(val, sizeof(val), "%.2fx", m->x);
+	snprintf(tgt, sizeof(tgt), "<= %.2fx + images", TARGET_RSS);
+	result(fig, val, tgt, m->x <= TARGET_RSS);
+}
+
+/* The large walk's size: --large MIB, else $BENCH_DECODE_LARGE; 0: none,
+ * UINT_MAX: not a number. */
+static unsigned int large_size(int *argc, char ***argv)
+{
+	const char *v = getenv("BENCH_DECODE_LARGE");
+	unsigned long n;
+	char *end;
+
+	if (*argc > 2 && !strcmp((*argv)[1], "--large")) {
+		v = (*argv)[2];
+		*argc -= 2;
+		*argv += 2;
+	}
+	if (!v || !*v)
+		return 0;
+	n = strtoul(v, &end, 10);
+	return *end || n > 4096 ? UINT_MAX : (unsigned int)n;
+}
+
 int main(int argc, char **argv)
 {
-	unsigned int mib = 64;
-	char dir[PATH_MAX - 64], path[PATH_MAX], out[PATH_MAX], val[64], tgt[64];
-	struct run none, bun, open, bare = { 0 }, one = { 0 }, two = { 0 };
-	double bare_cpu = 1e30, one_cpu = 1e30, one_wall = 1e30, two_wall = 1e30,
-		two_cpu = 1e30, hwm = 0;
-	double ratio, speedup, images, rss_x, pt;
-	struct stat sb;
+	unsigned int mib = 64, large;
+	char dir[PATH_MAX - 64], path[PATH_MAX], big[PATH_MAX], prog[PATH_MAX], out[PATH_MAX];
+	char val[64];
+	struct run none;
+	struct speed walk, call;
+	struct memory mem, mem_big;
+	double pt;
 
 	if (argc == 5 && !strcmp(argv[1], "--child"))
 		return child(argv[2], argv[3], argv[4]);
+	if (argc == 3 && !strcmp(argv[1], "--bundle")) {
+		mib = (unsigned int)strtoul(argv[2], NULL, 10);
+		if (!mib || mib > 4096) {
+			fprintf(stderr, "usage: bench_decode --bundle MiB (1..4096)\n");
+			return 2;
+		}
+		if (walk_bundle(path, sizeof(path), mib))
+			return 1;
+		printf("%s\n", path);
+		return 0;
+	}
+	large = large_size(&argc, &argv);
 	if (argc > 1)
 		mib = (unsigned int)strtoul(argv[1], NULL, 10);
-	if (!mib || mib > 4096 || bench_self_dir(dir, sizeof(dir))) {
-		fprintf(stderr, "usage: bench_decode [MiB of PT 1..4096] [bundle]\n");
+	if (!mib || mib > 4096 || large == UINT_MAX || (large && large <= mib) ||
+	    bench_self_dir(dir, sizeof(dir))) {
+		fprintf(stderr, "usage: bench_decode [--large MiB] [MiB of PT 1..4096] [bundle], "
+			"--large (or BENCH_DECODE_LARGE) above the first size\n");
 		return 2;
 	}
+	snprintf(out, sizeof(out), "%s/bench-decode-%d.pftrace", dir, (int)getpid());
 	if (argc > 2)
 		snprintf(path, sizeof(path), "%s", argv[2]);
-	else
-		snprintf(path, sizeof(path), "%s/decode-walk-%uM.mtrace", dir, mib);
-	snprintf(out, sizeof(out), "%s/bench-decode-%d.pftrace", dir, (int)getpid());
-	if (stat(path, &sb) && (argc > 2 || make_bundle(path, mib)))
+	else if (walk_bundle(path, sizeof(path), mib))
 		return 1;
-	if (run_child("none", path, out, &none) || run_child("bundle", path, out, &bun) ||
-	    run_child("open", path, out, &open))
+	if (program_bundle(prog, sizeof(prog)) || (large && walk_bundle(big, sizeof(big), large)))
 		return 1;
-	/* Interleaved, best of REPEAT: the least disturbed run of each. */
-	for (int k = 0; k < REPEAT; k++) {
-		if (run_child("bare", path, out, &bare) || run_child("full", path, out, &one) ||
-		    run_child("full2", path, out, &two)) {
-			unlink(out);
-			return 1;
-		}
-		bare_cpu = MIN(bare_cpu, bare.cpu);
-		one_cpu = MIN(one_cpu, one.cpu);
-		one_wall = MIN(one_wall, one.wall);
-		two_wall = MIN(two_wall, two.wall);
-		two_cpu = MIN(two_cpu, two.cpu);
-		hwm = one.hwm > hwm ? one.hwm : hwm;
-	}
-	unlink(out);
+	if (run_child("none", path, out, &none) || measure_memory(path, out, &none, &mem) ||
+	    measure_speed(path, out, WALK_ROUNDS, &walk) ||
+	    measure_speed(prog, out, PROGRAM_ROUNDS, &call) ||
+	    (large && measure_memory(big, out, &none, &mem_big)))
+		return 1;
 
-	pt = (double)one.pt_bytes;
-	ratio = bare_cpu / one_cpu;
-	speedup = one_wall / two_wall;
-	images = open.rss - bun.rss;
-	rss_x = (hwm - none.hwm - images) / pt;
+	pt = (double)walk.one.pt_bytes;
 	printf("random walk over %s on 2 CPUs: %.1f MiB of PT, %llu instructions\n", WALK_LIB,
-	       pt / 1048576.0, one.insns);
-	printf("bare libipt: %.3f s CPU (%llu instructions)\n", bare_cpu, bare.insns);
+	       pt / 1048576.0, walk.one.insns);
+	printf("bare libipt: %.3f s CPU (%llu instructions)\n", walk.bare_cpu, walk.bare.insns);
 	printf("mtrace, 1 job: %.3f s CPU, %.3f s wall; %llu events decoded, %llu written "
-	       "(%.1f MB of Perfetto; frames deeper than the writer's cap are folded)\n", one_cpu,
-	       one_wall, one.events, one.out_events, one.out_bytes / 1e6);
-	printf("mtrace, 2 jobs: %.3f s CPU, %.3f s wall (best of %d each)\n", two_cpu, two_wall,
-	       REPEAT);
-	printf("peak RSS: process %.1f MB, bundle open %.1f MB, decoder open %.1f MB, "
-	       "full decode %.1f MB\n", none.hwm / 1e6, bun.hwm / 1e6, open.hwm / 1e6, hwm / 1e6);
-	snprintf(val, sizeof(val), "%.1f MB/s", pt / 1e6 / one_cpu);
+	       "(%.1f MB of Perfetto; frames deeper than the writer's cap are folded)\n",
+	       walk.one_cpu, walk.one_wall, walk.one.events, walk.one.out_events,
+	       walk.one.out_bytes / 1e6);
+	printf("mtrace, 2 jobs: %.3f s CPU, %.3f s wall (best of %d each)\n", walk.two_cpu,
+	       walk.two_wall, WALK_ROUNDS);
+	printf("peak RSS: process %.1f MB, full decode (PT read first) %.1f MB\n", none.hwm / 1e6,
+	       walk.one.hwm / 1e6);
+	printf("call-heavy program (workload_disasm %s, single-stepped) on 2 CPUs: %.2f MiB of "
+	       "PT, %llu instructions, %llu events; bare libipt %.3f s CPU, mtrace 1 job %.3f s "
+	       "CPU, 2 jobs %.3f s wall against %.3f s (best of %d)\n", PROGRAM_BYTES,
+	       call.one.pt_bytes / 1048576.0, call.one.insns, call.one.events, call.bare_cpu,
+	       call.one_cpu, call.two_wall, call.one_wall, PROGRAM_ROUNDS);
+	snprintf(val, sizeof(val), "%.1f MB/s", pt / 1e6 / walk.one_cpu);
 	result("decode throughput, 1 job (PT)", val, "(info)", 1);
-	snprintf(val, sizeof(val), "%.2f M/s", one.events / 1e6 / one_cpu);
+	snprintf(val, sizeof(val), "%.2f M/s", walk.one.events / 1e6 / walk.one_cpu);
 	result("decode throughput, 1 job (events)", val, "(info)", 1);
-	snprintf(val, sizeof(val), "%.1f MB/s", pt / 1e6 / bare_cpu);
+	snprintf(val, sizeof(val), "%.1f MB/s", pt / 1e6 / walk.bare_cpu);
 	result("bare libipt block loop (PT)", val, "(info)", 1);
-	snprintf(val, sizeof(val), "%.2fx", ratio);
-	snprintf(tgt, sizeof(tgt), ">= %.2fx", TARGET_RATIO);
-	result("decode / bare libipt throughput", val, tgt, ratio >= TARGET_RATIO);
-	snprintf(val, sizeof(val), "%.2fx", speedup);
-	snprintf(tgt, sizeof(tgt), ">= %.2fx", TARGET_SPEEDUP);
-	result("decode 2 jobs / 1 job (2-CPU bundle, wall)", val, tgt, speedup >= TARGET_SPEEDUP);
-	snprintf(val, sizeof(val), "%.1f MB", images / 1e6);
-	result("decoder image cache (RSS)", val, "(info)", 1);
-	snprintf(val, sizeof(val), "%.2fx", rss_x);
-	snprintf(tgt, sizeof(tgt), "<= %.2fx + images", TARGET_RSS);
-	result("decode peak RSS / PT bytes", val, tgt, rss_x <= TARGET_RSS);
+	speed_results("walk", &walk);
+	speed_results("call-heavy program", &call);
+	memory_results(mib, &mem);
+	if (large) {
+		char fig[96], tgt[32];
+		double growth = mem_big.peak / mem.peak;
+
+		memory_results(large, &mem_big);
+		snprintf(fig, sizeof(fig), "peak RSS %u / %u MiB (memory growth)", large, mib);
+		snprintf(val, sizeof(val), "%.2fx", growth);
+		snprintf(tgt, sizeof(tgt), "<= %.2fx", TARGET_GROWTH);
+		result(fig, val, tgt, growth <= TARGET_GROWTH);
+	}
 	return 0;
 }

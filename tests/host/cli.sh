@@ -105,6 +105,17 @@ if "$ptgen" --walk "$prog" --insns 20000 -o "$work/n.mtrace" >/dev/null 2>&1 &&
 else
 	echo "FAIL cli/decode-narrowed: $(wc -l "$work"/*.txt 2>&1 | tr '\n' ' ')"
 fi
+# ptgen --piece: a walk made and generated in pieces decodes to the very
+# events of the same walk made whole.
+if "$ptgen" --walk "$prog" --insns 200000 --cpus 2 --piece 1000 -o "$work/p.mtrace" >/dev/null 2>&1 &&
+	"$ptgen" --walk "$prog" --insns 200000 --cpus 2 --piece 0 -o "$work/p0.mtrace" >/dev/null 2>&1 &&
+	"$bin" decode -q -f text -o "$work/p.txt" "$work/p.mtrace" &&
+	"$bin" decode -q -f text -o "$work/p0.txt" "$work/p0.mtrace" &&
+	[ "$(wc -l <"$work/p.txt")" -gt 1000 ] && cmp -s "$work/p.txt" "$work/p0.txt"; then
+	echo "PASS cli/ptgen-walk-pieces"
+else
+	echo "FAIL cli/ptgen-walk-pieces: $(wc -l "$work"/p*.txt 2>&1 | tr '\n' ' ')"
+fi
 # report: the same walk as text within 80 columns, and as JSON.
 expect report-width-bad 2 "--width wants 60..1000" "$bin" report --width 20 "$work/n.mtrace"
 expect report-missing 1 "nonexistent" "$bin" report /nonexistent/x.mtrace

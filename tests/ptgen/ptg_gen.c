@@ -333,6 +333,14 @@ static int step(struct ptg_gen *g, unsigned c)
 	time_map_events(g, t, i, p->tsc);
 	s->pos++;
 	g->insns++;
+	if (s->pos == T->n && g->cfg->more) {
+		/* The next piece, before the packets of this instruction's
+		 * flow, which need the instruction that comes next. */
+		if ((err = g->cfg->more(g->cfg->more_ctx, (size_t)t)) < 0)
+			return err;
+		if (err)
+			s->pos = s->async_next = 0;
+	}
 	len = p->len;
 	bits = p->st.tnt_bits;
 	if ((err = flow_packets(g, p, t, i, &in, next_ip(g, t))))

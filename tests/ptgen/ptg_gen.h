@@ -50,6 +50,14 @@ struct ptg_gen_cfg {
 	 * gets the synthetic time of the system call that made it. */
 	struct ptg_map_event *map_events;
 	size_t nmap_events;
+	/* Threads given in pieces (a long walk, ptg_walk.h), or NULL: called
+	 * once thread @t has run the last instruction it holds, it replaces
+	 * them with the next piece and returns 1, or returns 0 when the
+	 * thread ends there, or -errno. Instruction indexes (the sequence, the
+	 * ground truth, map events, thread creation) then count from the
+	 * start of each piece, so a piecewise thread has none of those. */
+	int (*more)(void *ctx, size_t t);
+	void *more_ctx;
 };
 
 void ptg_gen_cfg_default(struct ptg_gen_cfg *cfg);

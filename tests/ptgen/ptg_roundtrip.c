@@ -525,6 +525,121 @@ out:
 	ptg_image_fini(&img);
 }
 
+/* The walk made and generated in pieces (ptgen --piece). */
+struct walk_pieces {
+	struct ptg_walker w;
+	struct ptg_thread *t;
+	size_t piece, calls;
+};
+
+static int next_walk_piece(void *ctx, size_t t)
+{
+	struct walk_pieces *p = ctx;
+
+	(void)t;
+	p->calls++;
+	return ptg_walker_next(&p->w, p->t, p->piece);
+}
+
+/*
+ * A walk given to the generator in small pieces must make the very packets
+ * and switch records of the same walk made whole (which the other walk
+ * cases check against libipt), on two CPUs with context switches.
+ */
+static void walk_pieces(const char *name, const struct ptg_image *img, const uint64_t *funcs,
+			size_t nfuncs, size_t min_irqs)
+{
+	struct ptg_insn_cache *ic = ptg_insn_cache_new(img);
+	struct ptg_thread whole = { 0 }, part = { .tid = 1, .parent = -1 };
+	struct ptg_walk_cfg wcfg = { .seed = 11, .insns = 300000 };
+	struct walk_pieces p = { .t = &part, .piece = 1000 };
+	struct ptg_gen_cfg cfg, pcfg;
+	struct ptg_gen g = { 0 }, pg = { 0 };
+	char msg[300] = "";
+	bool ok = false;
+
+	if (!ic || ptg_walk(&whole, ic, funcs, nfuncs, &wcfg) ||
+	    ptg_walker_init(&p.w, ic, funcs, nfuncs, &wcfg) ||
+	    ptg_walker_next(&p.w, &part, p.piece) != 1) {
+		report(false, name, "cannot walk");
+		goto out;
+	}
+	ptg_gen_cfg_default(&cfg);
+	cfg.ncpu = 2;
+	cfg.record_seq = false;
+	pcfg = cfg;
+	pcfg.more = next_walk_piece;
+	pcfg.more_ctx = &p;
+	if (ptg_gen_run(&g, &cfg, &whole, 1, ic) || ptg_gen_run(&pg, &pcfg, &part, 1, ic)) {
+		snprintf(msg, sizeof(msg), "generator failed");
+	} else if (p.calls < 100 || p.calls > 1000 || part.n > 2 * p.piece ||
+		   pg.insns != g.insns || whole.nasync < min_irqs) {
+		snprintf(msg, sizeof(msg), "%zu pieces, last %zu instructions, %zu instructions "
+			 "against %zu, %zu interrupts", p.calls, part.n, pg.insns, g.insns,
+			 whole.nasync);
+	} else if (pg.nsw != g.nsw || memcmp(pg.sw, g.sw, g.nsw * sizeof(*g.sw))) {
+		snprintf(msg, sizeof(msg), "switch records differ (%zu against %zu)", pg.nsw,
+			 g.nsw);
+	} else {
+		ok = true;
+		for (unsigned c = 0; c < cfg.ncpu; c++)
+			ok = ok && pg.cpu[c].pkt.len == g.cpu[c].pkt.len &&
+			     !memcmp(pg.cpu[c].pkt.buf, g.cpu[c].pkt.buf, g.cpu[c].pkt.len);
+		snprintf(msg, sizeof(msg), "%zu + %zu PT bytes: the packets differ",
+			 g.cpu[0].pkt.len, g.cpu[1].pkt.len);
+	}
+	report(ok, name, "%s", msg);
+out:
+	ptg_gen_fini(&g);
+	ptg_gen_fini(&pg);
+	ptg_walker_fini(&p.w);
+	free(whole.ip);
+	free(whole.async);
+	free(part.ip);
+	free(part.async);
+	ptg_insn_cache_free(ic);
+}
+
+/* The pieces over @path's code. */
+static void walk_pieces_case(const char *name, const char *path)
+{
+	struct ptg_image img;
+	uint64_t bias, *funcs = NULL;
+	size_t nfuncs = 0;
+
+	if (ptg_walk_bias(path, &bias) || ptg_image_load_elf(&img, path, bias) ||
+	    ptg_sym_functions(path, bias, &img, &funcs, &nfuncs)) {
+		report(false, name, "cannot load %s", path);
+		return;
+	}
+	walk_pieces(name, &img, funcs, nfuncs, 0);
+	free(funcs);
+	ptg_image_fini(&img);
+}
+
+/* The pieces over code where half of the free choices land on a UD2 or a
+ * loop without packets: interrupts everywhere, at piece boundaries too. */
+static void walk_pieces_interrupted_case(void)
+{
+	static uint8_t code[] = {
+		0xe8, 0x0b, 0x00, 0x00, 0x00,			/* 0x00: call 0x10 */
+		0xc3, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,	/* 0x05: ret */
+		0xcc, 0xcc, 0xcc, 0xcc,
+		0x85, 0xc0, 0x75, 0x02, 0x31, 0xc0, 0xc3,	/* 0x10: test; jne 0x16; xor; ret */
+		0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,
+		0x0f, 0x0b,					/* 0x20: ud2 */
+		0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,
+		0x90, 0xeb, 0xfd,				/* 0x30: nop; jmp 0x30 */
+	};
+	const uint64_t base = 0x400000,
+		funcs[] = { base, base + 0x10, base + 0x20, base + 0x30 };
+	struct ptg_seg seg = { .start = base, .end = base + sizeof(code), .perms = "r-xp",
+			       .bytes = code };
+	struct ptg_image img = { &seg, 1 };
+
+	walk_pieces("walk/pieces-interrupted", &img, funcs, 4, 10000);
+}
+
 /*
  * A walk over hand-made code with what patched kernel text holds: a Xen
  * hypercall (endbr64; vmcall; ret: xen_hypercall_intel) and a kprobe's int3
@@ -696,11 +811,13 @@ static void run_walks(void)
 
 	patched_walk_case();
 	user_kernel_walk_case();
+	walk_pieces_interrupted_case();
 
 	snprintf(path, sizeof(path), "%s/indirect-nopie", progdir);
 	walk_case("walk/non-pie", path, false);
 	snprintf(path, sizeof(path), "%s/plt", progdir);
 	walk_case("walk/pie", path, true);
+	walk_pieces_case("walk/pieces-pie", path);
 	/* The C library the test programs really map. */
 	if (ptg_trace_run(&run, argv, &topt)) {
 		report(false, "walk/libc", "cannot trace %s", path);
@@ -712,6 +829,7 @@ static void run_walks(void)
 
 		if (run.image.seg[i].bytes && len > 10 && !strcmp(p + len - 10, "/libc.so.6")) {
 			walk_case("walk/libc", p, true);
+			walk_pieces_case("walk/pieces-libc", p);
 			break;
 		}
 	}

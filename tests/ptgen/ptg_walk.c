@@ -28,10 +28,11 @@ static uint64_t rnd(uint64_t *s)
 
 /* The walk cannot follow @ip: an interrupt there, resumed elsewhere. Only
  * the first of several in a row counts (the others were never reached),
- * and none before the first instruction (nothing was traced yet). */
-static int interrupt(struct ptg_thread *t, uint64_t ip)
+ * and none before the first instruction (nothing was traced yet). @walked:
+ * the instructions of the walk so far, earlier pieces included. */
+static int interrupt(struct ptg_thread *t, size_t walked, uint64_t ip)
 {
-	if (!t->n || (t->nasync && t->async[t->nasync - 1].index == t->n))
+	if (!walked || (t->nasync && t->async[t->nasync - 1].index == t->n))
 		return 0;
 	return ptg_thread_add_async(t, &(struct ptg_async){ t->n, ip, 0 });
 }
@@ -56,130 +57,173 @@ static bool packetless_loop(struct ptg_thread *t, size_t quiet, uint64_t target)
 
 /* Where a free choice goes: a random function, or the exit once an
  * excursion has used its budget (its call stack is then abandoned). */
-static uint64_t choose(const struct ptg_walk_cfg *cfg, const struct ptg_thread *t, uint64_t *s,
-		       const uint64_t *funcs, size_t nfuncs, size_t *depth)
+static uint64_t choose(struct ptg_walker *w, size_t walked)
 {
-	if (cfg->exit_ip && t->n >= cfg->insns) {
-		*depth = 0;
-		return cfg->exit_ip;
+	if (w->cfg->exit_ip && walked >= w->cfg->insns) {
+		w->depth = 0;
+		return w->cfg->exit_ip;
 	}
-	return funcs[rnd(s) % nfuncs];
+	return w->funcs[rnd(&w->s) % w->nfuncs];
 }
 
 /* Whether the walk is over: its budget used, or an excursion's far return
  * (the last instruction walked) taken. */
-static bool walk_done(const struct ptg_walk_cfg *cfg, const struct ptg_thread *t, bool left)
+static bool walk_done(const struct ptg_walker *w, size_t walked)
 {
-	return cfg->exit_ip ? left : t->n >= cfg->insns;
+	return w->cfg->exit_ip ? w->left : walked >= w->cfg->insns;
 }
 
-int ptg_walk(struct ptg_thread *out, struct ptg_insn_cache *ic, const uint64_t *funcs,
-	     size_t nfuncs, const struct ptg_walk_cfg *cfg)
+int ptg_walker_init(struct ptg_walker *w, struct ptg_insn_cache *ic, const uint64_t *funcs,
+		    size_t nfuncs, const struct ptg_walk_cfg *cfg)
 {
-	uint64_t *stack, s = cfg->seed ? cfg->seed : 1, ip;
-	size_t depth = 0, stuck = 0, quiet = 0;
-	bool left = false;
-	int err = 0;
-
-	memset(out, 0, sizeof(*out));
-	out->tid = 1;
-	out->parent = -1;
+	memset(w, 0, sizeof(*w));
 	if (!nfuncs)
 		return -EINVAL;
-	stack = malloc(PTG_WALK_STACK * sizeof(*stack));
-	if (!stack)
+	w->stack = malloc(PTG_WALK_STACK * sizeof(*w->stack));
+	if (!w->stack)
 		return -ENOMEM;
-	ip = cfg->start ? cfg->start : funcs[rnd(&s) % nfuncs];
-	while (!err && !walk_done(cfg, out, left)) {
-		struct ptg_insn in;
-		uint64_t fall;
+	w->cfg = cfg;
+	w->ic = ic;
+	w->funcs = funcs;
+	w->nfuncs = nfuncs;
+	w->s = cfg->seed ? cfg->seed : 1;
+	w->ip = cfg->start ? cfg->start : funcs[rnd(&w->s) % nfuncs];
+	return 0;
+}
 
+void ptg_walker_fini(struct ptg_walker *w)
+{
+	free(w->stack);
+	w->stack = NULL;
+}
+
+int ptg_walker_next(struct ptg_walker *w, struct ptg_thread *out, size_t piece)
+{
+	const struct ptg_walk_cfg *cfg = w->cfg;
+	size_t quiet = 0;
+	bool packet = false;	/* the last instruction walked made a packet */
+	int err = 0;
+
+	if (walk_done(w, w->walked))
+		return 0;
+	out->n = 0;
+	out->nasync = 0;
+	while (!err && !walk_done(w, w->walked + out->n)) {
+		size_t walked = w->walked + out->n;
+		struct ptg_insn in;
+		uint64_t ip = w->ip, fall;
+
+		/* A piece ends after an instruction that made a packet: no
+		 * packetless loop and no interrupt spans two pieces. */
+		if (piece && out->n >= piece && packet)
+			break;
+		packet = false;
 		/* A UD2 faults (FUP at it, TIP.PGD) and never completes. */
-		if (ptg_insn_get(ic, ip, &in) || (!in.size && in.iclass == PTG_OTHER) ||
+		if (ptg_insn_get(w->ic, ip, &in) || (!in.size && in.iclass == PTG_OTHER) ||
 		    in.iclass == PTG_FAULT) {
 			/* Nothing but undecodable code: give up rather than spin. */
-			if (++stuck > 1000) {
+			if (++w->stuck > 1000) {
 				fprintf(stderr, "ptgen: the walk finds no decodable code\n");
 				err = -EINVAL;
 				break;
 			}
-			err = interrupt(out, ip);
-			ip = choose(cfg, out, &s, funcs, nfuncs, &depth);
-			depth = 0;
+			err = interrupt(out, walked, ip);
+			w->ip = choose(w, walked);
+			w->depth = 0;
 			quiet = out->n;
 			continue;
 		}
-		stuck = 0;
+		w->stuck = 0;
 		if (cfg->exit_ip && ip != cfg->exit_ip &&
-		    ((in.iclass == PTG_RET && !depth) ||
-		     out->n >= cfg->insns + PTG_WALK_EXIT_PATIENCE)) {
+		    ((in.iclass == PTG_RET && !w->depth) ||
+		     walked >= cfg->insns + PTG_WALK_EXIT_PATIENCE)) {
 			/* Caught in a loop with no free choice, or about to
 			 * return past the kernel's entry, which kernel code
 			 * never does: an interrupt takes the excursion to its
 			 * exit. */
-			err = interrupt(out, ip);
-			ip = cfg->exit_ip;
+			err = interrupt(out, walked, ip);
+			w->ip = cfg->exit_ip;
 			continue;
 		}
 		if ((err = ptg_thread_add_ips(out, &ip, 1)))
 			break;
+		walked++;
 		fall = ip + in.size;
-		if (in.iclass != PTG_OTHER && in.iclass != PTG_JMP && in.iclass != PTG_CALL)
+		if (in.iclass != PTG_OTHER && in.iclass != PTG_JMP && in.iclass != PTG_CALL) {
 			quiet = out->n;
+			packet = true;
+		}
 		if ((in.iclass == PTG_JMP || in.iclass == PTG_CALL) &&
 		    packetless_loop(out, quiet, in.target)) {
-			err = interrupt(out, in.target);
-			ip = choose(cfg, out, &s, funcs, nfuncs, &depth);
-			depth = 0;
+			err = interrupt(out, w->walked + out->n, in.target);
+			w->ip = choose(w, w->walked + out->n);
+			w->depth = 0;
 			quiet = out->n;
 			continue;
 		}
 		switch (in.iclass) {
 		case PTG_JCC:
 			if (cfg->loop_pct && in.target <= ip)
-				ip = rnd(&s) % 100 < cfg->loop_pct ? in.target : fall;
+				w->ip = rnd(&w->s) % 100 < cfg->loop_pct ? in.target : fall;
 			else
-				ip = rnd(&s) & 1 ? in.target : fall;
+				w->ip = rnd(&w->s) & 1 ? in.target : fall;
 			break;
 		case PTG_JMP:
-			ip = in.target;
+			w->ip = in.target;
 			break;
 		case PTG_CALL:
 		case PTG_CALL_IND:
 			/* A full stack forgets its oldest frame, like the
 			 * hardware's RET-compression stack. */
-			if (depth == PTG_WALK_STACK) {
-				memmove(stack, stack + 1, (PTG_WALK_STACK - 1) * sizeof(*stack));
-				depth--;
+			if (w->depth == PTG_WALK_STACK) {
+				memmove(w->stack, w->stack + 1, (PTG_WALK_STACK - 1) * sizeof(*w->stack));
+				w->depth--;
 			}
 			if (in.iclass == PTG_CALL_IND || in.target != fall)
-				stack[depth++] = fall;
-			ip = in.iclass == PTG_CALL ? in.target :
-			     choose(cfg, out, &s, funcs, nfuncs, &depth);
+				w->stack[w->depth++] = fall;
+			w->ip = in.iclass == PTG_CALL ? in.target : choose(w, walked);
 			break;
 		case PTG_JMP_IND:
-			ip = choose(cfg, out, &s, funcs, nfuncs, &depth);
+			w->ip = choose(w, walked);
 			break;
 		case PTG_RET:
-			if (cfg->exit_ip && out->n >= cfg->insns)
-				ip = choose(cfg, out, &s, funcs, nfuncs, &depth);
+			if (cfg->exit_ip && walked >= cfg->insns)
+				w->ip = choose(w, walked);
 			else
-				ip = depth ? stack[--depth] : funcs[rnd(&s) % nfuncs];
+				w->ip = w->depth ? w->stack[--w->depth] :
+					w->funcs[rnd(&w->s) % w->nfuncs];
 			break;
 		default:	/* other; far transfers return to the next instruction */
-			left = cfg->exit_ip && in.far_ret;
-			ip = fall;
+			w->left = cfg->exit_ip && in.far_ret;
+			w->ip = fall;
 			break;
 		}
 	}
-	free(stack);
-	out->end_ip = ip;
-	if (err) {
+	out->end_ip = w->ip;
+	w->walked += out->n;
+	return err ? err : 1;
+}
+
+int ptg_walk(struct ptg_thread *out, struct ptg_insn_cache *ic, const uint64_t *funcs,
+	     size_t nfuncs, const struct ptg_walk_cfg *cfg)
+{
+	struct ptg_walker w;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	out->tid = 1;
+	out->parent = -1;
+	err = ptg_walker_init(&w, ic, funcs, nfuncs, cfg);
+	if (!err)
+		err = ptg_walker_next(&w, out, 0);
+	ptg_walker_fini(&w);
+	if (err < 0) {
 		free(out->ip);
 		free(out->async);
 		memset(out, 0, sizeof(*out));
+		return err;
 	}
-	return err;
+	return 0;
 }
 
 int ptg_walk_bias(const char *path, uint64_t *bias)

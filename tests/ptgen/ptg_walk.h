@@ -11,6 +11,7 @@
 #ifndef PTG_WALK_H
 #define PTG_WALK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,6 +31,31 @@ struct ptg_walk_cfg {
 	 * like every other conditional branch. */
 	unsigned loop_pct;
 };
+
+/*
+ * A walk made in pieces, for walks too long to hold: 8 bytes per
+ * instruction. The pieces together are exactly the walk ptg_walk() makes
+ * with the same configuration.
+ */
+struct ptg_walker {
+	const struct ptg_walk_cfg *cfg;
+	struct ptg_insn_cache *ic;
+	const uint64_t *funcs;
+	size_t nfuncs;
+	uint64_t *stack, s, ip;	/* call stack, random state, next IP */
+	size_t depth, stuck;
+	size_t walked;		/* instructions in the pieces made so far */
+	bool left;		/* an excursion's far return was taken */
+};
+
+int ptg_walker_init(struct ptg_walker *w, struct ptg_insn_cache *ic, const uint64_t *funcs,
+		    size_t nfuncs, const struct ptg_walk_cfg *cfg);
+/* Replaces @out's instructions and interrupts with the walk's next piece:
+ * @piece instructions or a few more (it ends after an instruction that
+ * makes a packet), fewer at the end; 0: the rest of the walk. 1 if it made
+ * a piece, 0 (@out untouched) if the walk is over, or -errno. */
+int ptg_walker_next(struct ptg_walker *w, struct ptg_thread *out, size_t piece);
+void ptg_walker_fini(struct ptg_walker *w);
 
 /* Fills @out (one synthetic thread, tid 1) from the code in @ic's image,
  * with @funcs (sorted function entries) as indirect-branch targets. */

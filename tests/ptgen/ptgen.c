@@ -42,6 +42,10 @@ static const char usage[] =
 	"      --irq-every N      with --with-kernel: an interrupt every N user\n"
 	"                         instructions on average (5000; 0: none)\n"
 	"      --insns N          walk length in instructions (1000000)\n"
+	"      --piece N          walk and generate N instructions at a time (16M), so\n"
+	"                         that memory does not grow with --insns; 0: the whole\n"
+	"                         walk at once (always with --check, --truth, --kwalk,\n"
+	"                         --with-kernel, which need it whole)\n"
 	"      --loop-pct P       walk: take backward conditional branches P% of the\n"
 	"                         time (loop-heavy code; default 50% like the others)\n"
 	"      --bias ADDR        load bias of the walked BINARY (default: 0 for ET_EXEC,\n"
@@ -73,7 +77,7 @@ struct opts {
 	unsigned hit;
 	bool embed, check, stats, kernel, has_bias;
 	uint64_t bias;
-	size_t insns, max_insns, irq_every;
+	size_t insns, max_insns, irq_every, piece;
 	unsigned loop_pct;
 	struct ptg_gen_cfg gen;
 };
@@ -104,6 +108,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "stats", 0, 0, 'x' }, { "max-insns", 1, 0, 'm' }, { "help", 0, 0, 'h' },
 		{ "bias", 1, 0, 'B' }, { "tsc0", 1, 0, 'Z' }, { "raw", 1, 0, 'W' },
 		{ "with-kernel", 1, 0, 'U' }, { "irq-every", 1, 0, 'I' }, { "loop-pct", 1, 0, 'L' },
+		{ "piece", 1, 0, 'N' },
 		{ 0 }
 	};
 	uint64_t v;
@@ -113,6 +118,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	ptg_gen_cfg_default(&o->gen);
 	o->insns = 1000000;
 	o->irq_every = 5000;
+	o->piece = 16u << 20;
 	while (!err && (c = getopt_long(argc, argv, "o:t:h", lopts, NULL)) != -1) {
 		char *n = optarg;
 
@@ -153,7 +159,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				err = parse_num("overflow", colon + 1, SIZE_MAX, &v);
 			o->gen.ovf_len = v;
 			break;
-		case 'n': err = parse_num("insns", n, 1ull << 32, &v); o->insns = v; break;
+		case 'n': err = parse_num("insns", n, 1ull << 40, &v); o->insns = v; break;
+		case 'N': err = parse_num("piece", n, SIZE_MAX, &v); o->piece = v; break;
 		case 'c': err = parse_num("cpus", n, 256, &v); o->gen.ncpu = (unsigned)v; break;
 		case 'l': err = parse_num("slice", n, SIZE_MAX, &v); o->gen.slice_insns = v; break;
 		case 'p': err = parse_num("switch-pct", n, 100, &v); o->gen.switch_pct = (unsigned)v; break;
@@ -269,11 +276,44 @@ static int add_kernel(struct ptg_run *run, struct opts *o, struct ptg_insn_cache
 	return err;
 }
 
-/* A walk presented as a one-thread "run" so that the rest is shared. */
-static int walk(struct ptg_run *run, struct opts *o, struct ptg_insn_cache **ic)
+/* A user walk made and generated a piece at a time (--piece). */
+struct pieces {
+	struct ptg_walker w;
+	struct ptg_walk_cfg cfg;
+	struct ptg_thread *thr;
+	size_t piece;
+};
+
+static int next_piece(void *ctx, size_t t)
 {
-	struct ptg_walk_cfg w = { .seed = o->gen.seed, .insns = o->insns, .loop_pct = o->loop_pct };
-	uint64_t bias, *funcs = NULL, *kfuncs = NULL;
+	struct pieces *p = ctx;
+
+	(void)t;	/* a walk has one thread */
+	return ptg_walker_next(&p->w, p->thr, p->piece);
+}
+
+/* The walk's first piece, the rest left to the generator. */
+static int walk_pieces(struct ptg_run *run, struct opts *o, struct ptg_insn_cache *ic,
+		       const uint64_t *funcs, size_t nfuncs, struct pieces *p)
+{
+	int err;
+
+	p->thr = run->thr;
+	p->piece = o->piece;
+	err = ptg_walker_init(&p->w, ic, funcs, nfuncs, &p->cfg);
+	if (!err)
+		err = ptg_walker_next(&p->w, run->thr, o->piece);
+	o->gen.more = next_piece;
+	o->gen.more_ctx = p;
+	return err < 0 ? err : 0;
+}
+
+/* A walk presented as a one-thread "run" so that the rest is shared. */
+static int walk(struct ptg_run *run, struct opts *o, struct ptg_insn_cache **ic,
+		struct pieces *p, uint64_t **funcs)
+{
+	struct ptg_walk_cfg *w = &p->cfg;
+	uint64_t bias, *kfuncs = NULL;
 	size_t nfuncs, nkfuncs = 0;
 	int err = 0;
 
@@ -284,8 +324,11 @@ static int walk(struct ptg_run *run, struct opts *o, struct ptg_insn_cache **ic)
 	if (!run->exe || !run->thr)
 		return -ENOMEM;
 	run->nthr = 1;
+	run->thr->tid = 1;
+	run->thr->parent = -1;
+	*w = (struct ptg_walk_cfg){ .seed = o->gen.seed, .insns = o->insns, .loop_pct = o->loop_pct };
 	if (o->kernel)
-		return kwalk(run, o, ic, &w);
+		return kwalk(run, o, ic, w);
 	if (o->has_bias)
 		bias = o->bias;
 	else
@@ -297,16 +340,18 @@ static int walk(struct ptg_run *run, struct opts *o, struct ptg_insn_cache **ic)
 	if (!err && !(*ic = ptg_insn_cache_new(&run->image)))
 		err = -ENOMEM;
 	if (!err)
-		err = ptg_sym_functions(o->walk, bias, &run->image, &funcs, &nfuncs);
+		err = ptg_sym_functions(o->walk, bias, &run->image, funcs, &nfuncs);
 	if (!err && o->start) {
 		uint64_t off;
 		bool dyn;
 
-		err = ptg_sym_lookup(o->walk, o->start, &w.start, &off, &dyn);
-		w.start += bias;
+		err = ptg_sym_lookup(o->walk, o->start, &w->start, &off, &dyn);
+		w->start += bias;
 	}
-	if (!err)
-		err = ptg_walk(run->thr, *ic, funcs, nfuncs, &w);
+	if (!err && o->piece && !o->check && !o->truth && !o->with_kernel)
+		err = walk_pieces(run, o, *ic, *funcs, nfuncs, p);
+	else if (!err)
+		err = ptg_walk(run->thr, *ic, *funcs, nfuncs, w);
 	if (!err && o->with_kernel)
 		err = add_kernel(run, o, *ic, kfuncs, nkfuncs);
 	if (!err && o->trigger) {
@@ -316,7 +361,6 @@ static int walk(struct ptg_run *run, struct opts *o, struct ptg_insn_cache **ic)
 		err = ptg_sym_lookup(o->walk, o->trigger, &o->gen.trigger_ip, &off, &dyn);
 		o->gen.trigger_ip += bias;
 	}
-	free(funcs);
 	free(kfuncs);
 	return err;
 }
@@ -428,6 +472,8 @@ int main(int argc, char **argv)
 	struct ptg_run run = { 0 };
 	struct ptg_insn_cache *ic = NULL;
 	struct ptg_gen g = { 0 };
+	struct pieces pieces = { 0 };
+	uint64_t *funcs = NULL;
 	FILE *truth = NULL;
 	double t0, gen_secs;
 	int err;
@@ -435,10 +481,10 @@ int main(int argc, char **argv)
 	if (parse_args(argc, argv, &o))
 		return 2;
 	t0 = now();
-	err = o.walk ? walk(&run, &o, &ic) : trace(&run, &o, argv + optind, &ic);
+	err = o.walk ? walk(&run, &o, &ic, &pieces, &funcs) : trace(&run, &o, argv + optind, &ic);
 	if (err)
 		goto out;
-	if (o.stats)
+	if (o.stats && !o.gen.more)
 		printf("%s: %zu instructions in %.3f s, %.0f instructions/s\n",
 		       o.walk ? "walk" : "single-step tracer", ptg_run_insns(&run), now() - t0,
 		       ptg_run_insns(&run) / (now() - t0));
@@ -500,6 +546,8 @@ out:
 		err = -EIO;
 	}
 	ptg_gen_fini(&g);
+	ptg_walker_fini(&pieces.w);
+	free(funcs);
 	ptg_insn_cache_free(ic);
 	ptg_run_fini(&run);
 	return err ? 1 : 0;
