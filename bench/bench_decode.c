@@ -279,6 +279,7 @@ static int full_decode(struct mt_bundle_reader *r, unsigned int jobs, const char
 		return -1;
 	}
 	pf_options_init(&po);
+	po.late_inferred = 1;	/* as mtrace-user decode writes protobuf */
 	if (pf_writer_open(&w, out, &po, err, sizeof(err)) < 0) {
 		fprintf(stderr, "bench_decode: %s\n", err);
 		mt_decode_free(d);

@@ -42,6 +42,8 @@ $(O)/san/tests/unit/test_decode_truth: | $(O)/rel/tests/ptgen/ptgen
 # So does the comparison with perf's decoder.
 $(O)/san/tests/unit/test_perf_judge: | $(O)/rel/tests/ptgen/ptgen
 $(O)/san/tests/unit/test_perfdata: | $(O)/rel/tests/ptgen/ptgen
+$(O)/san/tests/unit/test_perfetto_decode_late: | $(O)/rel/tests/ptgen/ptgen
+$(O)/san/tests/unit/test_decode_stream: | $(O)/rel/tests/ptgen/ptgen
 $(O)/san/tests/unit/test_perfdata_dir: | $(O)/rel/tests/ptgen/ptgen
 
 TEST_PREREQS += $(TEST_PROGRAMS) $(FUZZ_BINS)

@@ -134,7 +134,7 @@ static int count_thread_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns
 static void fuzz_bundle(const uint8_t *data, size_t size)
 {
 	struct mt_decode_opts o = { .jobs = 1, .embedded_only = 1 };
-	struct mt_decode_sink sink = { NULL, count_thread_event, NULL, NULL };
+	struct mt_decode_sink sink = { NULL, count_thread_event, NULL, NULL, 1 };
 	struct mt_bundle_reader *r;
 	struct mt_decode *d;
 	char err[512];

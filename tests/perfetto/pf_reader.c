@@ -50,8 +50,6 @@ struct priv {
 	size_t nseqs;
 	int *depth;		/* per track, parallel to t->tracks */
 	size_t events_cap, tracks_cap;
-	bool any_ts;
-	uint64_t last_ts;
 };
 
 __attribute__((format(printf, 2, 3)))
@@ -422,11 +420,9 @@ static void parse_descriptor(struct pfr_trace *t, const struct pfw_field *f)
 static void parse_event(struct pfr_trace *t, struct seqstate *s, const struct pfw_field *f,
 			struct pfr_event *e)
 {
-	struct priv *pv = t->priv;
 	struct pfw_cursor c = pfw_sub(f);
 	struct pfw_field g;
 	bool named = false;
-	int i;
 
 	e->track = s->def_track;
 	while (pfw_next(&c, &g)) {
@@ -464,13 +460,21 @@ static void parse_event(struct pfr_trace *t, struct seqstate *s, const struct pf
 		err(t, "event on no track");
 		return;
 	}
-	i = track_index(t, e->track);
-	if (i < 0)
-		i = track_add(t, e->track);
+	if (track_index(t, e->track) < 0)
+		track_add(t, e->track);
+	e->named = named;
+}
+
+/* An event in the importer's order: nesting replayed on its track. */
+static void nest(struct pfr_trace *t, struct pfr_event *e)
+{
+	struct priv *pv = t->priv;
+	int i = track_index(t, e->track);
+
 	e->depth = pv->depth[i];
 	switch (e->type) {
 	case 1:
-		if (!named)
+		if (!e->named)
 			err(t, "BEGIN without a name at %" PRIu64, e->ts);
 		if (pv->depth[i] >= MAX_DEPTH)
 			err(t, "track %" PRIu64 ": nesting deeper than %d", e->track, MAX_DEPTH);
@@ -479,7 +483,7 @@ static void parse_event(struct pfr_trace *t, struct seqstate *s, const struct pf
 			t->tracks[i].max_depth = pv->depth[i];
 		break;
 	case 2:
-		if (named)
+		if (e->named)
 			err(t, "END with a name at %" PRIu64, e->ts);
 		if (!pv->depth[i])
 			err(t, "track %" PRIu64 ": END at %" PRIu64 " without an open BEGIN",
@@ -488,7 +492,7 @@ static void parse_event(struct pfr_trace *t, struct seqstate *s, const struct pf
 			pv->depth[i]--;
 		break;
 	case 3:
-		if (!named)
+		if (!e->named)
 			err(t, "INSTANT without a name at %" PRIu64, e->ts);
 		if (pv->depth[i] >= MAX_DEPTH)
 			err(t, "track %" PRIu64 ": instant deeper than %d", e->track, MAX_DEPTH);
@@ -574,10 +578,8 @@ static void parse_packet(struct pfr_trace *t, const struct pfw_field *pf)
 	if (s->any_ts && ts < s->last_ts)
 		err(t, "seq %" PRIu32 ": timestamp %" PRIu64 " goes back from %" PRIu64, seq_id, ts,
 		    s->last_ts);
-	if (pv->any_ts && ts < pv->last_ts)
-		err(t, "file order: timestamp %" PRIu64 " after %" PRIu64, ts, pv->last_ts);
-	s->any_ts = pv->any_ts = true;
-	s->last_ts = pv->last_ts = ts;
+	s->any_ts = true;
+	s->last_ts = ts;
 	e.seq = seq_id;
 	e.ts = ts;
 	parse_event(t, s, &te, &e);
@@ -612,6 +614,15 @@ static int load(const char *path, struct priv *pv)
 	return -1;
 }
 
+static int cmp_time_then_file(const void *a, const void *b)
+{
+	const struct pfr_event *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->file_index < y->file_index ? -1 : x->file_index > y->file_index;
+}
+
 int pfr_read(const char *path, struct pfr_trace *t)
 {
 	struct priv *pv = calloc(1, sizeof(*pv));
@@ -641,6 +652,13 @@ int pfr_read(const char *path, struct pfr_trace *t)
 	}
 	if (c.bad)
 		err(t, "truncated or malformed at byte %zu", (size_t)(c.p - pv->data));
+	/* The importer sorts by time, equal times in file order (a stable
+	 * sort of the events as read), and nests in that order. */
+	for (size_t i = 0; i < t->nevents; i++)
+		t->events[i].file_index = i;
+	qsort(t->events, t->nevents, sizeof(*t->events), cmp_time_then_file);
+	for (size_t i = 0; i < t->nevents; i++)
+		nest(t, &t->events[i]);
 	for (size_t i = 0; i < t->ntracks; i++) {
 		t->tracks[i].open = pv->depth[i];
 		if (!t->tracks[i].described)

@@ -11,9 +11,10 @@
  *  - every iid (event name, source location, annotation name) is defined on
  *    its sequence since the last clear;
  *  - timestamps resolve through the sequence's clock snapshot and the
- *    incremental clock 64, are non-decreasing per sequence and, for mtrace's
- *    global order, over the whole file;
- *  - every event's track has a descriptor; every END closes an open BEGIN
+ *    incremental clock 64 and are non-decreasing per sequence;
+ *  - events are put in time order, equal times in file order, as the
+ *    importer sorts them (the events array is in that order), and then
+ *    every event's track has a descriptor; every END closes an open BEGIN
  *    on its track and carries no name; nesting never exceeds 512.
  * BEGINs still open at the end are counted, not errors: tests decide.
  */
@@ -45,6 +46,8 @@ struct pfr_event {
 	int nannots;
 	struct pfr_annot annots[PFR_MAX_ANNOTS];
 	size_t packet_bytes;	/* size of its packet, framing included */
+	size_t file_index;	/* its place in the file among the events */
+	int named;		/* it has a name (BEGIN, INSTANT) */
 };
 
 struct pfr_track {

@@ -405,7 +405,7 @@ MT_TEST(mutated_pt_streams_decode_safely)
 	for (int round = 0; round < 200; round++) {
 		uint8_t buf[2][sizeof(e0.buf)];
 		struct streams s = { { buf[0], buf[1] }, { e0.len, e1.len } };
-		struct mt_decode_sink sink = { NULL, balanced_event, NULL, NULL };
+		struct mt_decode_sink sink = { NULL, balanced_event, NULL, NULL, 0 };
 		struct mt_bundle_reader *r;
 		struct mt_decode *d;
 		long depth[1024] = { 0 };
@@ -460,7 +460,7 @@ MT_TEST(progress_reaches_every_pt_byte)
 {
 	struct progress_log p = { 0 };
 	struct mt_decode_opts o = { .jobs = 2, .progress = log_progress, .progress_ctx = &p };
-	struct mt_decode_sink sink = { NULL, drop_event, NULL, NULL };
+	struct mt_decode_sink sink = { NULL, drop_event, NULL, NULL, 0 };
 	struct mt_bundle_reader *r;
 	struct mt_decode *d;
 	char err[512];

@@ -331,3 +331,39 @@ MT_TEST(runaway_recursion_is_bounded)
 	MT_ASSERT_EQ(evfmt_begins, MT_CS_MAX_DEPTH);
 	MT_ASSERT_EQ(evfmt_ends, MT_CS_MAX_DEPTH);
 }
+
+/* A walk that keeps returning past its oldest frame reveals callers
+ * without end: those after the first MT_CS_MAX_INFERRED of a stretch are
+ * flagged, BEGIN and END alike; a gap starts anew. */
+static int excess;
+
+static void count_excess(void *ctx, const struct mt_ev *ev)
+{
+	excess += !!(ev->flags & MT_EV_EXCESS);
+	evfmt_emit(ctx, ev);
+}
+
+MT_TEST(inferred_frames_past_the_cap_are_flagged)
+{
+	static const struct mt_cs_ops ops = { resolve, count_excess, NULL };
+
+	evfmt_reset();
+	excess = 0;
+	mt_cs_init(&cs, &ops);
+	mt_cs_block(&cs, 1, FN('A'));
+	for (int i = 0; i < MT_CS_MAX_INFERRED + 40; i++)
+		xfer(2 + (uint64_t)i, MT_XFER_RET, FN(i & 1 ? 'A' : 'B') + 0x10);
+	MT_ASSERT_EQ(evfmt_begins, MT_CS_MAX_INFERRED + 41);
+	MT_ASSERT_EQ(excess, 41 + 40);	/* the last is still open */
+	call(200, FN('A') + 0x20, FN('C'));
+	xfer(201, MT_XFER_RET, FN('A') + 0x20);
+	MT_ASSERT_EQ(excess, 41 + 40);	/* a call it makes is not */
+	mt_cs_gap(&cs, 300, 1);
+	MT_ASSERT_EQ(excess, 82);
+	mt_cs_block(&cs, 301, FN('D'));
+	xfer(302, MT_XFER_RET, FN('E') + 0x10);
+	mt_cs_finish(&cs, 400);
+	mt_cs_fini(&cs);
+	MT_ASSERT_EQ(excess, 82);
+	MT_ASSERT_EQ(evfmt_begins, evfmt_ends);
+}

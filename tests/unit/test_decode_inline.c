@@ -62,7 +62,7 @@ static size_t count(const char *s, const char *pat)
 
 MT_TEST(inlined_function_nests_in_its_caller)
 {
-	struct mt_decode_sink sink = { NULL, collect, NULL, NULL };
+	struct mt_decode_sink sink = { NULL, collect, NULL, NULL, 0 };
 	struct seen v = { 0 };
 	struct mt_bundle_reader *r;
 	char err[512];

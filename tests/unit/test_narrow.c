@@ -114,7 +114,7 @@ static void decode(const char *bundle, const struct mt_narrow_opts *no, const ui
 		   const char *sym, uint32_t *sym_fn)
 {
 	struct mt_decode_opts o = { .cpus = cpus, .ncpus = ncpus, .tids = tids, .ntids = ntids };
-	struct mt_decode_sink sink = { NULL, collect, on_trigger, out };
+	struct mt_decode_sink sink = { NULL, collect, on_trigger, out, 0 };
 	struct mt_bundle_reader *r;
 	struct mt_decode *d;
 	char err[512];

@@ -831,3 +831,94 @@ MT_TEST(random_calls_keep_the_file_valid)
 	MT_ASSERT(st.hidden > 0 && st.truncated > 0);
 	pfr_free(&t);
 }
+
+/*
+ * late_inferred: frames found open after other events (as the decoder's
+ * one-pass replay finds them, innermost first) nest as if they had come
+ * first: the importer sorts by time, equal times in file order.
+ */
+/* open_one() with late_inferred set. */
+static int open_late(struct pf_writer **w, const char *name)
+{
+	struct pf_options o;
+
+	pf_options_init(&o);
+	o.late_inferred = 1;
+	return open_one(w, name, &o);
+}
+
+MT_TEST(late_inferred_frames_nest_first)
+{
+	struct pf_writer *w;
+	struct pfr_trace t;
+	int th = open_late(&w, "late.pftrace");
+	int32_t leaf, mid, top, callee;
+
+	leaf = fn(w, "leaf"), mid = fn(w, "mid"), top = fn(w, "top"), callee = fn(w, "callee");
+	MT_ASSERT_EQ(pf_begin(w, th, 100, leaf, PF_BEGIN_INFERRED), 0);
+	MT_ASSERT_EQ(pf_begin(w, th, 100, callee, 0), 0);	/* held: at the first time */
+	MT_ASSERT_EQ(pf_end(w, th, 110), 0);
+	MT_ASSERT_EQ(pf_end(w, th, 120), 0);			/* leaf returns past... */
+	MT_ASSERT_EQ(pf_begin(w, th, 100, mid, PF_BEGIN_INFERRED), 0);	/* ...into mid */
+	MT_ASSERT_EQ(pf_end(w, th, 130), 0);
+	MT_ASSERT_EQ(pf_begin(w, th, 100, top, PF_BEGIN_INFERRED), 0);
+	MT_ASSERT_EQ(pf_begin(w, th, 99, mid, PF_BEGIN_INFERRED), -PF_EINFERRED);
+	close_ok(w, 140, NULL);
+	pft_read_clean(pft_path("late.pftrace"), &t);
+	MT_ASSERT_EQ(pft_thread_events(&t, TID), 8);
+	MT_ASSERT_STREQ(pft_thread_event(&t, TID, 0)->name, "top");
+	MT_ASSERT_STREQ(pft_thread_event(&t, TID, 1)->name, "mid");
+	MT_ASSERT_STREQ(pft_thread_event(&t, TID, 2)->name, "leaf");
+	MT_ASSERT_STREQ(pft_thread_event(&t, TID, 3)->name, "callee");
+	MT_ASSERT_EQ(pft_thread_event(&t, TID, 3)->depth, 3);
+	MT_ASSERT_EQ(pft_thread_event(&t, TID, 4)->ts, 110);
+	MT_ASSERT_EQ(pft_thread_event(&t, TID, 6)->ts, 130);	/* mid ends */
+	MT_ASSERT_EQ(pft_thread_event(&t, TID, 6)->depth, 2);
+	MT_ASSERT(pfr_annot(pft_thread_event(&t, TID, 7), "truncated"));	/* top, at close */
+	MT_ASSERT(t.nseqs >= 2);
+	pfr_free(&t);
+}
+
+/* With late inferred frames the cap leaves them their own 64 levels. */
+MT_TEST(late_inferred_depth_cap_leaves_room)
+{
+	struct pf_writer *w;
+	int th = open_late(&w, "latecap.pftrace");
+	int32_t f = fn(w, "f");
+	struct pfr_trace t;
+	struct pf_stats st;
+
+	MT_ASSERT_EQ(pf_begin(w, th, 10, f, PF_BEGIN_INFERRED), 0);
+	for (int i = 0; i < 600; i++)
+		MT_ASSERT_EQ(pf_begin(w, th, 11 + (uint64_t)i, f, 0), 0);
+	for (int i = 0; i < 600; i++)
+		MT_ASSERT_EQ(pf_end(w, th, 700 + (uint64_t)i), 0);
+	for (int i = 1; i < PF_MAX_INFERRED; i++) {
+		MT_ASSERT_EQ(pf_end(w, th, 1400 + (uint64_t)i), 0);
+		MT_ASSERT_EQ(pf_begin(w, th, 10, f, PF_BEGIN_INFERRED), 0);
+	}
+	MT_ASSERT_EQ(pf_begin(w, th, 10, f, PF_BEGIN_INFERRED), -PF_EINVAL);
+	close_ok(w, 2000, &st);
+	pft_read_clean(pft_path("latecap.pftrace"), &t);
+	MT_ASSERT(st.hidden > 0);
+	MT_ASSERT(pfr_thread_track(&t, TID)->max_depth <= PF_MAX_DEPTH);
+	MT_ASSERT_EQ(pfr_thread_track(&t, TID)->open, 0);
+	pfr_free(&t);
+}
+
+MT_TEST(late_inferred_needs_protobuf)
+{
+	struct pf_options o;
+	struct pf_writer *w;
+	char err[256];
+
+	pf_options_init(&o);
+	o.late_inferred = 1;
+	o.format = PF_FORMAT_JSON;
+	MT_ASSERT_EQ(pf_writer_open(&w, pft_path("late.json"), &o, err, sizeof(err)), -PF_EINVAL);
+	MT_ASSERT(strstr(err, "protobuf"));
+	o.format = PF_FORMAT_PROTO;
+	o.max_depth = PF_MAX_INFERRED;
+	MT_ASSERT_EQ(pf_writer_open(&w, pft_path("late.pftrace"), &o, err, sizeof(err)), -PF_EINVAL);
+	MT_ASSERT(strstr(err, "max_depth"));
+}

@@ -226,6 +226,12 @@ int mt_bundle_pt_data(struct mt_bundle_reader *r, size_t i, const uint8_t **data
  * mt_bundle_pt_data(r, i) become invalid; a later call decompresses again.
  */
 int mt_bundle_pt_release(struct mt_bundle_reader *r, size_t i);
+/*
+ * CPU i's PT before byte OFFSET will not be read again (a decoder has
+ * passed it): the whole pages of it leave memory. Decompressed bytes there
+ * then read as zeros, mapped ones from the file again.
+ */
+int mt_bundle_pt_release_before(struct mt_bundle_reader *r, size_t i, size_t offset);
 
 /* Tables: all sections of one type, concatenated in file order. */
 size_t mt_bundle_switches(const struct mt_bundle_reader *r,

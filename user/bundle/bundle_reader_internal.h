@@ -129,5 +129,7 @@ int rd_payload(struct mt_bundle_reader *r, struct rd_section *s, const uint8_t *
 /* Frees a decompressed payload, or drops an uncompressed one's pages of the
  * mapped file (under the reader's lock); a later rd_payload() reloads it. */
 void rd_payload_release(struct mt_bundle_reader *r, struct rd_section *s);
+/* Takes the payload's whole pages before OFFSET out of memory. */
+void rd_payload_release_before(struct mt_bundle_reader *r, struct rd_section *s, size_t offset);
 
 #endif

@@ -17,6 +17,18 @@
 
 #define HUGE_PAGE (2u << 20)
 
+/* Drops the whole pages of [P, P + LEN). */
+static void drop_pages(const uint8_t *p, size_t len)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uintptr_t lo = ((uintptr_t)p + page - 1) & ~(uintptr_t)(page - 1);
+	uintptr_t hi = ((uintptr_t)p + len) & ~(uintptr_t)(page - 1);
+
+	/* A hint: failure costs only memory. */
+	if (hi > lo)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
 /*
  * Takes the mapped file's pages of a payload out of the process's memory:
  * the compressed bytes once decompressed (the file is populated for the
@@ -27,13 +39,8 @@
  */
 static void drop_stored(const struct mt_bundle_reader *r, const struct rd_section *s)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	uintptr_t lo = ((uintptr_t)s->stored + page - 1) & ~(uintptr_t)(page - 1);
-	uintptr_t hi = ((uintptr_t)s->stored + s->h.stored_size) & ~(uintptr_t)(page - 1);
-
-	/* A hint: failure costs only memory. */
-	if (r->mapped && hi > lo)
-		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+	if (r->mapped)
+		drop_pages(s->stored, s->h.stored_size);
 }
 
 /*
@@ -172,6 +179,17 @@ int rd_payload(struct mt_bundle_reader *r, struct rd_section *s, const uint8_t *
 	}
 	*len = s->h.raw_size;
 	return 0;
+}
+
+void rd_payload_release_before(struct mt_bundle_reader *r, struct rd_section *s, size_t offset)
+{
+	pthread_mutex_lock(&r->lock);
+	if (s->raw && offset <= s->h.raw_size)
+		drop_pages(s->raw, offset);
+	else if (!s->raw && s->h.compression == MT_BUNDLE_COMP_NONE && r->mapped &&
+		 offset <= s->h.stored_size)
+		drop_pages(s->stored, offset);
+	pthread_mutex_unlock(&r->lock);
 }
 
 void rd_payload_release(struct mt_bundle_reader *r, struct rd_section *s)

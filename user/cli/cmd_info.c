@@ -19,9 +19,9 @@ static void usage(FILE *out)
 		     "(exit status 1 when it would refuse it).\n");
 }
 
-static void count_missing(void *ctx, const char *msg)
+static void count_missing(void *ctx, enum mt_severity sev, const char *msg)
 {
-	(void)msg;
+	(void)sev, (void)msg;
 	++*(size_t *)ctx;
 }
 
@@ -29,7 +29,8 @@ static void count_missing(void *ctx, const char *msg)
 static int print_decodable(struct mt_bundle_reader *r)
 {
 	size_t missing = 0;
-	struct mt_decode_opts o = { .jobs = 1, .missing = count_missing, .warn_ctx = &missing };
+	const struct mt_reporter count = { count_missing, &missing };
+	struct mt_decode_opts o = { .jobs = 1, .missing = &count };
 	struct mt_decode *d;
 	char err[512];
 

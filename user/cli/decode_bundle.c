@@ -58,12 +58,6 @@ static void draw_progress(void *ctx, uint64_t done, uint64_t total)
 		total / 1048576.0);
 }
 
-static void print_warning(void *ctx, const char *msg)
-{
-	(void)ctx;
-	cli_err("warning: %s", msg);
-}
-
 /* After a failed write: what became of the file the user had. */
 static void tell_kept(const char *output)
 {
@@ -194,6 +188,8 @@ static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r, const c
 	o.format = json ? PF_FORMAT_JSON : PF_FORMAT_PROTO;
 	o.keep_open_frames = q->keep_open;
 	o.name = output;
+	/* One replay per thread instead of two (decode.h's late_inferred). */
+	o.late_inferred = !json;
 	o.rep = &cli_reporter;
 	if (pf_writer_open(&w, of->write_path, &o, err, sizeof(err)) < 0) {
 		cli_err("%s", err);
@@ -268,6 +264,8 @@ int decode_bundle(struct mt_bundle_reader *r, const char *name, const struct dec
 	/* The bar only on a terminal: logs and pipes get the summary lines. */
 	int show_bar = !q->quiet && isatty(STDERR_FILENO);
 	struct decode_report rep = { 0 };
+	/* Listed once each at the end, not as they come. */
+	const struct mt_reporter missing_rep = { decode_report_missing, &rep };
 	struct mt_decode_opts dopts = {
 		.debug_path = q->debug_path,
 		.jobs = q->jobs,
@@ -275,9 +273,8 @@ int decode_bundle(struct mt_bundle_reader *r, const char *name, const struct dec
 		.path_maps = q->path_maps,
 		.npath_maps = q->npath_maps,
 		.symfs = q->symfs,
-		.warn = q->quiet ? NULL : print_warning,
-		.missing = decode_report_missing,
-		.warn_ctx = &rep,
+		.rep = q->quiet ? NULL : &cli_reporter,
+		.missing = &missing_rep,
 		.progress = show_bar ? draw_progress : NULL,
 		.progress_ctx = &bar,
 	};

@@ -76,14 +76,16 @@ struct mt_decode_sink decode_report_sink(struct decode_report *rep,
 					 const struct mt_decode_sink *inner)
 {
 	rep->inner = *inner;
-	return (struct mt_decode_sink){ on_thread, on_event, on_trigger, rep };
+	/* It only counts: the order is the inner sink's business. */
+	return (struct mt_decode_sink){ on_thread, on_event, on_trigger, rep, inner->late_inferred };
 }
 
-void decode_report_missing(void *ctx, const char *msg)
+void decode_report_missing(void *ctx, enum mt_severity sev, const char *msg)
 {
 	struct decode_report *rep = ctx;
 	char *copy;
 
+	(void)sev;
 	for (size_t i = 0; i < rep->nmissing; i++)
 		if (!strcmp(rep->missing[i], msg))
 			return;

@@ -34,7 +34,7 @@ struct mt_decode_sink decode_report_sink(struct decode_report *rep,
 					 const struct mt_decode_sink *inner);
 
 /* For mt_decode_opts.missing (ctx: the report). */
-void decode_report_missing(void *ctx, const char *msg);
+void decode_report_missing(void *ctx, enum mt_severity sev, const char *msg);
 
 /*
  * Prints the summary lines and returns CLI_EXIT_MISSING when traced code

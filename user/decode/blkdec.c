@@ -15,6 +15,8 @@
  * only more trace could end (the stream stopped inside `jmp .`). */
 #define MAX_BLOCKS_WITHOUT_TRACE (1u << 16)
 #define INSN_CACHE_SIZE 4096
+/* Buffer bytes between two passed() reports. */
+#define PASSED_STEP ((uint64_t)1 << 20)
 
 struct insn_memo {
 	uint64_t ip;
@@ -41,6 +43,7 @@ struct blkdec {
 	size_t npsbs;
 	struct tsc_mark *tscs;	/* every TSC packet, in stream order */
 	size_t ntscs;
+	uint64_t passed;	/* reported to the handler's passed() */
 	struct mt_cyctime *cyc;	/* with CYC packets: exact times */
 	uint64_t cyc_now;	/* with CYC: the time the last event or tick brought */
 	/* A block that ended without a branch, held back until the next one
@@ -454,6 +457,29 @@ static uint64_t resync_point(struct blkdec *b, uint64_t sync, uint64_t err_off)
 	return psb != UINT64_MAX && only_header_before(b, psb, err_off) ? psb : UINT64_MAX;
 }
 
+/*
+ * Tells the handler how far the buffer will not be read again: to the last
+ * PSB at or before OFF. Decoding only moves forward, and a resync after an
+ * error goes to a PSB no earlier than that one (resync_point()).
+ */
+static void report_passed(struct blkdec *b, uint64_t off)
+{
+	size_t lo = 0, hi = b->npsbs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (b->psbs[mid] <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && b->psbs[lo - 1] > b->passed) {
+		b->passed = b->psbs[lo - 1];
+		b->h->passed(b->h->ctx, b->passed);
+	}
+}
+
 /* Decodes from a sync point to the end or the next error; returns the
  * resync point (see resync_point()). */
 static uint64_t decode_from_sync(struct blkdec *b, int st)
@@ -486,6 +512,8 @@ static uint64_t decode_from_sync(struct blkdec *b, int st)
 			idle = 0;
 			last_off = off;
 			b->stats->offset = off;
+			if (b->h->passed && off - b->passed >= PASSED_STEP)
+				report_passed(b, off);
 		} else if (++idle == MAX_BLOCKS_WITHOUT_TRACE) {
 			st = -pte_eos;
 			break;

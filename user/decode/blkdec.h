@@ -31,6 +31,8 @@ struct mt_blk_handler {
 	/* Trace stops; AT is the next instruction (0 if unknown). */
 	void (*disable)(void *ctx, uint64_t tsc, uint64_t at);
 	void (*gap)(void *ctx, uint64_t tsc, uint32_t reason);
+	/* The buffer before OFFSET will not be read again; may be NULL. */
+	void (*passed)(void *ctx, uint64_t offset);
 	void *ctx;
 };
 

@@ -63,8 +63,8 @@ static void push(struct mt_cs *cs, uint64_t ts, const struct mt_cs_fn *fn, uint6
 		cs->hidden++;
 		return;
 	}
-	cs->stack[cs->depth++] =
-		(struct mt_cs_frame){ *fn, ret, (uint8_t)(flags & (MT_EV_ASYNC | MT_CS_FAR)) };
+	cs->stack[cs->depth++] = (struct mt_cs_frame){
+		*fn, ret, (uint8_t)(flags & (MT_EV_ASYNC | MT_CS_FAR | MT_EV_EXCESS)) };
 	emit(cs, ts, MT_EV_BEGIN, flags & ~MT_CS_FAR, fn->id, addr);
 }
 
@@ -75,7 +75,7 @@ static const struct mt_cs_frame *pop_at(struct mt_cs *cs, uint64_t ts, unsigned 
 {
 	const struct mt_cs_frame *f = &cs->stack[--cs->depth];
 
-	emit(cs, ts, MT_EV_END, flags, f->fn.id, to);
+	emit(cs, ts, MT_EV_END, flags | (f->flags & MT_EV_EXCESS), f->fn.id, to);
 	return f;
 }
 
@@ -100,18 +100,20 @@ static long frame_below_holding(struct mt_cs *cs, uint64_t ip)
 	return -1;
 }
 
-/* The stack is empty because its oldest frame returned: the function it
- * returned into was open all along, from the segment's start. */
-static void infer_caller(struct mt_cs *cs, const struct mt_cs_fn *fn, uint64_t ip)
+/* A frame open since the stretch's start (its first block's function, or
+ * a caller revealed by a return past the oldest frame). */
+static void push_inferred(struct mt_cs *cs, const struct mt_cs_fn *fn, uint64_t ip)
 {
-	push(cs, cs->seg_start, fn, 0, MT_EV_INFERRED, ip);
+	unsigned int excess = cs->inferred++ < MT_CS_MAX_INFERRED ? 0 : MT_EV_EXCESS;
+
+	push(cs, cs->seg_start, fn, 0, MT_EV_INFERRED | excess, ip);
 }
 
 static void replace_top(struct mt_cs *cs, uint64_t ts, const struct mt_cs_fn *fn, uint64_t ip)
 {
 	const struct mt_cs_frame *old = pop(cs, ts, MT_EV_TAIL);
 
-	push(cs, ts, fn, old->ret, MT_EV_TAIL | old->flags, ip);
+	push(cs, ts, fn, old->ret, MT_EV_TAIL | (old->flags & ~MT_EV_EXCESS), ip);
 }
 
 static void do_return(struct mt_cs *cs, uint64_t ts, uint64_t ip)
@@ -148,7 +150,7 @@ static void do_return(struct mt_cs *cs, uint64_t ts, uint64_t ip)
 	}
 	cs->ops.resolve(cs->ops.ctx, ip, &fn);
 	if (!cs->depth)
-		infer_caller(cs, &fn, ip);	/* returned past the oldest frame */
+		push_inferred(cs, &fn, ip);	/* returned past the oldest frame */
 	else if (!contains(top(cs), ip))
 		replace_top(cs, ts, &fn, ip);	/* the caller was tail-replaced */
 }
@@ -216,7 +218,7 @@ static void far_return(struct mt_cs *cs, uint64_t ts, uint64_t ip)
 		return;
 	}
 	cs->ops.resolve(cs->ops.ctx, ip, &fn);
-	infer_caller(cs, &fn, ip);
+	push_inferred(cs, &fn, ip);
 }
 
 void mt_cs_block(struct mt_cs *cs, uint64_t ts, uint64_t ip)
@@ -235,8 +237,9 @@ void mt_cs_block(struct mt_cs *cs, uint64_t ts, uint64_t ip)
 	if (!cs->in_segment) {
 		cs->in_segment = 1;
 		cs->seg_start = ts;
+		cs->inferred = 0;
 		cs->ops.resolve(cs->ops.ctx, ip, &fn);
-		push(cs, ts, &fn, 0, MT_EV_INFERRED, ip);
+		push_inferred(cs, &fn, ip);
 		return;
 	}
 	if (cs->hidden) {

@@ -69,6 +69,8 @@ enum mt_ev_kind {
 #define MT_EV_RET (1u << 4)		/* END: the frame executed a return */
 #define MT_EV_INLINE (1u << 5)		/* BEGIN/END: code inlined into the
 					 * frame below (decode/inlines.h) */
+#define MT_EV_EXCESS (1u << 6)		/* BEGIN/END: an inferred frame past
+					 * MT_CS_MAX_INFERRED in its stretch */
 
 struct mt_ev {
 	uint64_t ts;
@@ -122,6 +124,15 @@ struct mt_cs_frame {
 
 /* Deeper call chains are counted, not stored (runaway recursion). */
 #define MT_CS_MAX_DEPTH 4096
+/*
+ * Inferred frames per stretch (the run of events between gaps) that an
+ * output with a nesting limit shows. They nest below everything else of
+ * the stretch, all from its first timestamp, so the limit must leave them
+ * room; a real program reveals as many callers as its stack was deep when
+ * the trace started, a random walk without end. The frames found after
+ * these are flagged MT_EV_EXCESS, BEGIN and END, in every pass alike.
+ */
+#define MT_CS_MAX_INFERRED 64
 
 struct mt_cs {
 	struct mt_cs_ops ops;
@@ -134,6 +145,7 @@ struct mt_cs {
 	int off;		/* trace is off (a synthetic frame is on top) */
 	int in_segment;		/* a block was seen since the last gap */
 	uint64_t seg_start;	/* first timestamp of the segment */
+	unsigned int inferred;	/* inferred frames found in the stretch */
 	uint64_t last_ts;
 	uint64_t backsteps;	/* timestamps clamped to keep time monotonic */
 	uint64_t blocks;

@@ -13,18 +13,14 @@
 
 static void warn(struct mt_decode *d, const char *msg)
 {
-	if (d->opts.warn)
-		d->opts.warn(d->opts.warn_ctx, msg);
+	mt_report(d->opts.rep, MT_SEV_WARNING, "%s", msg);
 }
 
 static void proc_warn(void *ctx, const char *msg)
 {
 	struct mt_decode *d = ctx;
 
-	if (d->opts.missing)
-		d->opts.missing(d->opts.warn_ctx, msg);
-	else
-		warn(d, msg);
+	mt_report(d->opts.missing ? d->opts.missing : d->opts.rep, MT_SEV_WARNING, "%s", msg);
 }
 
 /* The processes are in pid order (see build_procs()). */
@@ -214,29 +210,43 @@ fail:
  * thread's last trace stop at the trigger's address before the trigger's
  * own time, which comes later (the probe's exception, its handler, the BPF
  * program; with generated PT, also the generator's clock). Without one,
- * at its own time.
+ * at its own time. Final once every stream is past that time.
  */
-static void place_trigger(struct mt_decode *d)
+uint64_t mt_decode_place_trigger(const struct mt_decode *d, int *final)
 {
-	d->trigger_at = d->trigger.d.tsc;
+	uint64_t at = d->trigger.d.tsc;
+
+	*final = 1;
 	for (size_t i = 0; d->have_trigger && i < d->ncpus; i++) {
 		const struct mt_cpu_log *c = &d->cpus[i];
 
-		if (c->probe_tsc && c->segs[c->probe_seg].task.tid == d->trigger.d.tid &&
-		    (d->trigger_at == d->trigger.d.tsc || c->probe_tsc > d->trigger_at))
-			d->trigger_at = c->probe_tsc;
+		if (c->probe_tsc && c->probe_tid == d->trigger.d.tid &&
+		    (at == d->trigger.d.tsc || c->probe_tsc > at))
+			at = c->probe_tsc;
+		if (!c->finished && c->op_floor <= d->trigger.d.tsc)
+			*final = 0;
 	}
+	return at;
 }
+
+/* Log a stream may hold ahead of the replay when the replay follows. */
+#define STREAM_LOG_LIMIT ((size_t)4 << 20)
 
 int mt_decode_run(struct mt_decode *d, const struct mt_decode_sink *sink)
 {
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned int jobs = d->opts.jobs ? d->opts.jobs : (online > 0 ? (unsigned int)online : 1);
+	int rc;
 
 	if (jobs > d->ncpus)
 		jobs = d->ncpus ? (unsigned int)d->ncpus : 1;
-	if (mt_decode_cpus(d, jobs))
-		return -1;
+	d->streaming = sink->late_inferred;
+	d->pipe.log_limit = d->opts.stream_window ? d->opts.stream_window : STREAM_LOG_LIMIT;
+	rc = mt_decode_cpus_start(d, jobs);
+	if (!rc)
+		rc = mt_decode_threads(d, sink);
+	if (mt_decode_cpus_join(d, rc != 0) && !rc)
+		rc = -ENOMEM;
 	for (size_t i = 0; i < d->ncpus; i++) {
 		const struct mt_blk_stats *s = &d->cpus[i].stats;
 
@@ -245,9 +255,10 @@ int mt_decode_run(struct mt_decode *d, const struct mt_decode_sink *sink)
 		d->stats.errors += s->errors;
 		d->stats.overflows += s->overflows;
 		d->stats.clamped += d->cpus[i].clamped;
+		d->stats.log_bytes += d->cpus[i].ops.len;
 	}
-	place_trigger(d);
-	return mt_decode_threads(d, sink);
+	d->stats.log_peak = d->pipe.log_peak;
+	return rc;
 }
 void mt_decode_free(struct mt_decode *d)
 {
@@ -256,8 +267,15 @@ void mt_decode_free(struct mt_decode *d)
 	for (size_t i = 0; i < d->ncpus; i++) {
 		mt_oplog_free(&d->cpus[i].ops);
 		free(d->cpus[i].segs);
+		free(d->cpus[i].ready);
 	}
 	free(d->cpus);
+	free(d->pipe.threads);
+	if (d->pipe.initialized) {
+		pthread_mutex_destroy(&d->pipe.lock);
+		pthread_cond_destroy(&d->pipe.progress);
+		pthread_cond_destroy(&d->pipe.room);
+	}
 	for (size_t i = 0; i < d->nprocs; i++)
 		mt_proc_fini(&d->procs[i]);
 	free(d->procs);

@@ -16,10 +16,13 @@
  * never a failure.
  *
  * Memory: each CPU's decoded control flow is logged (a few bytes per block
- * that can change a call stack, decode/oplog.h) until every thread has been
- * rebuilt; the events themselves stream to the sink. Memory therefore
- * grows with the snapshot's size, not with the output. Each CPU's PT is
- * released from the reader as soon as its stream is decoded.
+ * that can change a call stack, decode/oplog.h). For a sink that takes
+ * inferred frames late, the replay follows the decoding and frees the log
+ * behind it, and each stream's decoding waits when it runs too far ahead
+ * (opts.stream_window), so the log held is bounded by that window, not by
+ * the snapshot; for the others the log is held until every thread has
+ * been rebuilt. The events themselves always stream to the sink. Each
+ * CPU's PT leaves memory as its decoder passes it.
  */
 #ifndef MTRACE_DECODE_H
 #define MTRACE_DECODE_H
@@ -27,6 +30,7 @@
 #include "bundle/bundle.h"
 #include "decode/callstack.h"
 #include "decode/funcs.h"
+#include "util/reporter.h"
 
 #include <stdint.h>
 
@@ -41,12 +45,12 @@ struct mt_decode_opts {
 	const struct mt_path_map *path_maps;
 	size_t npath_maps;
 	const char *symfs;
-	/* Non-fatal problems (an unknown CPU model, ...); may be NULL. */
-	void (*warn)(void *ctx, const char *msg);
-	void *warn_ctx;
-	/* A mapping without usable code (once per mapping, with warn_ctx);
-	 * NULL: such messages go to warn. */
-	void (*missing)(void *ctx, const char *msg);
+	/* Non-fatal problems (an unknown CPU model, ...), as warnings; may
+	 * be NULL. */
+	const struct mt_reporter *rep;
+	/* A mapping without usable code, once per mapping, as a warning;
+	 * NULL: such messages go to rep. */
+	const struct mt_reporter *missing;
 	/* Progress of the CPU streams, the long part of a decode: DONE of
 	 * TOTAL bytes of PT, at least every 4096 blocks, never two calls at
 	 * once, last with DONE == TOTAL; may be NULL. */
@@ -59,6 +63,9 @@ struct mt_decode_opts {
 	size_t ncpus;
 	const uint32_t *tids;
 	size_t ntids;
+	/* When the replay follows the decoding (a late_inferred sink): the
+	 * control-flow log a stream may hold ahead of it; 0: 4 MiB. */
+	size_t stream_window;
 };
 
 struct mt_decode_stats {
@@ -71,19 +78,32 @@ struct mt_decode_stats {
 	uint64_t backsteps;	/* timestamps clamped to keep threads monotonic */
 	uint64_t clamped;	/* timestamps outside their stretch's bounds, clamped */
 	uint64_t missing_maps;	/* executable mappings without a usable file */
+	uint64_t log_bytes;	/* control-flow log written, all streams */
+	uint64_t log_peak;	/* most of it held at once */
 };
 
 struct mt_decode_sink {
 	/* Each thread once, before its first event. */
 	int (*thread)(void *ctx, uint32_t pid, uint32_t tid);
-	/* Events in global timestamp order (ties: thread order). A non-zero
-	 * return stops the run and is returned by mt_decode_run(). */
+	/* Events in global timestamp order (ties: thread order; see
+	 * late_inferred for the exception). A non-zero return stops the run
+	 * and is returned by mt_decode_run(). */
 	int (*event)(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const struct mt_ev *ev);
 	/* The trigger, at its place in the event order: where the trace shows
 	 * the probe hit when it does (the triggering thread's trace stop at
 	 * the trigger's address), else at its own time; may be NULL. */
 	int (*trigger)(void *ctx, uint64_t ns, const struct mt_bundle_trigger *t);
 	void *ctx;
+	/*
+	 * Set by a sink that puts each thread's events in time order itself,
+	 * equal times in arrival order, as Perfetto's importer does. Inferred
+	 * BEGINs (MT_EV_INFERRED) then come as the rebuild finds them: after
+	 * other events of their stretch, with its first timestamp, innermost
+	 * first, each where its thread's events have got to in the merge.
+	 * The decoder then replays every thread once instead of twice.
+	 * Otherwise a stretch's inferred BEGINs come first, outermost first.
+	 */
+	int late_inferred;
 };
 
 struct mt_decode;
@@ -95,7 +115,7 @@ struct mt_decode;
 int mt_decode_open(struct mt_decode **out, struct mt_bundle_reader *r,
 		   const struct mt_decode_opts *opts, char *err, size_t errlen);
 /* Decodes everything and feeds SINK, once per decoder. Returns 0, a sink's
- * non-zero value, or -1 when out of memory. Releases each CPU's PT
+ * non-zero value, or -ENOMEM. Releases each CPU's PT
  * (mt_bundle_pt_release()) once decoded: pointers from mt_bundle_pt_data()
  * taken before are then invalid (a new call decompresses again). */
 int mt_decode_run(struct mt_decode *d, const struct mt_decode_sink *sink);
@@ -113,7 +133,8 @@ int mt_decode_trigger_at(const struct mt_decode *d, uint64_t *ns);
 /* What CPU stream I (0 .. cpus - 1) covers: its CPU and the times of its
  * first and last timing packets, the window the snapshot really holds for
  * that CPU. -1 when I is out of range or the stream has no time. Valid
- * from the sink's first call on (the streams are decoded by then). */
+ * once mt_decode_run() has returned, and from the sink's first call on
+ * for a sink without late_inferred (the streams are decoded by then). */
 int mt_decode_cpu_window(const struct mt_decode *d, size_t i, uint32_t *cpu, uint64_t *first_ns,
 			 uint64_t *last_ns);
 /* A function id's name for people, "[syscall]", "[untraced]" and

@@ -1,16 +1,22 @@
 // SPDX-License-Identifier: MIT
 /*
  * Decoding CPU streams into per-CPU logs of control flow, split into
- * per-thread segments with the context-switch sideband. Worker threads
- * take CPUs from a shared counter; each has its own copy of every process
- * image (libipt images are not thread-safe), all backed by the shared
- * section cache.
+ * per-thread segments with the context-switch sideband. Each stream has a
+ * thread of its own, with its own copy of every process image (libipt
+ * images are not thread-safe), all backed by the shared section cache; at
+ * most `jobs` of them decode at once. Each hands its closed segments to
+ * the replay (decode_thread.c) in batches, with how far its stream has
+ * got. When the replay follows the decoding, a thread whose log holds
+ * more than the replay has freed waits, so that the streams advance
+ * together and memory stays bounded by that look-ahead.
  */
 #include "decode/decode_internal.h"
+#include "util/mt_array.h"
 #include "decode/inlines.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,10 +28,12 @@ struct progress {
 };
 
 #define PROGRESS_BLOCKS 4096
+/* Segments or log bytes between two hand-overs. */
+#define HANDOVER_SEGS 64
+#define HANDOVER_BYTES ((size_t)256 << 10)
 
 struct worker {
 	struct mt_decode *d;
-	atomic_size_t *next_cpu;
 	struct progress *progress;	/* NULL: nobody asked */
 	uint64_t reported;		/* bytes of this CPU's stream counted */
 	unsigned int blocks;
@@ -41,6 +49,12 @@ struct worker {
 	int attributed;		/* its thread was chosen at its start */
 	uint64_t log_tsc;	/* time of the log's last op, if it has one */
 	int have_op;
+	size_t seg_ops;		/* ops in the open segment */
+	uint64_t key_floor;	/* first_tsc of the last closed segment */
+	size_t handed_len;	/* log length at the last hand-over */
+	/* The latest probe hit (see h_disable()) in a closed segment. */
+	uint64_t probe_tsc;
+	uint32_t probe_tid;
 	/* The function of the last block logged, for dropping blocks that
 	 * cannot change the call stack (see h_block()). */
 	const struct mt_proc *proc;
@@ -79,6 +93,11 @@ static void close_seg(struct worker *w, uint64_t last_tsc)
 	 * the start is before both (it orders the thread's stretches). */
 	if (s->last_tsc < s->first_tsc)
 		s->first_tsc = s->last_tsc;
+	/* A CPU's segments are in order: the replay relies on it. */
+	if (s->first_tsc < w->key_floor)
+		s->first_tsc = w->key_floor;
+	w->key_floor = s->first_tsc;
+	s->lo = w->lo;
 	if (!w->attributed)
 		s->task = mt_sideband_task(&w->d->sb, w->log->cpu, last_tsc);
 	w->have_seg = 0;
@@ -90,22 +109,16 @@ static void open_seg(struct worker *w, uint64_t tsc, uint64_t lo, uint64_t hi)
 	struct mt_cpu_log *log = w->log;
 	size_t pos;
 
-	if (log->nsegs == log->segcap) {
-		size_t cap = log->segcap ? log->segcap * 2 : 64;
-		struct mt_seg *v = realloc(log->segs, cap * sizeof(*v));
-
-		if (!v) {
-			log->oom = 1;
-			return;
-		}
-		log->segs = v;
-		log->segcap = cap;
+	if (MT_ARRAY_RESERVE(log->segs, log->segcap, log->nsegs, 1)) {
+		log->oom = 1;
+		return;
 	}
 	pos = mt_oplog_restart(&log->ops);
-	log->segs[log->nsegs] = (struct mt_seg){ { 0, 0 }, tsc, tsc, (uint32_t)(log - w->d->cpus),
-						 log->nsegs, pos, pos };
+	log->segs[log->nsegs] = (struct mt_seg){ { 0, 0 }, tsc, tsc, lo, (uint32_t)(log - w->d->cpus),
+						 log->nsegs_total++, pos, pos };
 	log->nsegs++;
 	w->have_seg = 1;
+	w->seg_ops = 0;
 	w->attributed = 0;
 	w->lo = lo;
 	w->hi = hi;
@@ -120,9 +133,114 @@ static uint64_t bounded(struct worker *w, uint64_t tsc)
 	return tsc < w->lo ? w->lo : w->hi;
 }
 
+/* An op's time: bounded, and never before the segment's previous op (the
+ * rebuild would clamp it so: one thread), so that a stream's times only
+ * grow and its hand-overs can say how far it has got. */
+static uint64_t op_time(struct worker *w, uint64_t tsc)
+{
+	tsc = bounded(w, tsc);
+	return w->seg_ops && tsc < w->log_tsc ? w->log_tsc : tsc;
+}
+
 static uint64_t last_tsc(const struct worker *w, uint64_t dflt)
 {
 	return w->have_op ? w->log_tsc : dflt;
+}
+
+/* Waits for one of the jobs (lock held). */
+static void take_job(struct mt_pipe *p)
+{
+	while (!p->free_jobs)
+		pthread_cond_wait(&p->room, &p->lock);
+	p->free_jobs--;
+}
+
+static void give_job(struct mt_pipe *p)
+{
+	p->free_jobs++;
+	pthread_cond_broadcast(&p->room);
+}
+
+/*
+ * The open segment, when its thread is already certain (chosen at its
+ * start, or no switch on the CPU until its end bound), is cut here into
+ * two of the same thread, so that the replay can have the part decoded
+ * so far: the rebuild goes on across segments of a thread as if they
+ * were one.
+ */
+static void cut_open_segment(struct worker *w)
+{
+	struct mt_seg *s = &w->log->segs[w->log->nsegs - 1];
+	uint64_t lo = w->lo, hi = w->hi;
+	struct mt_task task;
+
+	if (!w->have_seg || !w->seg_ops ||
+	    (!w->attributed && !mt_sideband_no_switch(&w->d->sb, w->log->cpu, w->log_tsc, hi)))
+		return;
+	task = w->attributed ? s->task : mt_sideband_task(&w->d->sb, w->log->cpu, w->log_tsc);
+	s->task = task;
+	w->attributed = 1;
+	close_seg(w, w->log_tsc);
+	open_seg(w, w->log_tsc, lo, hi);
+	if (!w->have_seg)
+		return;
+	w->log->segs[w->log->nsegs - 1].task = task;
+	w->attributed = 1;
+}
+
+/*
+ * Hands the closed segments over to the replay, with how far the stream
+ * has got: every later segment is later in time order than the key
+ * floor, and no later op is earlier than the last one (op_time()) or the
+ * open segment's bound. Then, when the replay follows, waits while the
+ * log holds too much it has not freed, giving the job to another stream
+ * meanwhile. FINAL: the stream is done.
+ */
+static void handover(struct worker *w, int final)
+{
+	struct mt_cpu_log *log = w->log;
+	struct mt_pipe *p = &w->d->pipe;
+	size_t closed;
+
+	if (!final && log->nsegs - (size_t)w->have_seg < HANDOVER_SEGS &&
+	    log->ops.len - w->handed_len < HANDOVER_BYTES)
+		return;
+	if (w->d->streaming && !final)
+		cut_open_segment(w);
+	closed = log->nsegs - (size_t)w->have_seg;
+	pthread_mutex_lock(&p->lock);
+	if (MT_ARRAY_RESERVE(log->ready, log->ready_cap, log->nready, closed)) {
+		log->oom = 1;
+	} else if (closed) {
+		memcpy(log->ready + log->nready, log->segs, closed * sizeof(*log->segs));
+		log->nready += closed;
+		memmove(log->segs, log->segs + closed, (log->nsegs - closed) * sizeof(*log->segs));
+		log->nsegs -= closed;
+	}
+	log->op_floor = last_tsc(w, 0);
+	if (w->have_seg && w->lo > log->op_floor)
+		log->op_floor = w->lo;
+	log->watermark = log->op_floor > w->key_floor ? log->op_floor : w->key_floor;
+	log->probe_tsc = w->probe_tsc;
+	log->probe_tid = w->probe_tid;
+	log->finished = final;
+	p->unfinished -= (unsigned int)final;
+	w->handed_len = log->handed_len = log->ops.len;
+	p->handovers++;
+	pthread_cond_broadcast(&p->progress);
+	if (w->d->streaming && !final && log->ops.len - log->released > p->log_limit) {
+		/* Waiting is news for the replay: it tells when all wait. */
+		give_job(p);
+		p->blocked++;
+		p->handovers++;
+		pthread_cond_broadcast(&p->progress);
+		while (log->ops.len - log->released > p->log_limit && !p->stuck &&
+		       !atomic_load(&p->stop))
+			pthread_cond_wait(&p->room, &p->lock);
+		p->blocked--;
+		take_job(p);
+	}
+	pthread_mutex_unlock(&p->lock);
 }
 
 static struct pt_image *image_for(struct worker *w, uint32_t pid)
@@ -176,6 +294,7 @@ static struct pt_image *h_enable(void *ctx, uint64_t tsc, uint64_t ip)
 
 	(void)ip;
 	close_seg(w, last_tsc(w, tsc));
+	handover(w, 0);
 	if (end < off)
 		off = end;
 	open_seg(w, tsc, lo, off > lo ? off - 1 : lo);
@@ -206,15 +325,18 @@ static struct pt_image *h_enable(void *ctx, uint64_t tsc, uint64_t ip)
 
 static void add(struct worker *w, uint64_t tsc, enum mt_op_kind kind, uint64_t a, uint8_t x)
 {
+	if (atomic_load_explicit(&w->d->pipe.stop, memory_order_relaxed))
+		return;
 	if (!w->have_seg)
 		open_seg(w, tsc, 0, UINT64_MAX);
 	if (!w->have_seg)
 		return;
-	tsc = bounded(w, tsc);
+	tsc = op_time(w, tsc);
 	flush_last(w);
 	w->last = (struct mt_op){ tsc, a, 0, (uint8_t)kind, x };
 	w->have_last = 1;
 	w->have_op = 1;
+	w->seg_ops++;
 	w->log_tsc = tsc;
 }
 
@@ -251,6 +373,8 @@ static __attribute__((noinline)) void log_block(struct worker *w, uint64_t tsc, 
 	add(w, tsc, MT_OP_BLOCK, ip, 0);
 	if (w->have_seg)
 		log->segs[log->nsegs - 1].last_tsc = w->log_tsc;
+	if (log->ops.len - w->handed_len >= HANDOVER_BYTES)
+		handover(w, 0);
 	w->fn_lo = w->fn_hi = 0;
 	if (w->proc) {
 		mt_funcs_resolve_cached(&w->d->funcs, w->cache, w->proc, ip, &fn);
@@ -281,7 +405,7 @@ static void h_block(void *ctx, uint64_t tsc, uint64_t ip)
 	if (w->have_last && last->kind == MT_OP_BLOCK &&
 	    (last->x == MT_XFER_NONE || last->x == MT_XFER_JUMP) && ip >= w->fn_lo &&
 	    ip < w->fn_hi) {
-		w->log->segs[w->log->nsegs - 1].last_tsc = bounded(w, tsc);
+		w->log->segs[w->log->nsegs - 1].last_tsc = op_time(w, tsc);
 		return;
 	}
 	log_block(w, tsc, ip);
@@ -315,13 +439,17 @@ static void h_disable(void *ctx, uint64_t tsc, uint64_t at)
 	struct worker *w = ctx;
 	const struct mt_bundle_trigger *t = &w->d->trigger;
 
+	int probe;
+
 	add(w, tsc, MT_OP_DISABLE, at, 0);
 	/* The stretch's own (bounded) time: add() kept it in log_tsc. */
-	if (w->d->have_trigger && at && at == t->d.ip && w->log_tsc <= t->d.tsc && w->have_seg) {
-		w->log->probe_tsc = w->log_tsc;
-		w->log->probe_seg = w->log->nsegs - 1;
-	}
+	probe = w->d->have_trigger && at && at == t->d.ip && w->log_tsc <= t->d.tsc && w->have_seg;
 	close_seg(w, w->log_tsc);
+	if (probe) {
+		w->probe_tsc = w->log_tsc;
+		w->probe_tid = w->log->segs[w->log->nsegs - 1].task.tid;
+	}
+	handover(w, 0);
 }
 
 static void h_gap(void *ctx, uint64_t tsc, uint32_t reason)
@@ -329,23 +457,26 @@ static void h_gap(void *ctx, uint64_t tsc, uint32_t reason)
 	add(ctx, tsc, MT_OP_GAP, reason, 0);
 }
 
-static void decode_one(struct worker *w, struct mt_cpu_log *log)
+/* PT the decoder has passed leaves memory as it goes (the log holds what
+ * the replay needs). */
+static void h_passed(void *ctx, uint64_t offset)
+{
+	struct worker *w = ctx;
+
+	mt_bundle_pt_release_before(w->d->r, (size_t)(w->log - w->d->cpus), offset);
+}
+
+static void decode_one(struct worker *w)
 {
 	static const struct mt_blk_handler ops = { h_enable, h_block, h_transfer, h_disable,
-						   h_gap, NULL };
+						   h_gap, h_passed, NULL };
 	struct mt_blk_handler h = ops;
 	struct pt_config cfg = w->d->cfg;
+	struct mt_cpu_log *log = w->log;
 	size_t i = (size_t)(log - w->d->cpus), len = 0;
 	const uint8_t *data = NULL;
 
 	h.ctx = w;
-	w->log = log;
-	w->have_seg = 0;
-	w->have_last = 0;
-	w->have_op = 0;
-	w->proc = NULL;
-	w->fn_lo = w->fn_hi = 0;
-	w->reported = 0;
 	/* Fetched now, not kept from the open: another decoder on this reader
 	 * may have released it (it reads back the same; it was checked then). */
 	if (mt_bundle_pt_data(w->d->r, i, &data, &len) < 0)
@@ -364,70 +495,111 @@ static void decode_one(struct worker *w, struct mt_cpu_log *log)
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
-	size_t i;
+	struct mt_pipe *p = &w->d->pipe;
 
-	while ((i = atomic_fetch_add(w->next_cpu, 1)) < w->d->ncpus) {
-		if (mt_decode_selected(w->d->opts.cpus, w->d->opts.ncpus, w->d->cpus[i].cpu)) {
-			decode_one(w, &w->d->cpus[i]);
-			continue;
-		}
-		/* Not asked for: never decoded, its PT freed now. */
-		mt_bundle_pt_release(w->d->r, i);
-		w->reported = 0;
-		if (w->progress)
-			report(w, w->d->cpus[i].len);
-	}
+	pthread_mutex_lock(&p->lock);
+	take_job(p);
+	pthread_mutex_unlock(&p->lock);
+	decode_one(w);
+	handover(w, 1);
+	pthread_mutex_lock(&p->lock);
+	give_job(p);
+	pthread_mutex_unlock(&p->lock);
 	for (size_t k = 0; k <= w->d->nprocs; k++)
 		pt_image_free(w->images[k]);
 	mt_inl_ranges_fini(&w->inl);
 	return NULL;
 }
 
-int mt_decode_cpus(struct mt_decode *d, unsigned int jobs)
+/* A stream not asked for: never decoded, its PT freed now. */
+static void skip_stream(struct mt_decode *d, struct mt_cpu_log *log, struct progress *prog)
 {
-	struct worker *ws = calloc(jobs, sizeof(*ws));
-	pthread_t *tids = calloc(jobs, sizeof(*tids));
-	atomic_size_t next = 0;
-	struct progress prog = { .lock = PTHREAD_MUTEX_INITIALIZER };
-	unsigned int started = 0;
+	mt_bundle_pt_release(d->r, (size_t)(log - d->cpus));
+	log->finished = 1;
+	if (prog)
+		prog->done += log->len;
+}
+
+struct workers {
+	struct worker *w;
+	struct progress prog;
+};
+
+int mt_decode_cpus_start(struct mt_decode *d, unsigned int jobs)
+{
+	struct mt_pipe *p = &d->pipe;
+	struct workers *ws = calloc(1, sizeof(*ws));
+
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->progress, NULL);
+	pthread_cond_init(&p->room, NULL);
+	p->initialized = 1;
+	if (!ws)
+		return -ENOMEM;
+	p->free_jobs = jobs;
+	pthread_mutex_init(&ws->prog.lock, NULL);
+	ws->w = calloc(d->ncpus ? d->ncpus : 1, sizeof(*ws->w));
+	p->threads = calloc(d->ncpus ? d->ncpus : 1, sizeof(*p->threads));
+	p->workers = ws;
+	if (!ws->w || !p->threads)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->ncpus; i++)
+		ws->prog.total += d->cpus[i].len;
+	pthread_mutex_lock(&p->lock);
+	for (size_t i = 0; i < d->ncpus; i++) {
+		struct worker *w = &ws->w[i];
+		struct mt_cpu_log *log = &d->cpus[i];
+
+		log->ops.lock = &p->lock;
+		if (!mt_decode_selected(d->opts.cpus, d->opts.ncpus, log->cpu)) {
+			skip_stream(d, log, d->opts.progress ? &ws->prog : NULL);
+			continue;
+		}
+		*w = (struct worker){ .d = d,
+				      .log = log,
+				      .progress = d->opts.progress ? &ws->prog : NULL,
+				      .images = calloc(d->nprocs + 1, sizeof(struct pt_image *)),
+				      .cache = calloc(1, sizeof(struct mt_funcs_cache)) };
+		if (!w->images || !w->cache ||
+		    pthread_create(&p->threads[p->nthreads], NULL, worker_main, w)) {
+			log->oom = log->finished = 1;
+			continue;
+		}
+		p->nthreads++;
+		p->unfinished++;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return 0;
+}
+
+int mt_decode_cpus_join(struct mt_decode *d, int stop)
+{
+	struct mt_pipe *p = &d->pipe;
+	struct workers *ws = p->workers;
 	int ret = 0;
 
-	if (!ws || !tids) {
-		ret = -1;
-		goto out;
+	if (stop) {
+		atomic_store(&p->stop, 1);
+		pthread_mutex_lock(&p->lock);
+		pthread_cond_broadcast(&p->room);
+		pthread_mutex_unlock(&p->lock);
 	}
-	for (size_t i = 0; i < d->ncpus; i++)
-		prog.total += d->cpus[i].len;
-	for (unsigned int i = 0; i < jobs; i++) {
-		ws[i] = (struct worker){ .d = d,
-					 .next_cpu = &next,
-					 .progress = d->opts.progress ? &prog : NULL,
-					 .images = calloc(d->nprocs + 1, sizeof(struct pt_image *)),
-					 .cache = calloc(1, sizeof(struct mt_funcs_cache)) };
-		if (!ws[i].images || !ws[i].cache) {
-			ret = -1;
-			break;
-		}
-		/* Worker 0 is this thread: a single job never starts a thread. */
-		if (i && pthread_create(&tids[i], NULL, worker_main, &ws[i]))
-			break;
-		started = i + 1;
-	}
-	if (started)
-		worker_main(&ws[0]);
-	for (unsigned int i = 1; i < started; i++)
-		pthread_join(tids[i], NULL);
+	for (size_t i = 0; i < p->nthreads; i++)
+		pthread_join(p->threads[i], NULL);
+	p->nthreads = 0;
+	if (!ws)
+		return -ENOMEM;
 	if (d->opts.progress)
-		d->opts.progress(d->opts.progress_ctx, prog.total, prog.total);
-	for (unsigned int i = 0; i < jobs; i++) {
-		free(ws[i].images);
-		free(ws[i].cache);
+		d->opts.progress(d->opts.progress_ctx, ws->prog.total, ws->prog.total);
+	for (size_t i = 0; ws->w && i < d->ncpus; i++) {
+		free(ws->w[i].images);
+		free(ws->w[i].cache);
 	}
 	for (size_t i = 0; i < d->ncpus; i++)
 		if (d->cpus[i].oom || d->cpus[i].ops.oom)
-			ret = -1;
-out:
+			ret = -ENOMEM;
+	free(ws->w);
 	free(ws);
-	free(tids);
+	p->workers = NULL;
 	return ret;
 }

@@ -13,30 +13,73 @@
 #include "decode/sideband.h"
 
 #include <intel-pt.h>
+#include <pthread.h>
+#include <stdatomic.h>
 
 /* A stretch of one CPU's stream that one thread ran. */
 struct mt_seg {
 	struct mt_task task;
+	/* Its place in its thread's time order: its start, but never before
+	 * the previous segment's of its CPU (each CPU's are in order). */
 	uint64_t first_tsc;
 	uint64_t last_tsc;	/* of its last block, kept or not */
+	uint64_t lo;		/* no op in it is earlier */
 	uint32_t cpu;		/* index of the CPU's log in mt_decode.cpus */
 	size_t order;		/* index in that log: ties in time keep it */
 	size_t begin, end;	/* its ops: [begin, end) of that log's bytes */
 };
 
+/*
+ * One CPU stream on its way from its decoding thread to the replay
+ * (decode_thread.c). The decoding thread closes segments into segs and
+ * hands them over (publishes them) in batches; the replay takes them
+ * once every CPU has passed their time, and frees the log behind it.
+ */
 struct mt_cpu_log {
 	uint32_t cpu;
 	size_t len;		/* of its PT, which the reader holds */
 	struct mt_oplog ops;
+	/* The decoding thread's: segments closed since the last hand-over,
+	 * the open one last; how many there have been. */
 	struct mt_seg *segs;
-	size_t nsegs, segcap;
+	size_t nsegs, segcap, nsegs_total;
 	struct mt_blk_stats stats;
-	/* The latest trace stop at the trigger's address before its time
-	 * (the probe hit), in segment probe_seg; 0: none. */
-	uint64_t probe_tsc;
-	size_t probe_seg;
 	uint64_t clamped;	/* times outside their stretch's bounds */
 	int oom;
+	/* Shared, under mt_decode.lock: */
+	struct mt_seg *ready;	/* handed over, not yet taken */
+	size_t nready, ready_cap;
+	/* No segment handed over later comes before it in time order (its
+	 * first_tsc), nor has an op before op_floor. */
+	uint64_t watermark, op_floor;
+	int finished;		/* all handed over, stats final */
+	/* The latest trace stop at the trigger's address before its time
+	 * (the probe hit) in a closed segment, and that segment's thread. */
+	uint64_t probe_tsc;
+	uint32_t probe_tid;
+	size_t released;	/* log bytes freed below this */
+	size_t handed_len;	/* log length at the last hand-over */
+};
+
+/* How the decoding threads and the replay share the work (decode_cpu.c). */
+struct mt_pipe {
+	pthread_mutex_t lock;
+	pthread_cond_t progress;	/* a stream handed over or finished */
+	pthread_cond_t room;		/* log freed, a job free, or stop */
+	uint64_t handovers;		/* counts them, to wait without missing one */
+	unsigned int free_jobs;		/* threads that may decode now */
+	/* Streaming: a decoding thread waits while its log holds this much
+	 * the replay has not freed, unless the replay cannot go on (stuck). */
+	size_t log_limit;
+	size_t log_peak;		/* most log held at once (hand-overs) */
+	unsigned int blocked;		/* streams waiting for log to be freed */
+	unsigned int unfinished;	/* streams being decoded */
+	int stuck;
+	atomic_int stop;		/* the replay ended early: log nothing more */
+	pthread_t *threads;
+	size_t nthreads;
+	struct workers *workers;	/* decode_cpu.c's */
+	int initialized;		/* the lock and conditions are */
 };
 
 struct mt_decode {
@@ -55,6 +98,10 @@ struct mt_decode {
 	struct mt_clock clock;
 	struct mt_cpu_log *cpus;
 	size_t ncpus;
+	/* The replay follows the decoding (a late_inferred sink) or starts
+	 * when every stream is decoded (the others need two replays). */
+	int streaming;
+	struct mt_pipe pipe;
 	int have_trigger;
 	struct mt_bundle_trigger trigger;
 	uint64_t trigger_at;	/* TSC the trigger is placed at (decode.c) */
@@ -70,9 +117,17 @@ static inline int mt_decode_selected(const uint32_t *list, size_t n, uint32_t v)
 			return 1;
 	return !list || !n;
 }
-/* Decodes every CPU stream into its log, in JOBS worker threads. */
-int mt_decode_cpus(struct mt_decode *d, unsigned int jobs);
-/* Rebuilds every thread's call stack and feeds the sink in time order. */
+/* Starts a decoding thread per CPU stream, JOBS of them decoding at once;
+ * -1 when none could start. */
+int mt_decode_cpus_start(struct mt_decode *d, unsigned int jobs);
+/* Waits for them (after telling them to stop when STOP); -1 when a stream
+ * ran out of memory. */
+int mt_decode_cpus_join(struct mt_decode *d, int stop);
+/* Rebuilds every thread's call stack and feeds the sink in time order,
+ * from the segments the decoding threads hand over. */
 int mt_decode_threads(struct mt_decode *d, const struct mt_decode_sink *sink);
+/* Where the trigger goes among the events, from the probe hits found so
+ * far; FINAL when no later one can be found (call with the lock held). */
+uint64_t mt_decode_place_trigger(const struct mt_decode *d, int *final);
 
 #endif

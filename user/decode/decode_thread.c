@@ -4,23 +4,34 @@
  * order, replayed through its own call-stack rebuild, all threads merged by
  * time into the sink.
  *
- * The rebuild runs twice per thread. The first pass keeps only the frames
- * it infers (callers revealed by returns past the oldest known frame),
- * which must be written before everything else of their stretch (the run
- * of events between gaps) although they are only found later. The second
- * pass streams: each thread yields its events a few at a time, starting
- * each stretch with its inferred frames, and the merge passes them on in
- * time order. No thread's events are ever held in full.
+ * Each thread's rebuild yields its events a few at a time and the merge
+ * passes them on in time order; no thread's events are ever held in full.
+ * Inferred frames (callers revealed by returns past the oldest known
+ * frame) belong before everything else of their stretch (the run of
+ * events between gaps) but are only found later. A sink that places each
+ * thread's events by time itself (late_inferred, decode.h) takes them as
+ * they are found, and every thread is replayed once; for any other sink a
+ * first replay of the thread finds them, and the second starts each
+ * stretch with them. Both run through replay() and the same rebuild.
+ *
+ * The segments come from the decoding threads (decode_cpu.c) as they are
+ * handed over. For a late_inferred sink the replay follows the decoding:
+ * a segment goes to its thread once no segment still to come can precede
+ * it in time order, events go to the sink up to the time no stream can
+ * still go below, and the log behind the replay is freed. For the others
+ * the replay starts once every stream is decoded.
  */
 #include "decode/decode_internal.h"
 #include "decode/inlines.h"
+#include "util/mt_array.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* An inferred BEGIN as pass 1 keeps it (a stretch can have very many):
- * all those of a stretch have its first timestamp (callstack.h). */
-struct inferred {
+/* An inferred BEGIN as the first replay keeps it (a stretch has at most
+ * MT_CS_MAX_INFERRED): all those of a stretch have its first timestamp. */
+struct inferred_frame {
 	uint64_t addr;
 	uint32_t fn;
 	uint8_t flags;
@@ -32,36 +43,7 @@ struct stretch {
 	uint64_t ts;
 };
 
-struct timeline {
-	struct mt_task task;
-	const struct mt_seg **segs;
-	size_t nsegs, segcap;
-	/* Pass 1: inferred BEGINs in arrival order (innermost first), and
-	 * the stretches. */
-	struct inferred *pre;
-	size_t npre, precap;
-	struct stretch *str;
-	size_t nstr, strcap;
-	/* Pass 2: replay position, and events produced but not yet merged. */
-	struct mt_cs cs;
-	size_t seg;
-	struct mt_oplog_cursor op;
-	const struct mt_oplog *log;	/* segs[seg]'s, and where its ops end */
-	size_t end;
-	uint64_t last;
-	int done;
-	size_t cur_str;
-	int str_open;		/* the stretch's inferred frames are due (inf below) */
-	struct mt_ev *q;
-	size_t qhead, qlen, qcap;
-	/* The open stretch's inferred frames not yet merged: pre[inf, inf +
-	 * ninf), taken from the end, due when the queue's head reaches inf_at
-	 * (they are not copied: a stretch can have very many). */
-	size_t inf, ninf, inf_at;
-	struct mt_ev inf_ev;	/* the next of them, made whole */
-	struct mt_inl *inl;	/* pass 2: inline frames */
-	int oom;
-};
+struct timeline;
 
 struct replay {
 	struct mt_decode *d;
@@ -71,25 +53,71 @@ struct replay {
 	struct mt_inl inl;
 };
 
+/* The replay's side of a CPU stream: what it has taken of it. */
+struct cpu_view {
+	struct mt_oplog log;		/* its chunk directory as last taken */
+	struct mt_seg *pending;		/* taken, for no thread yet, in order */
+	size_t pending_head, npending, pending_cap;
+	uint64_t watermark, op_floor;	/* as last handed over */
+	int finished;
+	/* Segments taken and not yet replayed, live[live_head] being the one
+	 * numbered live_base in its stream (done: replayed or skipped), and
+	 * where each begins: the log before the first can go. */
+	struct live_seg {
+		size_t begin;
+		int done;
+	} *live;
+	size_t live_head, nlive, live_cap, live_base;
+	size_t taken_end;		/* log end of the last segment taken */
+};
+
+struct timeline {
+	struct mt_task task;
+	struct replay rep;
+	struct mt_seg *segs;		/* given to it, in time order */
+	size_t nsegs, segs_cap;
+	int in_seg;			/* segs[seg] is being replayed */
+	/*
+	 * Sinks that need events in time order get each stretch's inferred
+	 * frames first, found by a first replay: the frames in arrival
+	 * order (innermost first) and where each stretch's start.
+	 */
+	struct inferred_frame *inferred;
+	size_t ninferred, inferred_cap;
+	struct stretch *stretches;
+	size_t nstretches, stretches_cap;
+	/* The replay: its position, and events made but not yet merged. */
+	struct mt_cs cs;
+	size_t seg;
+	struct mt_oplog_cursor cursor;
+	const struct mt_oplog *log;	/* segs[seg]'s, and where its ops end */
+	size_t seg_end;
+	uint64_t last_tsc;
+	int done;
+	struct mt_ev *queue;
+	size_t queue_head, queue_len, queue_cap;
+	/* Where the merge has got to in this thread: an inferred frame that
+	 * arrives late (late_inferred sinks) takes its place there. */
+	uint64_t merged_tsc;
+	/*
+	 * Time-ordered sinks: the stretch being replayed and its inferred
+	 * frames not yet merged, inferred[due_first, due_first + ndue) taken
+	 * from the end, due when the queue's head reaches due_at (they are
+	 * not copied into the queue).
+	 */
+	size_t stretch;
+	int stretch_started;
+	size_t due_first, ndue, due_at;
+	struct mt_ev due_ev;	/* the next of them, made whole */
+	struct mt_inl *inl;	/* the last replay's inline frames */
+	int oom;
+};
+
 static void resolve(void *ctx, uint64_t ip, struct mt_cs_fn *fn)
 {
 	struct replay *r = ctx;
 
 	mt_funcs_resolve_cached(&r->d->funcs, &r->cache, r->proc, ip, fn);
-}
-
-static int grow(void **v, size_t *cap, size_t n, size_t size)
-{
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	p = realloc(*v, (*cap ? *cap * 2 : 64) * size);
-	if (!p)
-		return -1;
-	*v = p;
-	*cap = *cap ? *cap * 2 : 64;
-	return 0;
 }
 
 static int is_inferred(const struct mt_ev *ev)
@@ -99,26 +127,26 @@ static int is_inferred(const struct mt_ev *ev)
 
 static void new_stretch(struct timeline *t)
 {
-	if (grow((void **)&t->str, &t->strcap, t->nstr, sizeof(*t->str))) {
+	if (MT_ARRAY_RESERVE(t->stretches, t->stretches_cap, t->nstretches, 1)) {
 		t->oom = 1;
 		return;
 	}
-	t->str[t->nstr++] = (struct stretch){ t->npre, 0 };
+	t->stretches[t->nstretches++] = (struct stretch){ t->ninferred, 0 };
 }
 
-/* Pass 1: keeps the inferred frames of each stretch (it receives only
- * those and the gaps). */
+/* First replay: keeps the inferred frames of each stretch (it receives
+ * only those and the gaps). */
 static void collect_inferred(void *ctx, const struct mt_ev *ev)
 {
 	struct timeline *t = ((struct replay *)ctx)->tl;
 
 	if (is_inferred(ev)) {
-		if (grow((void **)&t->pre, &t->precap, t->npre, sizeof(*t->pre))) {
+		if (MT_ARRAY_RESERVE(t->inferred, t->inferred_cap, t->ninferred, 1)) {
 			t->oom = 1;
 			return;
 		}
-		t->str[t->nstr - 1].ts = ev->ts;
-		t->pre[t->npre++] = (struct inferred){ ev->addr, ev->arg, ev->flags };
+		t->stretches[t->nstretches - 1].ts = ev->ts;
+		t->inferred[t->ninferred++] = (struct inferred_frame){ ev->addr, ev->arg, ev->flags };
 	} else if (ev->kind == MT_EV_GAP) {
 		new_stretch(t);
 	}
@@ -126,53 +154,49 @@ static void collect_inferred(void *ctx, const struct mt_ev *ev)
 
 static void enqueue(struct timeline *t, const struct mt_ev *ev)
 {
-	if (t->qhead == t->qlen)
-		t->qhead = t->qlen = t->inf_at = 0;
-	if (grow((void **)&t->q, &t->qcap, t->qlen, sizeof(*t->q))) {
+	if (t->queue_head == t->queue_len)
+		t->queue_head = t->queue_len = t->due_at = 0;
+	if (MT_ARRAY_RESERVE(t->queue, t->queue_cap, t->queue_len, 1)) {
 		t->oom = 1;
 		return;
 	}
-	t->q[t->qlen++] = *ev;
+	t->queue[t->queue_len++] = *ev;
 }
 
-/* Pass 2: queues events, each stretch opening with its inferred frames,
- * outermost first (the same frames pass 1 saw, in reverse). */
-static void queue_event(void *ctx, const struct mt_ev *ev)
+/* Time-ordered sinks: queues events, each stretch opening with its
+ * inferred frames, outermost first (those the first replay found, in
+ * reverse); the rebuild's own inferred frames are dropped. */
+static void queue_in_order(void *ctx, const struct mt_ev *ev)
 {
 	struct timeline *t = ((struct replay *)ctx)->tl;
 
-	if (!t->str_open && t->cur_str < t->nstr) {
-		size_t end = t->cur_str + 1 < t->nstr ? t->str[t->cur_str + 1].first : t->npre;
+	if (!t->stretch_started && t->stretch < t->nstretches) {
+		const struct stretch *s = &t->stretches[t->stretch];
+		size_t end = t->stretch + 1 < t->nstretches ? s[1].first : t->ninferred;
 
-		t->inf = t->str[t->cur_str].first;
-		t->inf_ev = (struct mt_ev){ .ts = t->str[t->cur_str].ts, .kind = MT_EV_BEGIN };
-		t->ninf = end - t->inf;
-		t->inf_at = t->qlen;
-		t->str_open = 1;
+		t->due_first = s->first;
+		t->due_ev = (struct mt_ev){ .ts = s->ts, .kind = MT_EV_BEGIN };
+		t->ndue = end - t->due_first;
+		t->due_at = t->queue_len;
+		t->stretch_started = 1;
 	}
 	if (is_inferred(ev))
 		return;
 	enqueue(t, ev);
 	if (ev->kind == MT_EV_GAP) {
-		t->cur_str++;
-		t->str_open = 0;
+		t->stretch++;
+		t->stretch_started = 0;
 	}
 }
 
-static int cmp_seg(const void *a, const void *b)
+/* late_inferred sinks: every event in the order the rebuild makes it. */
+static void queue_as_found(void *ctx, const struct mt_ev *ev)
 {
-	const struct mt_seg *x = *(const struct mt_seg *const *)a;
-	const struct mt_seg *y = *(const struct mt_seg *const *)b;
-
-	if (x->first_tsc != y->first_tsc)
-		return x->first_tsc < y->first_tsc ? -1 : 1;
-	if (x->cpu != y->cpu)
-		return x->cpu < y->cpu ? -1 : 1;
-	return x->order < y->order ? -1 : x->order > y->order;
+	enqueue(((struct replay *)ctx)->tl, ev);
 }
 
-/* Pass 2: the inline frames follow the code seen, the calls made included
- * (the address before the return address is the call's). */
+/* The inline frames follow the code seen, the calls made included (the
+ * address before the return address is the call's). */
 static void inline_at(struct timeline *t, uint64_t ip, unsigned int x, uint64_t ret)
 {
 	if (!t->inl)
@@ -208,48 +232,84 @@ static void apply(struct timeline *t, const struct mt_op *op)
 	}
 }
 
-/* Positions the replay at the start of segs[seg]. */
-static void enter_seg(struct mt_decode *d, struct timeline *t)
-{
-	const struct mt_seg *s = t->segs[t->seg];
+/* Everything the merge works with. */
+struct merge {
+	struct mt_decode *d;
+	const struct mt_decode_sink *sink;
+	struct cpu_view *cpus;
+	struct timeline **tls;
+	size_t ntls, tls_cap;
+	int final;		/* every segment taken and given to its thread */
+	int sink_rc;		/* what the sink's thread() returned */
+	int trig_pending;
+	uint64_t trig_ns;
+	struct ns_cache {
+		uint64_t tsc, ns;
+		int valid;
+	} at_cache, ev_cache;
+};
 
-	t->log = &d->cpus[s->cpu].ops;
-	t->end = s->end;
-	mt_oplog_seek(&t->op, s->begin);
+/* The segment being replayed is done: the log behind it may go. */
+static void seg_done(struct merge *m, const struct mt_seg *s)
+{
+	struct cpu_view *v = &m->cpus[s->cpu];
+
+
+	v->live[v->live_head + (s->order - v->live_base)].done = 1;
+}
+
+/* Positions the replay at the start of segs[seg]. */
+static void enter_seg(struct merge *m, struct timeline *t)
+{
+	const struct mt_seg *s = &t->segs[t->seg];
+
+	t->log = &m->cpus[s->cpu].log;
+	t->seg_end = s->end;
+	t->in_seg = 1;
+	mt_oplog_seek(&t->cursor, s->begin);
 }
 
 /*
  * Replays the thread's ops (and, after the last, ends its frames) until
- * an event is queued, inferred frames are due or memory ran out. Both
- * passes replay through here; pass 1 queues nothing and runs to the end.
- * One call for many ops: the loop is the replay's hottest.
+ * an event is queued, inferred frames are due, memory ran out or it has
+ * no segment yet to go on with. Every replay runs through here; the first
+ * of two queues nothing and runs to the end. One call for many ops: the
+ * loop is the replay's hottest.
  */
-static void replay(struct mt_decode *d, struct timeline *t)
+static void replay(struct merge *m, struct timeline *t)
 {
 	struct mt_op op;
 
-	while (t->qhead == t->qlen && !t->ninf && !t->oom) {
-		if (t->op.pos == t->end) {
-			if (t->done)
-				return;
-			if (t->segs[t->seg]->last_tsc > t->last)
-				t->last = t->segs[t->seg]->last_tsc;
-			if (++t->seg < t->nsegs) {
-				enter_seg(d, t);
-			} else {
-				mt_cs_finish(&t->cs, t->last);
+	while (t->queue_head == t->queue_len && !t->ndue && !t->oom && !t->done) {
+		if (!t->in_seg) {
+			if (t->seg < t->nsegs) {
+				enter_seg(m, t);
+			} else if (m->final) {
+				mt_cs_finish(&t->cs, t->last_tsc);
 				t->done = 1;
+			} else {
+				return;
 			}
 			continue;
 		}
-		mt_oplog_get(t->log, &t->op, &op);
+		if (t->cursor.pos == t->seg_end) {
+			if (t->segs[t->seg].last_tsc > t->last_tsc)
+				t->last_tsc = t->segs[t->seg].last_tsc;
+			if (m->d->streaming)
+				seg_done(m, &t->segs[t->seg]);
+			t->seg++;
+			t->in_seg = 0;
+			continue;
+		}
+		mt_oplog_get(t->log, &t->cursor, &op);
 		apply(t, &op);
-		if (op.tsc > t->last)
-			t->last = op.tsc;
+		if (op.tsc > t->last_tsc)
+			t->last_tsc = op.tsc;
 	}
 }
 
-/* Pass 2's events pass the inline frames on their way to the queue. */
+/* The events of a replay that feeds the merge pass the inline frames on
+ * their way to the queue. */
 static void inline_event(void *ctx, const struct mt_ev *ev)
 {
 	struct replay *r = ctx;
@@ -257,192 +317,414 @@ static void inline_event(void *ctx, const struct mt_ev *ev)
 	mt_inl_event(&r->inl, &r->tl->cs, ev);
 }
 
-/* Starts a replay pass with EMIT receiving the events, or only the
- * inferred BEGINs and the gaps when INFERRED_ONLY (pass 1, which has no
+/* Starts a replay with EMIT receiving the events, or only the inferred
+ * BEGINs and the gaps when INFERRED_ONLY (the first of two, which has no
  * inline frames: none is inferred). */
-static void start_pass(struct mt_decode *d, struct timeline *t, struct replay *r,
-		       void (*emit)(void *ctx, const struct mt_ev *ev), int inferred_only)
+static void start_replay(struct timeline *t, void (*emit)(void *ctx, const struct mt_ev *ev),
+			 int inferred_only)
 {
+	struct replay *r = &t->rep;
 	const struct mt_cs_ops ops = { resolve, inferred_only ? emit : inline_event, r };
 
 	mt_cs_init(&t->cs, &ops);
 	t->cs.inferred_only = inferred_only;
 	t->inl = NULL;
 	if (!inferred_only) {
-		mt_inl_init(&r->inl, &d->funcs, r->proc, emit, r);
+		mt_inl_init(&r->inl, &r->d->funcs, r->proc, emit, r);
 		t->inl = &r->inl;
 	}
 	t->seg = 0;
-	t->last = 0;
+	t->in_seg = 0;
+	t->last_tsc = 0;
 	t->done = 0;
-	enter_seg(d, t);
 }
 
-/* Pass 1 over the whole thread. */
-static void find_inferred(struct mt_decode *d, struct timeline *t, struct replay *r)
+/* The first of two replays, over the whole thread. */
+static void find_inferred(struct merge *m, struct timeline *t)
 {
-	qsort(t->segs, t->nsegs, sizeof(*t->segs), cmp_seg);
 	new_stretch(t);
-	start_pass(d, t, r, collect_inferred, 1);
-	replay(d, t);
+	start_replay(t, collect_inferred, 1);
+	replay(m, t);
 	mt_cs_fini(&t->cs);
 }
 
-/* The thread's next event in pass 2, or NULL when it has no more. */
-static const struct mt_ev *peek(struct mt_decode *d, struct timeline *t)
+/* The thread's next event, or NULL when it has none yet (or no more). */
+static const struct mt_ev *peek(struct merge *m, struct timeline *t)
 {
-	replay(d, t);
-	if (t->ninf && t->qhead == t->inf_at) {
-		const struct inferred *f = &t->pre[t->inf + t->ninf - 1];
+	replay(m, t);
+	if (t->ndue && t->queue_head == t->due_at) {
+		const struct inferred_frame *f = &t->inferred[t->due_first + t->ndue - 1];
 
-		t->inf_ev.flags = f->flags;
-		t->inf_ev.arg = f->fn;
-		t->inf_ev.addr = f->addr;
-		return &t->inf_ev;
+		t->due_ev.flags = f->flags;
+		t->due_ev.arg = f->fn;
+		t->due_ev.addr = f->addr;
+		return &t->due_ev;
 	}
-	return t->qhead < t->qlen ? &t->q[t->qhead] : NULL;
+	return t->queue_head < t->queue_len ? &t->queue[t->queue_head] : NULL;
 }
 
 /* Moves past the event peek() returned. */
 static void consume(struct timeline *t)
 {
-	if (t->ninf && t->qhead == t->inf_at)
-		t->ninf--;
+	if (t->ndue && t->queue_head == t->due_at)
+		t->ndue--;
 	else
-		t->qhead++;
+		t->queue_head++;
 }
 
-static struct timeline *find_tl(struct timeline **tls, size_t *n, struct mt_task task)
+static uint64_t to_ns(const struct mt_decode *d, struct ns_cache *c, uint64_t tsc)
 {
-	struct timeline *v;
-
-	for (size_t i = 0; i < *n; i++)
-		if ((*tls)[i].task.tid == task.tid && (*tls)[i].task.pid == task.pid)
-			return &(*tls)[i];
-	v = realloc(*tls, (*n + 1) * sizeof(*v));
-	if (!v)
-		return NULL;
-	*tls = v;
-	memset(&v[*n], 0, sizeof(*v));
-	v[*n].task = task;
-	return &v[(*n)++];
-}
-
-static int add_seg(struct timeline *t, const struct mt_seg *s)
-{
-	if (t->nsegs == t->segcap) {
-		size_t cap = t->segcap ? t->segcap * 2 : 16;
-		const struct mt_seg **v = realloc(t->segs, cap * sizeof(*v));
-
-		if (!v)
-			return -1;
-		t->segs = v;
-		t->segcap = cap;
+	if (!c->valid || c->tsc != tsc) {
+		c->ns = mt_clock_ns(&d->clock, tsc);
+		c->tsc = tsc;
+		c->valid = 1;
 	}
-	t->segs[t->nsegs++] = s;
+	return c->ns;
+}
+
+/* Compares segments in time order (ties: CPU, then the CPU's order). */
+static int seg_before(const struct mt_seg *x, const struct mt_seg *y)
+{
+	if (x->first_tsc != y->first_tsc)
+		return x->first_tsc < y->first_tsc;
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu;
+	return x->order < y->order;
+}
+
+/* The thread's timeline, made on its first segment (in time order, so
+ * threads are numbered alike however the streams were decoded). */
+static struct timeline *timeline_of(struct merge *m, struct mt_task task)
+{
+	struct timeline *t;
+	int rc;
+
+	for (size_t i = m->ntls; i-- > 0;)
+		if (m->tls[i]->task.tid == task.tid && m->tls[i]->task.pid == task.pid)
+			return m->tls[i];
+	if (MT_ARRAY_RESERVE(m->tls, m->tls_cap, m->ntls, 1))
+		return NULL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	m->tls[m->ntls++] = t;
+	t->task = task;
+	t->rep = (struct replay){ .d = m->d, .tl = t, .proc = mt_decode_proc(m->d, task.pid) };
+	if (m->d->streaming) {
+		start_replay(t, queue_as_found, 0);
+		rc = m->sink->thread ? m->sink->thread(m->sink->ctx, task.pid, task.tid) : 0;
+		if (rc) {
+			m->sink_rc = rc;
+			return NULL;
+		}
+	}
+	return t;
+}
+
+/* Gives a taken segment to its thread (or skips it). */
+static int give(struct merge *m, const struct mt_seg *s)
+{
+	struct timeline *t;
+
+	if (s->begin == s->end || !mt_decode_selected(m->d->opts.tids, m->d->opts.ntids, s->task.tid)) {
+		seg_done(m, s);
+		return 0;
+	}
+	t = timeline_of(m, s->task);
+	if (!t)
+		return m->sink_rc ? m->sink_rc : -1;
+	if (MT_ARRAY_RESERVE(t->segs, t->segs_cap, t->nsegs, 1))
+		return -ENOMEM;
+	/* Replayed segments go, when the replay follows the decoding. */
+	if (m->d->streaming && t->seg > 64 && t->seg * 2 > t->nsegs) {
+		memmove(t->segs, t->segs + t->seg, (t->nsegs - t->seg) * sizeof(*t->segs));
+		t->nsegs -= t->seg;
+		t->seg = 0;
+	}
+	t->segs[t->nsegs++] = *s;
 	return 0;
 }
 
-/* Merges the timelines by time into the sink (ties: timeline order). */
-static int emit(struct mt_decode *d, struct timeline *tls, size_t n,
-		const struct mt_decode_sink *sink)
+/*
+ * Takes what the decoding threads handed over (lock held): their
+ * segments, how far each stream has got and its chunk directory; frees
+ * the log the replay is done with. Returns whether anything new came.
+ */
+static int take(struct merge *m, uint64_t *seen)
 {
-	uint64_t trig_ns = d->have_trigger ? mt_clock_ns(&d->clock, d->trigger_at) : 0;
-	int trig_pending = d->have_trigger && sink->trigger;
-	/* Successive events often share a timestamp: convert each once. */
-	uint64_t ns = 0, ns_tsc = 0;
-	int have_ns = 0;
+	struct mt_decode *d = m->d;
+	int news = *seen != d->pipe.handovers;
+	size_t released;
+
+	size_t held = 0;
+
+	*seen = d->pipe.handovers;
+	for (size_t c = 0; c < d->ncpus; c++)
+		held += d->cpus[c].handed_len - d->cpus[c].released;
+	if (held > d->pipe.log_peak)
+		d->pipe.log_peak = held;
+	for (size_t c = 0; c < d->ncpus; c++) {
+		struct mt_cpu_log *log = &d->cpus[c];
+		struct cpu_view *v = &m->cpus[c];
+
+		if (v->pending_head == v->npending)
+			v->pending_head = v->npending = 0;
+		if (MT_ARRAY_RESERVE(v->pending, v->pending_cap, v->npending, log->nready) ||
+		    MT_ARRAY_RESERVE(v->live, v->live_cap, v->nlive, log->nready))
+			return -ENOMEM;
+		for (size_t i = 0; i < log->nready; i++) {
+			v->pending[v->npending++] = log->ready[i];
+			v->live[v->nlive++] = (struct live_seg){ log->ready[i].begin, 0 };
+			v->taken_end = log->ready[i].end;
+		}
+		log->nready = 0;
+		v->log.chunks = log->ops.chunks;
+		v->watermark = log->watermark;
+		v->op_floor = log->op_floor;
+		v->finished = log->finished;
+		if (!d->streaming)
+			continue;
+		while (v->live_head < v->nlive && v->live[v->live_head].done) {
+			v->live_head++;
+			v->live_base++;
+		}
+		if (v->live_head > 1024 && v->live_head * 2 > v->nlive) {
+			memmove(v->live, v->live + v->live_head,
+				(v->nlive - v->live_head) * sizeof(*v->live));
+			v->nlive -= v->live_head;
+			v->live_head = 0;
+		}
+		released = v->live_head < v->nlive ? v->live[v->live_head].begin : v->taken_end;
+		if (released == log->released)
+			continue;
+		/* A stream waiting for room may go on: its log shrank. */
+		log->released = released;
+		mt_oplog_release(&log->ops, released);
+		pthread_cond_broadcast(&d->pipe.room);
+	}
+	return news;
+}
+
+/* Gives every taken segment that nothing still to come can precede to
+ * its thread, in time order; sets final when all are given. Returns 0 or
+ * the error of give(). */
+static int give_ready(struct merge *m)
+{
+	struct mt_decode *d = m->d;
 	int rc;
 
-	for (size_t i = 0; i < n; i++)
-		if (sink->thread && (rc = sink->thread(sink->ctx, tls[i].task.pid, tls[i].task.tid)))
+	for (;;) {
+		struct cpu_view *best = NULL;
+		int all_done = 1;
+
+		for (size_t c = 0; c < d->ncpus; c++) {
+			struct cpu_view *v = &m->cpus[c];
+
+			all_done &= v->finished && v->pending_head == v->npending;
+			if (v->pending_head < v->npending &&
+			    (!best || seg_before(&v->pending[v->pending_head],
+						 &best->pending[best->pending_head])))
+				best = v;
+		}
+		m->final = all_done;
+		if (!best)
+			return 0;
+		for (size_t c = 0; c < d->ncpus; c++) {
+			const struct cpu_view *v = &m->cpus[c];
+			const struct mt_seg *s = &best->pending[best->pending_head];
+
+			/* A segment still to come from stream c is later in
+			 * time order than (watermark, c). */
+			if (v != best && !v->finished &&
+			    !(s->first_tsc < v->watermark || (s->first_tsc == v->watermark && s->cpu < c)))
+				return 0;
+		}
+		if ((rc = give(m, &best->pending[best->pending_head++])))
 			return rc;
+	}
+}
+
+/* No event still to come is earlier than this (inferred frames that come
+ * late aside: they take their thread's place). */
+static uint64_t event_bound(const struct merge *m)
+{
+	uint64_t bound = UINT64_MAX;
+
+	for (size_t c = 0; c < m->d->ncpus; c++) {
+		const struct cpu_view *v = &m->cpus[c];
+
+		if (!v->finished && v->op_floor < bound)
+			bound = v->op_floor;
+		for (size_t i = v->pending_head; i < v->npending; i++)
+			if (v->pending[i].lo < bound)
+				bound = v->pending[i].lo;
+	}
+	return bound;
+}
+
+/*
+ * Passes events on to the sink in time order (ties: thread order), those
+ * up to BOUND or, once final, all. Another thread's event still to come
+ * may have BOUND's time: ties between threads then depend on when each
+ * was decoded, which only a time-ordered sink sees (it orders each
+ * thread's events; the batch merges once everything is there). An event's place is its time, or for
+ * an inferred frame that arrives late, where its thread has got to. The
+ * trigger goes after the events at its time, but before the frames the
+ * data's end closes there (they were open at the trigger), once its place
+ * is final (TRIG_FINAL).
+ */
+static int merge_upto(struct merge *m, uint64_t bound, int trig_final)
+{
+	struct mt_decode *d = m->d;
+	const struct mt_decode_sink *sink = m->sink;
+	int rc;
+
 	for (;;) {
 		struct timeline *best = NULL;
 		const struct mt_ev *best_ev = NULL;
+		uint64_t best_at = 0, at_ns = 0;
 
 		/* Linear scan: traces have few threads, and it keeps the
 		 * order of equal timestamps stable. */
-		for (size_t i = 0; i < n; i++) {
-			const struct mt_ev *ev = peek(d, &tls[i]);
+		for (size_t i = 0; i < m->ntls; i++) {
+			struct timeline *t = m->tls[i];
+			const struct mt_ev *ev = peek(m, t);
+			uint64_t at;
 
-			if (tls[i].oom)
-				return -1;
-			if (ev && (!best || ev->ts < best_ev->ts)) {
-				best = &tls[i];
+			if (t->oom)
+				return -ENOMEM;
+			if (!ev)
+				continue;
+			at = ev->ts > t->merged_tsc ? ev->ts : t->merged_tsc;
+			if (!best || at < best_at) {
+				best = t;
 				best_ev = ev;
+				best_at = at;
 			}
 		}
-		if (best && (!have_ns || best_ev->ts != ns_tsc)) {
-			ns = mt_clock_ns(&d->clock, best_ev->ts);
-			ns_tsc = best_ev->ts;
-			have_ns = 1;
-		}
-		/* After the events at its time, but before the frames the
-		 * data's end closes there: they were open at the trigger. */
-		if (trig_pending && (!best || ns > trig_ns ||
-				     (ns == trig_ns && best_ev->kind == MT_EV_END &&
-				      (best_ev->flags & MT_EV_TRUNCATED)))) {
-			trig_pending = 0;
-			if ((rc = sink->trigger(sink->ctx, trig_ns, &d->trigger)))
+		if (best && !m->final && best_at > bound)
+			return 0;
+		if (best)
+			at_ns = to_ns(d, &m->at_cache, best_at);
+		else if (!m->final)
+			return 0;
+		if (m->trig_pending && trig_final &&
+		    (!best || at_ns > m->trig_ns ||
+		     (at_ns == m->trig_ns && best_ev->kind == MT_EV_END &&
+		      (best_ev->flags & MT_EV_TRUNCATED)))) {
+			m->trig_pending = 0;
+			if ((rc = sink->trigger(sink->ctx, m->trig_ns, &d->trigger)))
 				return rc;
 		}
 		if (!best)
 			return 0;
-		rc = sink->event(sink->ctx, best->task.pid, best->task.tid, ns, best_ev);
+		rc = sink->event(sink->ctx, best->task.pid, best->task.tid,
+				 best_ev->ts == best_at ? at_ns : to_ns(d, &m->ev_cache, best_ev->ts),
+				 best_ev);
 		if (rc)
 			return rc;
+		best->merged_tsc = best_at;
 		consume(best);
 		d->stats.events++;
 	}
 }
 
+/* Batch: every segment is given; the inferred frames first, then the
+ * threads declared, then the events. */
+static int start_batch(struct merge *m)
+{
+	int rc;
+
+	for (size_t i = 0; i < m->ntls; i++) {
+		struct timeline *t = m->tls[i];
+
+		find_inferred(m, t);
+		start_replay(t, queue_in_order, 0);
+		if (t->oom)
+			return -ENOMEM;
+		if (m->sink->thread && (rc = m->sink->thread(m->sink->ctx, t->task.pid, t->task.tid)))
+			return rc;
+	}
+	return 0;
+}
+
+static void free_merge(struct merge *m)
+{
+	for (size_t i = 0; i < m->ntls; i++) {
+		struct timeline *t = m->tls[i];
+
+		m->d->stats.backsteps += t->cs.backsteps;
+		mt_cs_fini(&t->cs);
+		mt_inl_fini(&t->rep.inl);
+		free(t->segs);
+		free(t->inferred);
+		free(t->stretches);
+		free(t->queue);
+		free(t);
+	}
+	for (size_t c = 0; m->cpus && c < m->d->ncpus; c++) {
+		free(m->cpus[c].pending);
+		free(m->cpus[c].live);
+	}
+	free(m->cpus);
+	free(m->tls);
+}
+
+/*
+ * Waits for the next hand-over (lock held). When every stream still
+ * decoding waits for the replay to free log, and the replay waits for
+ * them, nothing can go on: they are let run on past their limit.
+ */
+static void wait_handover(struct mt_pipe *p, uint64_t seen)
+{
+	if (p->blocked && p->blocked == p->unfinished) {
+		p->stuck = 1;
+		pthread_cond_broadcast(&p->room);
+	}
+	while (seen == p->handovers)
+		pthread_cond_wait(&p->progress, &p->lock);
+	p->stuck = 0;
+}
+
 int mt_decode_threads(struct mt_decode *d, const struct mt_decode_sink *sink)
 {
-	struct timeline *tls = NULL;
-	struct replay *rs = NULL;
-	size_t n = 0;
-	int rc = 0;
+	struct merge m = { .d = d, .sink = sink };
+	struct mt_pipe *p = &d->pipe;
+	uint64_t seen = 0, trig_at, bound;
+	int rc = 0, news, trig_final = 0, started = 0;
 
-	for (size_t c = 0; c < d->ncpus && !rc; c++) {
-		for (size_t s = 0; s < d->cpus[c].nsegs && !rc; s++) {
-			const struct mt_seg *seg = &d->cpus[c].segs[s];
-			struct timeline *t;
-
-			if (seg->begin == seg->end ||
-			    !mt_decode_selected(d->opts.tids, d->opts.ntids, seg->task.tid))
-				continue;
-			t = find_tl(&tls, &n, seg->task);
-			rc = !t || add_seg(t, seg) ? -1 : 0;
+	m.cpus = calloc(d->ncpus ? d->ncpus : 1, sizeof(*m.cpus));
+	if (!m.cpus)
+		return -ENOMEM;
+	m.trig_pending = d->have_trigger && sink->trigger;
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		news = take(&m, &seen);
+		rc = news < 0 ? -ENOMEM : give_ready(&m);
+		if (rc)
+			break;
+		if (!d->streaming && !m.final) {
+			wait_handover(p, seen);
+			continue;
 		}
+		trig_at = mt_decode_place_trigger(d, &trig_final);
+		bound = event_bound(&m);
+		pthread_mutex_unlock(&p->lock);
+		d->trigger_at = trig_at;
+		m.trig_ns = mt_clock_ns(&d->clock, trig_at);
+		if (!started++ && !d->streaming)
+			rc = start_batch(&m);
+		if (!rc)
+			rc = merge_upto(&m, bound, trig_final);
+		pthread_mutex_lock(&p->lock);
+		if (rc || m.final)
+			break;
+		/* What the merge replayed can go; then wait for more. */
+		if (!take(&m, &seen) && seen == p->handovers)
+			wait_handover(p, seen);
 	}
-	/* One replay context per thread, made once the timelines stay put. */
-	rs = calloc(n ? n : 1, sizeof(*rs));
-	if (!rs)
-		rc = -1;
-	for (size_t i = 0; i < n && !rc; i++) {
-		rs[i].d = d;
-		rs[i].tl = &tls[i];
-		rs[i].proc = mt_decode_proc(d, tls[i].task.pid);
-		find_inferred(d, &tls[i], &rs[i]);
-		start_pass(d, &tls[i], &rs[i], queue_event, 0);
-		rc = tls[i].oom ? -1 : 0;
-	}
-	d->stats.threads = n;
-	if (!rc)
-		rc = emit(d, tls, n, sink);
-	for (size_t i = 0; i < n; i++) {
-		if (rs && rs[i].tl) {	/* its second pass was started */
-			d->stats.backsteps += tls[i].cs.backsteps;
-			mt_cs_fini(&tls[i].cs);
-			mt_inl_fini(&rs[i].inl);
-		}
-		free(tls[i].segs);
-		free(tls[i].pre);
-		free(tls[i].str);
-		free(tls[i].q);
-	}
-	free(rs);
-	free(tls);
+	pthread_mutex_unlock(&p->lock);
+	d->stats.threads = m.ntls;
+	free_merge(&m);
 	return rc;
 }

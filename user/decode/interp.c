@@ -3,6 +3,7 @@
 #include "decode/interp.h"
 
 #include "decode/oplog.h"
+#include "util/mt_array.h"
 
 #include <stdlib.h>
 
@@ -67,18 +68,11 @@ static void put(struct mt_interp *q, uint64_t tsc, const struct mt_interp_item *
 {
 	if (tsc > q->base || !q->n)
 		mt_interp_flush(q, tsc);
-	if (q->n == q->cap) {
-		size_t cap = q->cap ? q->cap * 2 : 256;
-		struct mt_interp_item *v = realloc(q->v, cap * sizeof(*v));
-
-		if (!v) {
-			/* Unspread but never lost: everything goes out now. */
-			spread(q, q->base, q->base);
-			hand_on(q, it, it->tsc);
-			return;
-		}
-		q->v = v;
-		q->cap = cap;
+	if (MT_ARRAY_RESERVE(q->v, q->cap, q->n, 1)) {
+		/* Unspread but never lost: everything goes out now. */
+		spread(q, q->base, q->base);
+		hand_on(q, it, it->tsc);
+		return;
 	}
 	q->v[q->n++] = *it;
 	q->insns += it->insns;

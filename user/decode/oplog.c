@@ -2,7 +2,10 @@
 /* The byte log of decoded control flow; see oplog.h. */
 #include "decode/oplog.h"
 
+#include "util/mt_array.h"
+
 #include <stdlib.h>
+#include <string.h>
 
 #define CHUNK ((size_t)1 << MT_OPLOG_CHUNK_SHIFT)
 /* Header, two 64-bit varints and a 32-bit one. */
@@ -30,6 +33,42 @@ static uint64_t zigzag(uint64_t delta)
 	return delta << 1 ^ -(delta >> 63);
 }
 
+/* A bigger chunk directory; the old one stays valid for readers that
+ * still hold it (they get the new one with the next segments). */
+static int grow_directory(struct mt_oplog *l)
+{
+	size_t cap = l->chunkcap ? l->chunkcap * 2 : 16;
+	uint8_t **v = malloc(cap * sizeof(*v));
+
+	if (!v || MT_ARRAY_RESERVE(l->retired, l->retired_cap, l->nretired, 1)) {
+		free(v);
+		return -1;
+	}
+	if (l->lock)
+		pthread_mutex_lock(l->lock);
+	if (l->nchunks)
+		memcpy(v, l->chunks, l->nchunks * sizeof(*v));
+	if (l->chunks)
+		l->retired[l->nretired++] = l->chunks;
+	l->chunks = v;
+	l->chunkcap = cap;
+	if (l->lock)
+		pthread_mutex_unlock(l->lock);
+	return 0;
+}
+
+size_t mt_oplog_release(struct mt_oplog *l, size_t pos)
+{
+	size_t upto = pos >> MT_OPLOG_CHUNK_SHIFT, n = 0;
+
+	/* POS is in a chunk the writer has reached: no read of nchunks. */
+	for (; l->freed < upto; l->freed++, n += CHUNK) {
+		free(l->chunks[l->freed]);
+		l->chunks[l->freed] = NULL;
+	}
+	return n;
+}
+
 /* Room for one more op: a new chunk when the current one is too full (its
  * rest is skipped by a MT_OPLOG_NEXT byte). */
 static int reserve(struct mt_oplog *l)
@@ -39,15 +78,8 @@ static int reserve(struct mt_oplog *l)
 
 	if (chunk < l->nchunks && CHUNK - off >= MAX_OP_BYTES)
 		return 0;
-	if (l->nchunks == l->chunkcap) {
-		size_t cap = l->chunkcap ? l->chunkcap * 2 : 16;
-		uint8_t **v = realloc(l->chunks, cap * sizeof(*v));
-
-		if (!v)
-			return -1;
-		l->chunks = v;
-		l->chunkcap = cap;
-	}
+	if (l->nchunks == l->chunkcap && grow_directory(l))
+		return -1;
 	c = malloc(CHUNK);
 	if (!c)
 		return -1;
@@ -90,8 +122,11 @@ int mt_oplog_put(struct mt_oplog *l, const struct mt_op *op)
 
 void mt_oplog_free(struct mt_oplog *l)
 {
-	for (size_t i = 0; i < l->nchunks; i++)
+	for (size_t i = l->freed; i < l->nchunks; i++)
 		free(l->chunks[i]);
 	free(l->chunks);
+	for (size_t i = 0; i < l->nretired; i++)
+		free(l->retired[i]);
+	free(l->retired);
 	*l = (struct mt_oplog){ 0 };
 }

@@ -8,13 +8,17 @@
  * from the previous op of the same segment, a return's target is mostly
  * not written (see struct mt_oplog_rets), and every number is a varint.
  * A segment's first op is written in full, so replay can start at any
- * segment. The log grows by fixed-size chunks: no copy, no slack.
+ * segment. The log grows by fixed-size chunks: no copy, no slack. A
+ * reader may follow it while it grows: a chunk directory, once replaced by
+ * a bigger one, stays valid until the log is freed, and the chunks behind
+ * the reader can be freed as it goes (mt_oplog_release()).
  */
 #ifndef MTRACE_DECODE_OPLOG_H
 #define MTRACE_DECODE_OPLOG_H
 
 #include "decode/callstack.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -48,6 +52,10 @@ struct mt_oplog_rets {
 struct mt_oplog {
 	uint8_t **chunks;
 	size_t nchunks, chunkcap;
+	uint8_t ***retired;	/* directories replaced by bigger ones */
+	size_t nretired, retired_cap;
+	pthread_mutex_t *lock;	/* held to replace the directory; may be NULL */
+	size_t freed;		/* chunks below this one are freed */
 	size_t len;		/* position of the next op */
 	uint64_t tsc, ip;	/* the previous op's, in the open segment */
 	struct mt_oplog_rets rets;
@@ -59,6 +67,9 @@ size_t mt_oplog_restart(struct mt_oplog *l);
 /* Appends OP; -1 (and l->oom set) when out of memory. */
 int mt_oplog_put(struct mt_oplog *l, const struct mt_op *op);
 void mt_oplog_free(struct mt_oplog *l);
+/* Frees the chunks wholly before POS (with the lock held, if any); bytes
+ * must not be read there again. Returns the bytes freed. */
+size_t mt_oplog_release(struct mt_oplog *l, size_t pos);
 
 /* A read position, with the delta state of the segment being read. */
 struct mt_oplog_cursor {

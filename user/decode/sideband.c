@@ -64,6 +64,13 @@ struct mt_task mt_sideband_task(const struct mt_sideband *sb, uint32_t cpu, uint
 	return sb->fallback;
 }
 
+int mt_sideband_no_switch(const struct mt_sideband *sb, uint32_t cpu, uint64_t from, uint64_t to)
+{
+	size_t i = after(sb, cpu, from);
+
+	return i == sb->n || sb->sw[i].cpu != cpu || sb->sw[i].tsc > to;
+}
+
 uint64_t mt_sideband_trace_off(const struct mt_sideband *sb, uint32_t cpu, uint64_t tsc)
 {
 	uint32_t target = sb->fallback.pid;

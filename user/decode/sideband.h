@@ -43,5 +43,8 @@ struct mt_task mt_sideband_task(const struct mt_sideband *sb, uint32_t cpu, uint
  * UINT64_MAX if there is none, or in system-wide mode (PT stays on).
  */
 uint64_t mt_sideband_trace_off(const struct mt_sideband *sb, uint32_t cpu, uint64_t tsc);
+/* Whether CPU has no switch record in (FROM, TO]: its task is the same
+ * all along. */
+int mt_sideband_no_switch(const struct mt_sideband *sb, uint32_t cpu, uint64_t from, uint64_t to);
 
 #endif

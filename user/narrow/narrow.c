@@ -337,7 +337,7 @@ static int on_trigger(void *ctx, uint64_t ns, const struct mt_bundle_trigger *t)
 
 struct mt_decode_sink mt_narrow_sink(struct mt_narrow *n)
 {
-	return (struct mt_decode_sink){ on_thread, on_event, on_trigger, n };
+	return (struct mt_decode_sink){ on_thread, on_event, on_trigger, n, 0 };
 }
 
 int mt_narrow_run(struct mt_narrow *n, const struct mt_decode_sink *sink)

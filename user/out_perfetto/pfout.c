@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+_Static_assert(PF_MAX_INFERRED == MT_CS_MAX_INFERRED,
+	       "the writer must take every inferred frame the decoder emits");
+
 static const char *comm_of(struct mt_bundle_reader *r, uint32_t pid, uint32_t tid)
 {
 	const struct mt_bundle_thread *t;
@@ -203,9 +206,14 @@ static int on_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const st
 	if (t < 0)
 		return mt_errmsg(o->err, sizeof(o->err), EINVAL,
 				 "event of thread %u/%u before the thread", pid, tid);
-	if ((rc = windows_upto(o, ns, UINT64_MAX)))
+	/* Perfetto's nesting limit leaves room for so many inferred frames
+	 * (pf_writer.h): the frames of the rest are left out. */
+	if (ev->flags & MT_EV_EXCESS)
+		return 0;
+	if (!pf_writer_late_inferred(o->w) && (rc = windows_upto(o, ns, UINT64_MAX)))
 		return rc;
-	o->last_ns = ns;
+	if (ns > o->last_ns)
+		o->last_ns = ns;
 	switch (ev->kind) {
 	case MT_EV_BEGIN:
 		fid = frame_id(o, ev->arg);
@@ -234,7 +242,7 @@ static int on_trigger(void *ctx, uint64_t ns, const struct mt_bundle_trigger *t)
 {
 	struct mt_pfout *o = ctx;
 	struct pf_trigger pt = { 0 };
-	int rc = windows_upto(o, ns, UINT64_MAX);
+	int rc = pf_writer_late_inferred(o->w) ? 0 : windows_upto(o, ns, UINT64_MAX);
 
 	if (rc)
 		return rc;
@@ -261,7 +269,8 @@ int mt_pfout_init(struct mt_pfout *o, struct mt_decode *d, struct mt_bundle_read
 	o->d = d;
 	o->r = r;
 	o->w = w;
-	*sink = (struct mt_decode_sink){ on_thread, on_event, on_trigger, o };
+	*sink = (struct mt_decode_sink){ on_thread, on_event, on_trigger, o,
+					 pf_writer_late_inferred(w) };
 	if (mt_decode_trigger(d, &ns, &t))
 		return 0;
 	o->trigger_ns = ns;

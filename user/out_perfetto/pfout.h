@@ -24,7 +24,9 @@ struct mt_pfout {
 	uint64_t trigger_ns;	/* the time it recorded; 0 without a trigger */
 	/* Per CPU stream, a "CPU N trace" track with one slice over the
 	 * window its trace covers (mt_decode_cpu_window()), written as the
-	 * events pass its edges. */
+	 * events pass its edges, or at the finish when the writer orders
+	 * per track (pf_options.late_inferred: the streams are decoded as
+	 * the events come). */
 	struct mt_pfout_window {
 		uint64_t first, last;
 		int track;

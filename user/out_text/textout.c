@@ -45,5 +45,5 @@ static int text_trigger(void *ctx, uint64_t ns, const struct mt_bundle_trigger *
 
 struct mt_decode_sink mt_textout_sink(struct mt_textout *t)
 {
-	return (struct mt_decode_sink){ NULL, text_event, text_trigger, t };
+	return (struct mt_decode_sink){ NULL, text_event, text_trigger, t, 0 };
 }

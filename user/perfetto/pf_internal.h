@@ -23,22 +23,44 @@ struct pf_process {
 	uint64_t uuid;		/* its track */
 };
 
+/* How an END is written. */
+struct pf_end_info {
+	bool truncated;		/* ended by the snapshot end or a gap */
+	uint64_t hidden;	/* > 0: ends the depth-cap marker hiding this many */
+};
+
+/* An event kept back until its stretch ends (pf_options.late_inferred). */
+struct pf_held {
+	uint64_t ts;
+	int32_t func;		/* BEGIN, INSTANT */
+	uint8_t type;		/* 1 begin, 2 end, 3 instant */
+	struct pf_end_info end;
+};
+
 struct pf_thread {
 	int32_t pid;
 	int64_t tid;
 	char *name;		/* cleaned UTF-8, never NULL */
 	uint64_t uuid;		/* its track */
 	uint32_t depth;		/* open frames, hidden ones included */
+	uint32_t inferred;	/* of those, inferred ones (late_inferred only) */
 	uint64_t hidden;	/* frames hidden under the open depth-cap marker */
+	uint64_t last_ts;	/* of its last event (late_inferred: the order is per track) */
 	bool seg_started;	/* a non-inferred event was seen in this segment */
 	bool plain;		/* a track of its own (pf_writer_add_track()), no thread */
+	/*
+	 * late_inferred: the open stretch's first time, its inferred frames
+	 * (innermost first) and its events at that time, written when it
+	 * ends; late while they are (the format then writes to a sequence of
+	 * their own).
+	 */
+	bool stretch_open, late;
+	uint64_t stretch_ts;
+	int32_t *late_frames;
+	size_t nlate_frames, late_frames_cap;
+	struct pf_held *held;
+	size_t nheld, held_cap;
 	void *fmt;		/* the format's per-thread state */
-};
-
-/* How an END is written. */
-struct pf_end_info {
-	bool truncated;		/* ended by the snapshot end or a gap */
-	uint64_t hidden;	/* > 0: ends the depth-cap marker hiding this many */
 };
 
 /* An output format. Every function returns 0 or a negative PF_E* code. */

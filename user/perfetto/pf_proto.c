@@ -4,7 +4,8 @@
  * it and docs/perfetto-output.md describes:
  *
  *  - track descriptors for processes, threads and the trigger track;
- *  - one packet sequence per thread (and one for the trigger), started by a
+ *  - one packet sequence per thread (a second one for what the writer
+ *    core writes late, see thread_seqs; one for the trigger), started by a
  *    packet with SEQ_INCREMENTAL_STATE_CLEARED, the sequence defaults
  *    (clock 64, the thread's track) and a clock snapshot that ties the
  *    incremental clock 64 to the builtin clock;
@@ -351,15 +352,36 @@ static int process(struct pf_writer *w, const struct pf_process *p)
 	return write_packet(w, b);
 }
 
+/*
+ * A thread's sequences: its events in time order, and the events the core
+ * writes late (pf_thread.late: a stretch's inferred frames and the events
+ * at its first time, see pf_writer.c), in time order among themselves
+ * too. The importer sorts all by time, equal times in file order.
+ */
+struct thread_seqs {
+	struct seq main, late;
+};
+
+static struct seq *thread_seq(struct pf_writer *w, struct pf_thread *t)
+{
+	struct thread_seqs *ts = t->fmt;
+
+	if (!t->late)
+		return &ts->main;
+	if (!ts->late.id)
+		seq_init(w, &ts->late, t->uuid);
+	return &ts->late;
+}
+
 static int thread(struct pf_writer *w, struct pf_thread *t)
 {
 	struct pb_buf *b;
-	struct seq *s = calloc(1, sizeof(*s));
+	struct thread_seqs *s = calloc(1, sizeof(*s));
 	size_t m, m2;
 
 	if (!s)
 		return -PF_ENOMEM;
-	seq_init(w, s, t->uuid);
+	seq_init(w, &s->main, t->uuid);
 	t->fmt = s;
 	b = new_packet(w);
 	m = pb_open(b, PKT_TRACK_DESCRIPTOR);
@@ -381,7 +403,7 @@ static int thread(struct pf_writer *w, struct pf_thread *t)
 static int begin(struct pf_writer *w, struct pf_thread *t, uint64_t ts, int32_t func,
 		 bool inferred)
 {
-	struct seq *s = t->fmt;
+	struct seq *s = thread_seq(w, t);
 	bool marker = func == w->marker_func;
 	int rc;
 
@@ -400,7 +422,7 @@ static int begin(struct pf_writer *w, struct pf_thread *t, uint64_t ts, int32_t 
 
 static int end(struct pf_writer *w, struct pf_thread *t, uint64_t ts, const struct pf_end_info *e)
 {
-	struct seq *s = t->fmt;
+	struct seq *s = thread_seq(w, t);
 
 	new_event(w, TYPE_SLICE_END);
 	if (e->truncated)
@@ -413,7 +435,7 @@ static int end(struct pf_writer *w, struct pf_thread *t, uint64_t ts, const stru
 static int instant(struct pf_writer *w, struct pf_thread *t, uint64_t ts, int32_t func,
 		   const char *reason)
 {
-	struct seq *s = t->fmt;
+	struct seq *s = thread_seq(w, t);
 	int rc;
 
 	new_event(w, TYPE_INSTANT);
@@ -477,9 +499,13 @@ static void free_state(struct pf_writer *w)
 	struct proto *st = state(w);
 
 	for (size_t i = 0; i < w->nthreads; i++) {
-		if (w->threads[i].fmt)
-			seq_free(w->threads[i].fmt);
-		free(w->threads[i].fmt);
+		struct thread_seqs *ts = w->threads[i].fmt;
+
+		if (ts) {
+			seq_free(&ts->main);
+			seq_free(&ts->late);
+		}
+		free(ts);
 		w->threads[i].fmt = NULL;
 	}
 	if (!st)

@@ -36,6 +36,11 @@ const char *pf_writer_error(const struct pf_writer *w)
 	return w ? w->err : "no writer";
 }
 
+int pf_writer_late_inferred(const struct pf_writer *w)
+{
+	return w && w->opt.late_inferred;
+}
+
 __attribute__((format(printf, 3, 4)))
 static int fail(struct pf_writer *w, int code, const char *fmt, ...)
 {
@@ -79,6 +84,10 @@ static const char *check_options(const struct pf_options *o)
 		return "clock_id must be a builtin Perfetto clock (1..63)";
 	if (o->gzip_level < 1 || o->gzip_level > 9)
 		return "gzip_level must be 1..9";
+	if (o->late_inferred && o->format != PF_FORMAT_PROTO)
+		return "late inferred frames need the protobuf format";
+	if (o->late_inferred && o->max_depth <= PF_MAX_INFERRED)
+		return "late inferred frames need max_depth above 64";
 	return NULL;
 }
 
@@ -272,7 +281,7 @@ int pf_writer_set_trigger(struct pf_writer *w, const struct pf_trigger *t)
 		return -PF_EIO;
 	if (w->trig_set)
 		return fail(w, PF_EEXIST, "trigger set twice");
-	if (t->ts_ns < w->last_ts)
+	if (t->ts_ns < w->last_ts && !w->opt.late_inferred)
 		return fail(w, PF_EORDER, "trigger at %" PRIu64 " is before the last event (%" PRIu64 ")",
 			    t->ts_ns, w->last_ts);
 	w->trig = *t;
@@ -290,9 +299,13 @@ int pf_writer_set_trigger(struct pf_writer *w, const struct pf_trigger *t)
 }
 
 /* Checks @thread and @ts for an event; on success the event may be written
- * and the pending trigger has been written if the event is past it. */
-static int event_start(struct pf_writer *w, int thread, uint64_t ts, struct pf_thread **tp)
+ * and the pending trigger has been written if the event is past it. A
+ * LATE event (an inferred frame, late_inferred) goes back in time. */
+static int event_start(struct pf_writer *w, int thread, uint64_t ts, struct pf_thread **tp,
+		       bool late)
 {
+	uint64_t last;
+
 	if (!w)
 		return -PF_EINVAL;
 	if (w->dead)
@@ -300,24 +313,64 @@ static int event_start(struct pf_writer *w, int thread, uint64_t ts, struct pf_t
 	if (thread < 0 || (size_t)thread >= w->nthreads)
 		return fail(w, PF_EINVAL, "unknown thread handle %d", thread);
 	*tp = &w->threads[thread];
-	if (ts < w->last_ts)
+	if (late)
+		return 0;
+	/* With late inferred frames every track has a sequence of its own
+	 * for what comes in order: the order is per track. */
+	last = w->opt.late_inferred ? (*tp)->last_ts : w->last_ts;
+	if (ts < last)
 		return fail(w, PF_EORDER,
 			    "thread %" PRId64 ": event at %" PRIu64 " is before the last event (%" PRIu64 ")",
-			    (*tp)->tid, ts, w->last_ts);
+			    (*tp)->tid, ts, last);
+	(*tp)->last_ts = ts;
 	if (w->trig_pending && w->trig.ts_ns < ts) {
 		int rc = write_trigger(w);
 
 		if (rc)
 			return rc;
 	}
-	w->last_ts = ts;
+	if (ts > w->last_ts)
+		w->last_ts = ts;
+	return 0;
+}
+
+/*
+ * late_inferred: whether an event of T at TS waits for the end of its
+ * stretch (release()), which opens at the thread's first event after the
+ * start or a gap. The stretch's inferred frames come as the decoder finds
+ * them, after other events, but the importer must see them before
+ * everything else at the stretch's first time: events at that time wait,
+ * and all are written when the stretch ends, on a sequence of the
+ * thread's own, after what was written at that time before. Later events
+ * sort after them by time. Waiting are the few events at one timestamp.
+ */
+static bool held_back(struct pf_writer *w, struct pf_thread *t, uint64_t ts)
+{
+	if (!w->opt.late_inferred || t->late || t->plain)
+		return false;
+	if (!t->stretch_open) {
+		t->stretch_open = true;
+		t->stretch_ts = ts;
+	}
+	return ts == t->stretch_ts;
+}
+
+static int hold(struct pf_writer *w, struct pf_thread *t, const struct pf_held *h)
+{
+	if (MT_ARRAY_RESERVE(t->held, t->held_cap, t->nheld, 1))
+		return fail(w, PF_ENOMEM, "out of memory");
+	t->held[t->nheld++] = *h;
 	return 0;
 }
 
 static int emit_begin(struct pf_writer *w, struct pf_thread *t, uint64_t ts, int32_t func,
 		      bool inferred)
 {
-	int rc = w->ops->begin(w, t, ts, func, inferred);
+	int rc;
+
+	if (!inferred && held_back(w, t, ts))
+		return hold(w, t, &(struct pf_held){ .ts = ts, .func = func, .type = 1 });
+	rc = w->ops->begin(w, t, ts, func, inferred);
 
 	if (rc)
 		return format_failed(w, rc);
@@ -328,7 +381,12 @@ static int emit_begin(struct pf_writer *w, struct pf_thread *t, uint64_t ts, int
 static int emit_end(struct pf_writer *w, struct pf_thread *t, uint64_t ts,
 		    const struct pf_end_info *e)
 {
-	int rc = w->ops->end(w, t, ts, e);
+	int rc;
+
+	/* A truncated end closes its stretch: the stretch is released. */
+	if (!e->truncated && held_back(w, t, ts))
+		return hold(w, t, &(struct pf_held){ .ts = ts, .type = 2, .end = *e });
+	rc = w->ops->end(w, t, ts, e);
 
 	if (rc)
 		return format_failed(w, rc);
@@ -336,18 +394,96 @@ static int emit_end(struct pf_writer *w, struct pf_thread *t, uint64_t ts,
 	return 0;
 }
 
+/* late_inferred: the depth cap counts the frames above the inferred ones,
+ * which have PF_MAX_INFERRED levels of their own below them. */
+static uint32_t capped_depth(const struct pf_writer *w, const struct pf_thread *t)
+{
+	return w->opt.late_inferred ? t->depth - t->inferred : t->depth;
+}
+
+static uint32_t depth_cap(const struct pf_writer *w)
+{
+	return w->opt.late_inferred ? w->opt.max_depth - PF_MAX_INFERRED : w->opt.max_depth;
+}
+
+/* late_inferred: an inferred frame, kept for the end of its stretch in
+ * innermost-first order: those that come before the stretch's first
+ * other event come outermost first, later ones (each revealed by a return
+ * past the oldest frame) are outer than all before. */
+static int begin_inferred_late(struct pf_writer *w, struct pf_thread *t, uint64_t ts, int32_t func)
+{
+	if (!t->stretch_open) {
+		t->stretch_open = true;
+		t->stretch_ts = ts;
+	} else if (ts != t->stretch_ts) {
+		return fail(w, PF_EINFERRED,
+			    "thread %" PRId64 ": inferred frame at %" PRIu64
+			    " but its stretch starts at %" PRIu64, t->tid, ts, t->stretch_ts);
+	}
+	/* All of a segment's nest at its first time, ended or not. */
+	if (t->nlate_frames == PF_MAX_INFERRED)
+		return fail(w, PF_EINVAL, "thread %" PRId64 ": more than %d inferred frames in a segment",
+			    t->tid, PF_MAX_INFERRED);
+	if (MT_ARRAY_RESERVE(t->late_frames, t->late_frames_cap, t->nlate_frames, 1))
+		return fail(w, PF_ENOMEM, "out of memory");
+	if (!t->seg_started) {
+		memmove(t->late_frames + 1, t->late_frames, t->nlate_frames * sizeof(*t->late_frames));
+		t->late_frames[0] = func;
+	} else {
+		t->late_frames[t->nlate_frames] = func;
+	}
+	t->nlate_frames++;
+	t->depth++;
+	t->inferred++;
+	return 0;
+}
+
+static int emit_instant(struct pf_writer *w, struct pf_thread *t, uint64_t ts, int32_t func,
+			const char *reason);
+
+/* Writes the stretch's inferred frames, outermost first, then the events
+ * held at its first time (see held_back()). */
+static int release(struct pf_writer *w, struct pf_thread *t)
+{
+	int rc = 0;
+
+	if (!t->stretch_open)
+		return 0;
+	t->late = true;
+	for (size_t i = t->nlate_frames; i-- > 0 && !rc;)
+		rc = emit_begin(w, t, t->stretch_ts, t->late_frames[i], true);
+	for (size_t i = 0; i < t->nheld && !rc; i++) {
+		const struct pf_held *h = &t->held[i];
+
+		if (h->type == 1)
+			rc = emit_begin(w, t, h->ts, h->func, false);
+		else if (h->type == 2)
+			rc = emit_end(w, t, h->ts, &h->end);
+		else
+			rc = emit_instant(w, t, h->ts, h->func, NULL);
+	}
+	t->late = false;
+	t->stretch_open = false;
+	t->nlate_frames = t->nheld = 0;
+	return rc;
+}
+
 int pf_begin(struct pf_writer *w, int thread, uint64_t ts, int32_t func, unsigned int flags)
 {
 	bool inferred = flags & PF_BEGIN_INFERRED;
+	bool late = inferred && w && w->opt.late_inferred;
 	struct pf_thread *t;
+	uint32_t depth;
 	int rc;
 
 	if (w && (func < 0 || (size_t)func >= w->funcs.n || (flags & ~PF_BEGIN_INFERRED)))
 		return fail(w, PF_EINVAL, "begin: unknown function id %" PRId32 " or flags 0x%x",
 			    func, flags);
-	rc = event_start(w, thread, ts, &t);
+	rc = event_start(w, thread, ts, &t, late);
 	if (rc)
 		return rc;
+	if (late)
+		return begin_inferred_late(w, t, ts, func);
 	if (inferred && t->seg_started)
 		return fail(w, PF_EINFERRED,
 			    "thread %" PRId64 ": inferred frame at %" PRIu64 " after the segment's first event",
@@ -357,12 +493,13 @@ int pf_begin(struct pf_writer *w, int thread, uint64_t ts, int32_t func, unsigne
 	if (t->depth == UINT32_MAX)
 		return fail(w, PF_EINVAL, "thread %" PRId64 ": nesting overflow", t->tid);
 	t->depth++;
-	if (t->depth < w->opt.max_depth)
+	depth = capped_depth(w, t);
+	if (depth < depth_cap(w))
 		return emit_begin(w, t, ts, func, inferred);
 	/* The deepest written level becomes one marker for everything below. */
 	t->hidden++;
 	w->stats.hidden++;
-	if (t->depth == w->opt.max_depth)
+	if (depth == depth_cap(w))
 		return emit_begin(w, t, ts, w->marker_func, false);
 	return 0;
 }
@@ -371,11 +508,19 @@ int pf_begin(struct pf_writer *w, int thread, uint64_t ts, int32_t func, unsigne
 static int pop_frame(struct pf_writer *w, struct pf_thread *t, uint64_t ts, bool truncated)
 {
 	struct pf_end_info e = { .truncated = truncated };
+	uint32_t depth;
 
+	if (w->opt.late_inferred && t->depth == t->inferred) {
+		/* An inferred frame: below the cap, always written. */
+		t->depth--;
+		t->inferred--;
+		return emit_end(w, t, ts, &e);
+	}
 	t->depth--;
-	if (t->depth >= w->opt.max_depth)
+	depth = capped_depth(w, t);
+	if (depth >= depth_cap(w))
 		return 0;
-	if (t->depth + 1 == w->opt.max_depth) {
+	if (depth + 1 == depth_cap(w)) {
 		e.hidden = t->hidden;
 		t->hidden = 0;
 	}
@@ -390,7 +535,7 @@ int pf_end(struct pf_writer *w, int thread, uint64_t ts)
 	if (w && thread >= 0 && (size_t)thread < w->nthreads && !w->threads[thread].depth)
 		return fail(w, PF_ENOFRAME, "thread %" PRId64 ": end at %" PRIu64 " with no open frame",
 			    w->threads[thread].tid, ts);
-	rc = event_start(w, thread, ts, &t);
+	rc = event_start(w, thread, ts, &t, false);
 	if (rc)
 		return rc;
 	t->seg_started = true;
@@ -409,12 +554,15 @@ static int close_frames(struct pf_writer *w, struct pf_thread *t, uint64_t ts)
 	return 0;
 }
 
+/* REASON: the gap marker's, which a stretch never holds (it ends there). */
 static int emit_instant(struct pf_writer *w, struct pf_thread *t, uint64_t ts, int32_t func,
 			const char *reason)
 {
 	char *clean = NULL;
 	int rc;
 
+	if (!reason && held_back(w, t, ts))
+		return hold(w, t, &(struct pf_held){ .ts = ts, .func = func, .type = 3 });
 	if (reason && !(clean = pf_utf8_dup(reason)))
 		return fail(w, PF_ENOMEM, "out of memory");
 	rc = w->ops->instant(w, t, ts, func, clean);
@@ -433,13 +581,13 @@ int pf_instant(struct pf_writer *w, int thread, uint64_t ts, const char *name)
 
 	if (w && !name)
 		return fail(w, PF_EINVAL, "instant: no name");
-	rc = event_start(w, thread, ts, &t);
+	rc = event_start(w, thread, ts, &t, false);
 	if (rc)
 		return rc;
 	t->seg_started = true;
 	/* Under the depth-cap marker an instant would be past Perfetto's
 	 * limit too: it goes with the hidden frames. */
-	if (t->depth >= w->opt.max_depth)
+	if (capped_depth(w, t) >= depth_cap(w))
 		return 0;
 	func = intern_name(w, name);
 	if (func < 0)
@@ -452,10 +600,11 @@ int pf_gap(struct pf_writer *w, int thread, uint64_t ts, const char *reason)
 	struct pf_thread *t;
 	int rc;
 
-	rc = event_start(w, thread, ts, &t);
-	if (rc)
-		return rc;
-	rc = close_frames(w, t, ts);
+	rc = event_start(w, thread, ts, &t, false);
+	if (!rc)
+		rc = release(w, t);
+	if (!rc)
+		rc = close_frames(w, t, ts);
 	if (rc)
 		return rc;
 	t->seg_started = false;
@@ -480,8 +629,11 @@ static void free_writer(struct pf_writer *w)
 		free(w->procs[i].name);
 		free_argv(w->procs[i].argv, w->procs[i].argc);
 	}
-	for (size_t i = 0; i < w->nthreads; i++)
+	for (size_t i = 0; i < w->nthreads; i++) {
 		free(w->threads[i].name);
+		free(w->threads[i].late_frames);
+		free(w->threads[i].held);
+	}
 	free(w->procs);
 	free(w->threads);
 	free((char *)w->trig.reason);
@@ -502,8 +654,10 @@ static int finish(struct pf_writer *w, uint64_t end_ts)
 		end_ts = w->last_ts;
 	if (w->trig_pending && w->trig.ts_ns <= end_ts && (rc = write_trigger(w)))
 		return rc;
-	for (size_t i = 0; i < w->nthreads && !w->opt.keep_open_frames; i++) {
-		rc = close_frames(w, &w->threads[i], end_ts);
+	for (size_t i = 0; i < w->nthreads; i++) {
+		rc = release(w, &w->threads[i]);
+		if (!rc && !w->opt.keep_open_frames)
+			rc = close_frames(w, &w->threads[i], end_ts);
 		if (rc)
 			return rc;
 	}

@@ -42,7 +42,8 @@
  * PF_BEGIN_INFERRED, outermost first, at the segment's first timestamp and
  * before any other event of that thread; they get inferred_start=true.
  * An inferred begin after another event of the segment is rejected with
- * -PF_EINFERRED. Frames still open at pf_writer_close are ended at the
+ * -PF_EINFERRED, unless pf_options.late_inferred is set: then they may
+ * come as they are found (see there). Frames still open at pf_writer_close are ended at the
  * trace's end timestamp with truncated=true, unless
  * pf_options.keep_open_frames is set (Perfetto then shows them as
  * "[Incomplete]").
@@ -85,6 +86,9 @@ enum pf_format {
 
 /* Perfetto's nesting limit per track (trace_processor drops deeper slices). */
 #define PF_MAX_DEPTH 512
+/* Inferred frames per segment with late_inferred (the decoder's
+ * MT_CS_MAX_INFERRED per stretch). */
+#define PF_MAX_INFERRED 64
 
 struct pf_options {
 	enum pf_format format;
@@ -105,6 +109,21 @@ struct pf_options {
 	/* The output's name in messages when the path opened is a temporary
 	 * file (files/outfile.h); NULL: the path. Copied at open. */
 	const char *name;
+	/*
+	 * Protobuf only: a segment's inferred begins may come after its other
+	 * events, at the segment's first timestamp, innermost first (as the
+	 * decoder finds them, decode.h's late_inferred), at most
+	 * PF_MAX_INFERRED in a segment. The writer keeps them, and the
+	 * thread's events at that first timestamp, until the segment ends
+	 * (a gap or the close), then writes them on a second sequence of the
+	 * thread: the importer sorts by time, equal times in file order, so
+	 * the frames nest as if they had come first. The depth cap then
+	 * counts the frames above the inferred ones, at most max_depth - 64
+	 * levels of them (max_depth must be above 64). Events need then be
+	 * in time order per thread or track only, and the trigger may come
+	 * at any point.
+	 */
+	int late_inferred;
 };
 
 /* Frame flags, fixed per function (part of the interned identity). */
@@ -201,6 +220,9 @@ int pf_gap(struct pf_writer *w, int thread, uint64_t ts_ns, const char *reason);
  * says why). @stats may be NULL. Reports the size warning. */
 int pf_writer_close(struct pf_writer *w, uint64_t end_ts, struct pf_stats *stats, char *err,
 		    size_t errlen);
+
+/* Whether @w was opened with late_inferred. */
+int pf_writer_late_inferred(const struct pf_writer *w);
 
 /* Details of the last failure on @w. */
 const char *pf_writer_error(const struct pf_writer *w);

@@ -232,7 +232,7 @@ struct mt_decode_sink mt_report_sink(struct mt_report *rep,
 {
 	rep->names.name = name;
 	rep->names.ctx = ctx;
-	return (struct mt_decode_sink){ NULL, on_event, on_trigger, rep };
+	return (struct mt_decode_sink){ NULL, on_event, on_trigger, rep, 0 };
 }
 
 static int cmp_u64(const void *a, const void *b)

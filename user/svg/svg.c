@@ -128,5 +128,5 @@ struct mt_decode_sink mt_svg_sink(struct mt_svg *g, const char *(*name)(void *ct
 {
 	g->names.name = name;
 	g->names.ctx = ctx;
-	return (struct mt_decode_sink){ NULL, on_event, NULL, g };
+	return (struct mt_decode_sink){ NULL, on_event, NULL, g, 0 };
 }

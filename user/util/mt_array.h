@@ -27,9 +27,18 @@
  */
 int mt_array_reserve(void *arrp, size_t *cap, size_t n, size_t more, size_t elem);
 
-/* mt_array_reserve() for an array variable and its capacity variable. */
+/* Whether CAP already holds N + MORE elements. */
+static inline int mt_array_has_room(size_t cap, size_t n, size_t more)
+{
+	return cap >= n && cap - n >= more;
+}
+
+/* mt_array_reserve() for an array variable and its capacity variable; when
+ * there is room already it costs a comparison, not a call (hot loops grow
+ * arrays one element at a time). */
 #define MT_ARRAY_RESERVE(arr, cap, n, more) \
-	mt_array_reserve(&(arr), &(cap), (n), (more), sizeof(*(arr)))
+	(mt_array_has_room((cap), (n), (more)) ? 0 \
+	 : mt_array_reserve(&(arr), &(cap), (n), (more), sizeof(*(arr))))
 
 /* Capacity for at least n elements of an array indexed by id. */
 #define MT_ARRAY_GROW_TO(arr, cap, n) MT_ARRAY_RESERVE(arr, cap, 0, n)
