@@ -4,6 +4,7 @@
 
 #include "kcore/kallsyms.h"
 #include "kcore/kcore_capture.h"
+#include "util/mt_array.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -33,15 +34,12 @@ static uint64_t ref_in_kallsyms(const char *dir, const char *sym)
 	if (!(f = fopen(path, "r")))
 		return 0;
 	for (;;) {
-		if (len == cap) {
-			char *t = cap < KALLSYMS_MAX ? realloc(text, cap = cap ? cap * 2 : 1 << 20) : NULL;
+		size_t n;
 
-			if (!t)
-				break;
-			text = t;
-		}
-		size_t n = fread(text + len, 1, cap - len, f);
-
+		if (len == cap &&
+		    (cap >= KALLSYMS_MAX || MT_ARRAY_RESERVE(text, cap, len, (size_t)1 << 20)))
+			break;
+		n = fread(text + len, 1, cap - len, f);
 		len += n;
 		if (!n)
 			break;
