@@ -598,6 +598,7 @@ int mt_decode_cpus_join(struct mt_decode *d, int stop)
 	for (size_t i = 0; i < d->ncpus; i++)
 		if (d->cpus[i].oom || d->cpus[i].ops.oom)
 			ret = -ENOMEM;
+	pthread_mutex_destroy(&ws->prog.lock);
 	free(ws->w);
 	free(ws);
 	p->workers = NULL;

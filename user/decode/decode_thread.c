@@ -249,13 +249,14 @@ struct merge {
 	} at_cache, ev_cache;
 };
 
-/* The segment being replayed is done: the log behind it may go. */
+/* Segment S is replayed (or skipped): when the replay follows the
+ * decoding, the log behind it may go (free_replayed()). */
 static void seg_done(struct merge *m, const struct mt_seg *s)
 {
 	struct cpu_view *v = &m->cpus[s->cpu];
 
-
-	v->live[v->live_head + (s->order - v->live_base)].done = 1;
+	if (m->d->streaming)
+		v->live[v->live_head + (s->order - v->live_base)].done = 1;
 }
 
 /* Positions the replay at the start of segs[seg]. */
@@ -295,8 +296,7 @@ static void replay(struct merge *m, struct timeline *t)
 		if (t->cursor.pos == t->seg_end) {
 			if (t->segs[t->seg].last_tsc > t->last_tsc)
 				t->last_tsc = t->segs[t->seg].last_tsc;
-			if (m->d->streaming)
-				seg_done(m, &t->segs[t->seg]);
+			seg_done(m, &t->segs[t->seg]);
 			t->seg++;
 			t->in_seg = 0;
 			continue;
@@ -432,7 +432,7 @@ static int give(struct merge *m, const struct mt_seg *s)
 	}
 	t = timeline_of(m, s->task);
 	if (!t)
-		return m->sink_rc ? m->sink_rc : -1;
+		return m->sink_rc ? m->sink_rc : -ENOMEM;
 	if (MT_ARRAY_RESERVE(t->segs, t->segs_cap, t->nsegs, 1))
 		return -ENOMEM;
 	/* Replayed segments go, when the replay follows the decoding. */
@@ -445,6 +445,31 @@ static int give(struct merge *m, const struct mt_seg *s)
 	return 0;
 }
 
+/* Frees the log of stream C before its first segment not yet replayed
+ * (lock held), and wakes a stream waiting for room. */
+static void free_replayed(struct merge *m, size_t c)
+{
+	struct mt_cpu_log *log = &m->d->cpus[c];
+	struct cpu_view *v = &m->cpus[c];
+	size_t released;
+
+	while (v->live_head < v->nlive && v->live[v->live_head].done) {
+		v->live_head++;
+		v->live_base++;
+	}
+	if (v->live_head > 1024 && v->live_head * 2 > v->nlive) {
+		memmove(v->live, v->live + v->live_head, (v->nlive - v->live_head) * sizeof(*v->live));
+		v->nlive -= v->live_head;
+		v->live_head = 0;
+	}
+	released = v->live_head < v->nlive ? v->live[v->live_head].begin : v->taken_end;
+	if (released == log->released)
+		return;
+	log->released = released;
+	mt_oplog_release(&log->ops, released);
+	pthread_cond_broadcast(&m->d->pipe.room);
+}
+
 /*
  * Takes what the decoding threads handed over (lock held): their
  * segments, how far each stream has got and its chunk directory; frees
@@ -454,8 +479,6 @@ static int take(struct merge *m, uint64_t *seen)
 {
 	struct mt_decode *d = m->d;
 	int news = *seen != d->pipe.handovers;
-	size_t released;
-
 	size_t held = 0;
 
 	*seen = d->pipe.handovers;
@@ -470,11 +493,12 @@ static int take(struct merge *m, uint64_t *seen)
 		if (v->pending_head == v->npending)
 			v->pending_head = v->npending = 0;
 		if (MT_ARRAY_RESERVE(v->pending, v->pending_cap, v->npending, log->nready) ||
-		    MT_ARRAY_RESERVE(v->live, v->live_cap, v->nlive, log->nready))
+		    (d->streaming && MT_ARRAY_RESERVE(v->live, v->live_cap, v->nlive, log->nready)))
 			return -ENOMEM;
 		for (size_t i = 0; i < log->nready; i++) {
 			v->pending[v->npending++] = log->ready[i];
-			v->live[v->nlive++] = (struct live_seg){ log->ready[i].begin, 0 };
+			if (d->streaming)
+				v->live[v->nlive++] = (struct live_seg){ log->ready[i].begin, 0 };
 			v->taken_end = log->ready[i].end;
 		}
 		log->nready = 0;
@@ -482,25 +506,8 @@ static int take(struct merge *m, uint64_t *seen)
 		v->watermark = log->watermark;
 		v->op_floor = log->op_floor;
 		v->finished = log->finished;
-		if (!d->streaming)
-			continue;
-		while (v->live_head < v->nlive && v->live[v->live_head].done) {
-			v->live_head++;
-			v->live_base++;
-		}
-		if (v->live_head > 1024 && v->live_head * 2 > v->nlive) {
-			memmove(v->live, v->live + v->live_head,
-				(v->nlive - v->live_head) * sizeof(*v->live));
-			v->nlive -= v->live_head;
-			v->live_head = 0;
-		}
-		released = v->live_head < v->nlive ? v->live[v->live_head].begin : v->taken_end;
-		if (released == log->released)
-			continue;
-		/* A stream waiting for room may go on: its log shrank. */
-		log->released = released;
-		mt_oplog_release(&log->ops, released);
-		pthread_cond_broadcast(&d->pipe.room);
+		if (d->streaming)
+			free_replayed(m, c);
 	}
 	return news;
 }

@@ -210,7 +210,7 @@ static int on_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const st
 	 * (pf_writer.h): the frames of the rest are left out. */
 	if (ev->flags & MT_EV_EXCESS)
 		return 0;
-	if (!pf_writer_late_inferred(o->w) && (rc = windows_upto(o, ns, UINT64_MAX)))
+	if (!o->late && (rc = windows_upto(o, ns, UINT64_MAX)))
 		return rc;
 	if (ns > o->last_ns)
 		o->last_ns = ns;
@@ -242,7 +242,7 @@ static int on_trigger(void *ctx, uint64_t ns, const struct mt_bundle_trigger *t)
 {
 	struct mt_pfout *o = ctx;
 	struct pf_trigger pt = { 0 };
-	int rc = pf_writer_late_inferred(o->w) ? 0 : windows_upto(o, ns, UINT64_MAX);
+	int rc = o->late ? 0 : windows_upto(o, ns, UINT64_MAX);
 
 	if (rc)
 		return rc;
@@ -269,8 +269,8 @@ int mt_pfout_init(struct mt_pfout *o, struct mt_decode *d, struct mt_bundle_read
 	o->d = d;
 	o->r = r;
 	o->w = w;
-	*sink = (struct mt_decode_sink){ on_thread, on_event, on_trigger, o,
-					 pf_writer_late_inferred(w) };
+	o->late = pf_writer_late_inferred(w);
+	*sink = (struct mt_decode_sink){ on_thread, on_event, on_trigger, o, o->late };
 	if (mt_decode_trigger(d, &ns, &t))
 		return 0;
 	o->trigger_ns = ns;

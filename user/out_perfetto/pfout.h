@@ -34,6 +34,7 @@ struct mt_pfout {
 	} *windows;
 	size_t nwindows, windows_cap;
 	int windows_loaded;
+	int late;		/* the writer takes inferred frames late */
 	int32_t window_frame;
 	char err[256];
 };
