@@ -35,6 +35,32 @@ static void payload_ok(struct mt_bundle_reader *r, int rc, const uint8_t *d, siz
 	     mt_bundle_reader_errmsg(r));
 }
 
+/* CPU I's PT through the stream reader: the whole payload's bytes (D, LEN)
+ * when that read worked (RC 0), else an error naming the section. */
+static void stream_ok(struct mt_bundle_reader *r, size_t i, int rc, const uint8_t *d, size_t len)
+{
+	struct mt_bundle_pt_stream *st;
+	uint8_t piece[777];
+	size_t at = 0;
+	ssize_t n;
+
+	if (mt_bundle_pt_stream_open(r, i, &st) < 0) {
+		must(rc < 0, "stream open", mt_bundle_reader_errmsg(r));
+		return;
+	}
+	while ((n = mt_bundle_pt_stream_read(st, piece, sizeof(piece))) > 0) {
+		must(rc || (at + (size_t)n <= len && !memcmp(piece, d + at, (size_t)n)),
+		     "stream bytes", "");
+		at += (size_t)n;
+	}
+	if (!rc)
+		must(n == 0 && at == len, "stream length", mt_bundle_pt_stream_errmsg(st));
+	else
+		must(n < 0 && strstr(mt_bundle_pt_stream_errmsg(st), "section ") != NULL,
+		     "stream error", mt_bundle_pt_stream_errmsg(st));
+	mt_bundle_pt_stream_close(st);
+}
+
 static void read_all(struct mt_bundle_reader *r)
 {
 	const struct mt_bundle_map *maps;
@@ -49,6 +75,7 @@ static void read_all(struct mt_bundle_reader *r)
 	for (size_t i = 0; i < mt_bundle_pt_count(r); i++) {
 		rc = mt_bundle_pt_data(r, i, &d, &len);
 		payload_ok(r, rc, d, len);
+		stream_ok(r, i, rc, d, len);
 	}
 	for (size_t i = 0; i < mt_bundle_file_count(r); i++) {
 		rc = mt_bundle_file_data(r, i, &d, &len);

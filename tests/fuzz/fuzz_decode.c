@@ -13,6 +13,7 @@
 #include "bundle/bundle.h"
 #include "mt_blk_cs.h"
 #include "decode/decode.h"
+#include "decode/ptsource.h"
 
 #include "../unit/test_bundle_seal.h"
 
@@ -94,17 +95,18 @@ static void fuzz_pt(const uint8_t *data, size_t size)
 	const struct mt_blk_handler h = mt_blk_cs_handler(&cs, h_enable);
 	static const struct mt_cs_ops ops = { resolve, count, NULL };
 	struct mt_blk_stats st;
+	struct mt_pt_buffer buf;
 	struct pt_config cfg;
 
 	pt_config_init(&cfg);
-	cfg.begin = (uint8_t *)data;
-	cfg.end = (uint8_t *)data + size;
+	mt_pt_buffer_init(&buf, data, size);
 	cfg.flags.variant.block.end_on_call = 1;
 	cfg.flags.variant.block.end_on_jump = 1;
 	cfg.nom_freq = 20;	/* so that CYC packets take the exact-time path */
 	depth = 0;
 	mt_cs_init(&cs, &ops);
-	must(mt_blk_decode(&cfg, image, isc, &h, &st) == 0, "decoder set-up");
+	/* The shortest windows: a window ends at every PSB that can end one. */
+	must(mt_blk_decode_stream(&cfg, &buf.src, 1, image, isc, &h, &st) == 0, "decoder set-up");
 	mt_cs_finish(&cs, st.last_tsc);
 	mt_cs_fini(&cs);
 	must(depth == 0, "frames left open");

@@ -35,7 +35,7 @@ static inline struct mt_blk_handler
 mt_blk_cs_handler(struct mt_cs *cs, struct pt_image *(*enable)(void *, uint64_t, uint64_t))
 {
 	return (struct mt_blk_handler){ enable, mt_blk_cs_block, mt_blk_cs_transfer,
-					mt_blk_cs_disable, mt_blk_cs_gap, NULL, cs };
+					mt_blk_cs_disable, mt_blk_cs_gap, cs };
 }
 
 #endif

@@ -259,7 +259,24 @@ MT_TEST(huge_declared_sizes)
 	free(c.buf);
 }
 
-/* A zstd payload that does not hold what the header declares. */
+/* The stream reader's error on CPU 0's PT, which must say WANT. */
+static void stream_says(struct mt_bundle_reader *r, const char *want)
+{
+	struct mt_bundle_pt_stream *st;
+	uint8_t piece[4096];
+	ssize_t n;
+
+	MT_ASSERT_EQ(mt_bundle_pt_stream_open(r, 0, &st), 0);
+	while ((n = mt_bundle_pt_stream_read(st, piece, sizeof(piece))) > 0)
+		;
+	MT_ASSERT_EQ(n, -EBADMSG);
+	MT_ASSERT_MSG(strstr(mt_bundle_pt_stream_errmsg(st), want), "%s (want %s)",
+		      mt_bundle_pt_stream_errmsg(st), want);
+	mt_bundle_pt_stream_close(st);
+}
+
+/* A zstd payload that does not hold what the header declares, read whole
+ * and as a stream. */
 MT_TEST(zstd_size_lies)
 {
 	struct corpus c;
@@ -285,6 +302,12 @@ MT_TEST(zstd_size_lies)
 		 (unsigned long long)c.off[pt]);
 	MT_ASSERT_MSG(!strncmp(mt_bundle_reader_errmsg(r), err, strlen(err)), "%s",
 		      mt_bundle_reader_errmsg(r));
+	stream_says(r, "zstd payload holds more bytes than the section declares");
+	mt_bundle_close(r);
+	raw += 2;
+	patch_shdr(&c, pt, offsetof(struct mt_bundle_shdr, raw_size), &raw, 8);
+	MT_ASSERT_MSG(mt_bundle_open_mem(&r, c.buf, c.len, err, sizeof(err)) == 0, "%s", err);
+	stream_says(r, "zstd payload holds fewer bytes than the section declares");
 	mt_bundle_close(r);
 	free(c.buf);
 }
@@ -465,6 +488,39 @@ static void payload_ok(struct mt_bundle_reader *r, int rc, const uint8_t *d, siz
 		      mt_bundle_reader_errmsg(r));
 }
 
+/*
+ * CPU I's PT read through the stream reader in pieces of an odd size:
+ * the bytes of the whole payload (D, LEN) when that read worked (RC 0),
+ * an error with its section named when it did not.
+ */
+static void stream_matches(struct mt_bundle_reader *r, size_t i, int rc, const uint8_t *d,
+			   size_t len)
+{
+	struct mt_bundle_pt_stream *st;
+	uint8_t piece[999];
+	size_t at = 0;
+	ssize_t n;
+
+	if (mt_bundle_pt_stream_open(r, i, &st) < 0) {
+		MT_ASSERT(rc < 0);
+		return;
+	}
+	while ((n = mt_bundle_pt_stream_read(st, piece, sizeof(piece))) > 0) {
+		MT_ASSERT(rc || (at + (size_t)n <= len && !memcmp(piece, d + at, (size_t)n)));
+		at += (size_t)n;
+	}
+	if (!rc) {
+		MT_ASSERT_MSG(n == 0 && at == len, "pt %zu: read %zu of %zu bytes: %s", i, at, len,
+			      mt_bundle_pt_stream_errmsg(st));
+	} else {
+		MT_ASSERT_MSG(n < 0, "pt %zu: the whole payload failed, the stream read %zu bytes",
+			      i, at);
+		MT_ASSERT_MSG(strstr(mt_bundle_pt_stream_errmsg(st), "section ") != NULL, "%s",
+			      mt_bundle_pt_stream_errmsg(st));
+	}
+	mt_bundle_pt_stream_close(st);
+}
+
 static void read_everything(struct mt_bundle_reader *r)
 {
 	const uint8_t *d;
@@ -476,6 +532,7 @@ static void read_everything(struct mt_bundle_reader *r)
 	for (size_t i = 0; i < mt_bundle_pt_count(r); i++) {
 		rc = mt_bundle_pt_data(r, i, &d, &len);
 		payload_ok(r, rc, d, len, "pt", i);
+		stream_matches(r, i, rc, d, len);
 	}
 	for (size_t i = 0; i < mt_bundle_file_count(r); i++) {
 		rc = mt_bundle_file_data(r, i, &d, &len);

@@ -248,33 +248,64 @@ static inline void steps_compare_around_gaps(const char *xname, const struct ste
 	MT_ASSERT_MSG(y->n > x->n / 2, "only %zu of %zu steps in %s", y->n, x->n, yname);
 }
 
-/* mtrace's decode of the bundle at PATH into GOT; returns its overflow
- * count, and *CLAMPED (if given) the times it clamped to their bounds.
- * TRUTH (if given) is put on the bundle's clock, as the decode's times
- * are: both in ns * 2, so that equal times compare equal. */
-static inline uint64_t steps_decode(const char *path, struct steps *got, uint64_t *clamped,
-				    struct steps *truth)
+/* The decode of the bundle at PATH into GOT, with OPTS; returns its stats. */
+static inline struct mt_decode_stats steps_decode_with(const char *path, struct steps *got,
+						       const struct mt_decode_opts *opts,
+						       struct steps *truth)
 {
 	/* collect() skips inferred frames: it can take them late, and the
 	 * decoder then replays each thread once (decode.h). */
 	struct mt_decode_sink sink = { NULL, collect, NULL, got, 1 };
+	struct mt_decode_stats st;
 	struct mt_bundle_reader *r;
 	struct mt_decode *d;
-	uint64_t overflows;
 	char err[512];
 
 	MT_ASSERT_MSG(mt_bundle_open(&r, path, err, sizeof(err)) == 0, "%s", err);
-	MT_ASSERT_MSG(mt_decode_open(&d, r, NULL, err, sizeof(err)) == 0, "%s", err);
+	MT_ASSERT_MSG(mt_decode_open(&d, r, opts, err, sizeof(err)) == 0, "%s", err);
 	MT_ASSERT_EQ(mt_decode_run(d, &sink), 0);
-	MT_ASSERT_EQ(mt_decode_get_stats(d)->errors, 0);
-	overflows = mt_decode_get_stats(d)->overflows;
-	if (clamped)
-		*clamped = mt_decode_get_stats(d)->clamped;
+	st = *mt_decode_get_stats(d);
 	for (size_t i = 0; truth && i < truth->n; i++)
 		truth->v[i].tsc = mt_decode_ns(d, truth->v[i].tsc) * 2;
 	mt_decode_free(d);
 	mt_bundle_close(r);
-	return overflows;
+	return st;
+}
+
+/*
+ * mtrace's decode of the bundle at PATH into GOT; returns its overflow
+ * count, and *CLAMPED (if given) the times it clamped to their bounds.
+ * TRUTH (if given) is put on the bundle's clock, as the decode's times
+ * are: both in ns * 2, so that equal times compare equal. The bundle is
+ * decoded a second time with the shortest PT windows, a window boundary
+ * at every PSB that can take one (streams shorter than a PSB period have
+ * none): the steps, their times and the counts must not change.
+ */
+static inline uint64_t steps_decode(const char *path, struct steps *got, uint64_t *clamped,
+				    struct steps *truth)
+{
+	const struct mt_decode_opts small = { .pt_window = 1 };
+	struct mt_decode_stats st = steps_decode_with(path, got, NULL, truth);
+	struct steps cut = { 0 };
+	struct time_err te = { 0 };
+	struct mt_decode_stats sc = steps_decode_with(path, &cut, &small, NULL);
+	char msg[512];
+
+	MT_ASSERT_EQ(st.errors, 0);
+	MT_ASSERT_MSG(steps_diff("windows", "one window", got, "windows at PSBs", &cut, &te, msg,
+				 sizeof(msg)) == 0, "%s", msg);
+	MT_ASSERT_EQ(te.max, 0);
+	MT_ASSERT_EQ(sc.errors, 0);
+	MT_ASSERT_EQ(sc.overflows, st.overflows);
+	MT_ASSERT_EQ(sc.clamped, st.clamped);
+	MT_ASSERT_EQ(st.pt_windows, st.cpus);
+	MT_ASSERT(sc.pt_windows >= st.pt_windows);
+	if (sc.pt_windows > st.pt_windows)
+		printf("# %" PRIu64 " windows at PSBs\n", sc.pt_windows);
+	free(cut.v);
+	if (clamped)
+		*clamped = st.clamped;
+	return st.overflows;
 }
 
 #endif

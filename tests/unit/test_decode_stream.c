@@ -28,6 +28,25 @@ static struct mt_decode_stats decode(const char *path, struct steps *got, unsign
 	return st;
 }
 
+/* The steps of PATH decoded in PT windows of WINDOW bytes and in one;
+ * returns the stats of the former. */
+static struct mt_decode_stats in_windows(const char *path, size_t window,
+					 const struct steps *whole)
+{
+	const struct mt_decode_opts o = { .pt_window = window };
+	struct steps got = { 0 };
+	struct time_err te = { 0 };
+	struct mt_decode_stats st = steps_decode_with(path, &got, &o, NULL);
+	char msg[512];
+
+	MT_ASSERT_MSG(steps_diff("walk", "one window", whole, "windows", &got, &te, msg,
+				 sizeof(msg)) == 0, "%s", msg);
+	MT_ASSERT_EQ(te.max, 0);
+	MT_ASSERT_EQ(st.errors, 0);
+	free(got.v);
+	return st;
+}
+
 static const char *walk(const char *name, const char *extra)
 {
 	char ptgen[1200], progs[1200];
@@ -82,4 +101,31 @@ MT_TEST(four_streams_one_job_tiny_window)
 				 sizeof(msg)) == 0, "%s", msg);
 	free(all.v);
 	free(follow.v);
+}
+
+/* PT read and decoded in windows: the same steps at the same times with a
+ * window at every PSB, or every 64 KiB, as in one window, and a stream's
+ * PT in memory is its window, not the stream. */
+MT_TEST(pt_windows_change_nothing_and_bound_the_pt_held)
+{
+	const char *b = walk("wp.mtrace", "--insns 4000000 --cpus 2 --seed 9 --psb-freq 0");
+	const struct mt_decode_opts one = { .pt_window = (size_t)1 << 30 };
+	struct steps whole = { 0 };
+	struct mt_decode_stats sw = steps_decode_with(b, &whole, &one, NULL);
+	struct mt_decode_stats s1 = in_windows(b, 1, &whole);
+	struct mt_decode_stats s64 = in_windows(b, 64 << 10, &whole);
+
+	printf("# %" PRIu64 " bytes of PT in 2 streams: %" PRIu64 " windows at PSBs, %" PRIu64
+	       " of 64 KiB; held %" PRIu64 ", %" PRIu64 " and %" PRIu64 " bytes\n",
+	       sw.pt_bytes, s1.pt_windows, s64.pt_windows, sw.pt_held, s1.pt_held, s64.pt_held);
+	MT_ASSERT(whole.n > 10000);
+	MT_ASSERT_EQ(sw.pt_windows, 2);
+	MT_ASSERT(sw.pt_held * 2 >= sw.pt_bytes);
+	MT_ASSERT(s64.pt_windows >= sw.pt_bytes / (80 << 10));
+	MT_ASSERT(s1.pt_windows > 4 * s64.pt_windows);
+	/* A window runs on to the next PSB (2 KiB here) and through its
+	 * PSB+; the buffer grows by doubling. */
+	MT_ASSERT(s64.pt_held <= 2 * ((64 << 10) + (4 << 10)));
+	MT_ASSERT(s64.pt_held * 4 < sw.pt_held);
+	free(whole.v);
 }

@@ -36,6 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "mtrace/bundle_format.h"
 
@@ -226,12 +227,21 @@ int mt_bundle_pt_data(struct mt_bundle_reader *r, size_t i, const uint8_t **data
  * mt_bundle_pt_data(r, i) become invalid; a later call decompresses again.
  */
 int mt_bundle_pt_release(struct mt_bundle_reader *r, size_t i);
+
 /*
- * CPU i's PT before byte OFFSET will not be read again (a decoder has
- * passed it): the whole pages of it leave memory. Decompressed bytes there
- * then read as zeros, mapped ones from the file again.
+ * CPU i's PT read from the start, in pieces, in memory that does not grow
+ * with the stream (a zstd payload is decompressed as it is read; the
+ * mapped file's pages behind the read leave memory). Each stream has its
+ * own state: streams may be read in parallel threads. A read returns the
+ * bytes it stored (N unless the payload ends first, 0 at its end) or a
+ * negative errno, with the message in mt_bundle_pt_stream_errmsg().
  */
-int mt_bundle_pt_release_before(struct mt_bundle_reader *r, size_t i, size_t offset);
+struct mt_bundle_pt_stream;
+int mt_bundle_pt_stream_open(struct mt_bundle_reader *r, size_t i,
+			     struct mt_bundle_pt_stream **out);
+ssize_t mt_bundle_pt_stream_read(struct mt_bundle_pt_stream *st, uint8_t *buf, size_t n);
+const char *mt_bundle_pt_stream_errmsg(const struct mt_bundle_pt_stream *st);
+void mt_bundle_pt_stream_close(struct mt_bundle_pt_stream *st);
 
 /* Tables: all sections of one type, concatenated in file order. */
 size_t mt_bundle_switches(const struct mt_bundle_reader *r,

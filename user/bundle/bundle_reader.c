@@ -21,22 +21,24 @@
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 	       "bundle structs are read with memcpy: little-endian hosts only");
 
+size_t rd_where(char *buf, size_t len, const struct rd_section *s)
+{
+	if (!s)
+		return (size_t)snprintf(buf, len, "file header at offset 0: ");
+	if (s->have_hdr)
+		return (size_t)snprintf(buf, len, "section %zu (%s, type %u) at offset %llu: ",
+					s->index, mt_bundle_section_name(s->h.type), s->h.type,
+					(unsigned long long)s->off);
+	return (size_t)snprintf(buf, len, "section %zu at offset %llu: ", s->index,
+				(unsigned long long)s->off);
+}
+
 int rd_err(struct mt_bundle_reader *r, const struct rd_section *s, int code,
 	   const char *fmt, ...)
 {
-	size_t n = 0;
+	size_t n = rd_where(r->errmsg, sizeof(r->errmsg), s);
 	va_list ap;
 
-	if (!s)
-		n = (size_t)snprintf(r->errmsg, sizeof(r->errmsg), "file header at offset 0: ");
-	else if (s->have_hdr)
-		n = (size_t)snprintf(r->errmsg, sizeof(r->errmsg),
-				     "section %zu (%s, type %u) at offset %llu: ", s->index,
-				     mt_bundle_section_name(s->h.type), s->h.type,
-				     (unsigned long long)s->off);
-	else
-		n = (size_t)snprintf(r->errmsg, sizeof(r->errmsg), "section %zu at offset %llu: ",
-				     s->index, (unsigned long long)s->off);
 	if (n < sizeof(r->errmsg)) {
 		va_start(ap, fmt);
 		vsnprintf(r->errmsg + n, sizeof(r->errmsg) - n, fmt, ap);

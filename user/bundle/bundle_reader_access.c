@@ -85,14 +85,6 @@ int mt_bundle_pt_data(struct mt_bundle_reader *r, size_t i, const uint8_t **data
 	return rd_payload(r, &r->secs[r->pts[i].sec], data, len);
 }
 
-int mt_bundle_pt_release_before(struct mt_bundle_reader *r, size_t i, size_t offset)
-{
-	if (!r || i >= r->npts)
-		return -EINVAL;
-	rd_payload_release_before(r, &r->secs[r->pts[i].sec], offset);
-	return 0;
-}
-
 int mt_bundle_pt_release(struct mt_bundle_reader *r, size_t i)
 {
 	if (!r || i >= r->npts)

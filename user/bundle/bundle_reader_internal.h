@@ -102,6 +102,10 @@ struct mt_bundle_reader {
 	char errmsg[512];
 };
 
+/* Writes "section N (NAME, type T) at offset O: " (or the file header's)
+ * into BUF; returns its length. */
+size_t rd_where(char *buf, size_t len, const struct rd_section *s);
+
 /*
  * Sets the reader's message, prefixed with the section's index, type and
  * file offset (s may be NULL for the file header); returns code.
@@ -126,10 +130,12 @@ int rd_section_load(struct mt_bundle_reader *r, struct rd_section *s);
 int rd_payload(struct mt_bundle_reader *r, struct rd_section *s, const uint8_t **p,
 	       size_t *len);
 
+/* Drops the whole pages of [P, P + LEN) out of memory; returns how far
+ * into it they end (0: none). */
+size_t rd_drop_pages(const uint8_t *p, size_t len);
+
 /* Frees a decompressed payload, or drops an uncompressed one's pages of the
  * mapped file (under the reader's lock); a later rd_payload() reloads it. */
 void rd_payload_release(struct mt_bundle_reader *r, struct rd_section *s);
-/* Takes the payload's whole pages before OFFSET out of memory. */
-void rd_payload_release_before(struct mt_bundle_reader *r, struct rd_section *s, size_t offset);
 
 #endif

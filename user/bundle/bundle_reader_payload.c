@@ -17,8 +17,7 @@
 
 #define HUGE_PAGE (2u << 20)
 
-/* Drops the whole pages of [P, P + LEN). */
-static void drop_pages(const uint8_t *p, size_t len)
+size_t rd_drop_pages(const uint8_t *p, size_t len)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	uintptr_t lo = ((uintptr_t)p + page - 1) & ~(uintptr_t)(page - 1);
@@ -27,6 +26,7 @@ static void drop_pages(const uint8_t *p, size_t len)
 	/* A hint: failure costs only memory. */
 	if (hi > lo)
 		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+	return hi > (uintptr_t)p ? hi - (uintptr_t)p : 0;
 }
 
 /*
@@ -40,7 +40,7 @@ static void drop_pages(const uint8_t *p, size_t len)
 static void drop_stored(const struct mt_bundle_reader *r, const struct rd_section *s)
 {
 	if (r->mapped)
-		drop_pages(s->stored, s->h.stored_size);
+		rd_drop_pages(s->stored, s->h.stored_size);
 }
 
 /*
@@ -179,17 +179,6 @@ int rd_payload(struct mt_bundle_reader *r, struct rd_section *s, const uint8_t *
 	}
 	*len = s->h.raw_size;
 	return 0;
-}
-
-void rd_payload_release_before(struct mt_bundle_reader *r, struct rd_section *s, size_t offset)
-{
-	pthread_mutex_lock(&r->lock);
-	if (s->raw && offset <= s->h.raw_size)
-		drop_pages(s->raw, offset);
-	else if (!s->raw && s->h.compression == MT_BUNDLE_COMP_NONE && r->mapped &&
-		 offset <= s->h.stored_size)
-		drop_pages(s->stored, offset);
-	pthread_mutex_unlock(&r->lock);
 }
 
 void rd_payload_release(struct mt_bundle_reader *r, struct rd_section *s)

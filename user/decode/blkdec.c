@@ -6,6 +6,7 @@
 #include "decode/cyctime.h"
 #include "decode/insn.h"
 #include "decode/interp.h"
+#include "decode/ptsource.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -15,8 +16,11 @@
  * only more trace could end (the stream stopped inside `jmp .`). */
 #define MAX_BLOCKS_WITHOUT_TRACE (1u << 16)
 #define INSN_CACHE_SIZE 4096
-/* Buffer bytes between two passed() reports. */
-#define PASSED_STEP ((uint64_t)1 << 20)
+/* The shortest window: a few packets, and more than a PSB. */
+#define MIN_WINDOW 64
+/* Packet sizes (SDM "Packet Definitions"). */
+#define PSB_SIZE 16
+#define PSBEND_SIZE 2
 
 struct insn_memo {
 	uint64_t ip;
@@ -24,14 +28,32 @@ struct insn_memo {
 	uint8_t cls;
 };
 
-/* A TSC packet: its offset in the buffer and its value. */
+/* A TSC packet: its offset in the stream and its value. */
 struct tsc_mark {
 	uint64_t offset, tsc;
 	bool ends_trace;	/* sent with packet generation off */
 };
 
+/* Where one window of the stream ends and the next begins: a PSB, and the
+ * end of its PSB+ (which the window before it holds too, see decode()). */
+struct cut {
+	uint64_t psb, end;
+};
+
 struct blkdec {
-	struct pt_block_decoder *dec;
+	struct pt_block_decoder *dec;	/* on the current window */
+	struct pt_image *image;		/* the image decoding uses now */
+	const struct mt_pt_source *src;
+	struct pt_config cfg;		/* the current window's */
+	uint64_t base;			/* stream offset of the window's first byte */
+	/* The next window's start: decoding here stops at its PSB+, and
+	 * at_stop says it got there (UINT64_MAX: the last window). */
+	uint64_t stop;
+	bool at_stop;
+	bool on;			/* tracing is on (after an enable) */
+	bool failed;			/* the source could not be read */
+	struct cut *cuts;
+	size_t ncuts;
 	struct pt_image_section_cache *iscache;
 	const struct mt_blk_handler *h;
 	struct mt_interp q;	/* control flow on its way to h, see interp.h */
@@ -39,11 +61,10 @@ struct blkdec {
 	struct mt_insn_dec *insn;
 	uint64_t tsc;
 	struct pt_packet_decoder *pkt;	/* for looking at packets around errors */
-	uint64_t *psbs;		/* offsets of every PSB in the buffer */
+	uint64_t *psbs;		/* stream offsets of every PSB */
 	size_t npsbs;
 	struct tsc_mark *tscs;	/* every TSC packet, in stream order */
 	size_t ntscs;
-	uint64_t passed;	/* reported to the handler's passed() */
 	struct mt_cyctime *cyc;	/* with CYC packets: exact times */
 	uint64_t cyc_now;	/* with CYC: the time the last event or tick brought */
 	/* A block that ended without a branch, held back until the next one
@@ -70,12 +91,29 @@ const char *mt_gap_reason_name(uint32_t reason)
 	}
 }
 
+/* The block decoder's offset and sync point, in the stream. */
+static int blk_offset(const struct blkdec *b, uint64_t *off)
+{
+	int rc = pt_blk_get_offset(b->dec, off);
+
+	*off += b->base;
+	return rc;
+}
+
+static int blk_sync_offset(const struct blkdec *b, uint64_t *off)
+{
+	int rc = pt_blk_get_sync_offset(b->dec, off);
+
+	*off += b->base;
+	return rc;
+}
+
 /* The exact time libipt's current time stands for; 0 when not known. */
 static uint64_t cyc_time(const struct blkdec *b)
 {
-	uint64_t off;
+	uint64_t off = 0;
 
-	return b->cyc && !pt_blk_get_offset(b->dec, &off) ? mt_cyctime_at(b->cyc, off) : 0;
+	return b->cyc && !blk_offset(b, &off) ? mt_cyctime_at(b->cyc, off) : 0;
 }
 
 /* The stream's time, TSC now: b->tsc only grows, the stream's first time
@@ -229,71 +267,158 @@ static void on_block(struct blkdec *b, const struct pt_block *blk, uint64_t tsc)
 
 static void set_image(struct blkdec *b, struct pt_image *img)
 {
-	if (img)
-		pt_blk_set_image(b->dec, img);
+	if (!img)
+		return;
+	b->image = img;
+	pt_blk_set_image(b->dec, img);
+}
+
+/* The scan's state across the windows (see scan_packets()). */
+struct scan {
+	size_t pcap, tcap, ccap, psb_tsc;
+	uint64_t psb;		/* the PSB+ being read */
+	uint64_t next_cut;	/* no window ends before this */
+	uint64_t window;
+	bool on, in_psb, psb_on, psb_mode, cyc, oom;
+};
+
+/* Notes the packet P at stream offset OFF. */
+static void scan_packet(struct blkdec *b, struct scan *sc, const struct pt_packet *p, uint64_t off)
+{
+	switch (p->type) {
+	case ppt_psb:
+		if (MT_ARRAY_RESERVE(b->psbs, sc->pcap, b->npsbs, 1)) {
+			sc->oom = true;
+			return;
+		}
+		b->psbs[b->npsbs++] = off;
+		sc->psb = off;
+		sc->in_psb = true;
+		sc->psb_on = sc->psb_mode = false;
+		sc->psb_tsc = b->ntscs;
+		break;
+	case ppt_psbend:
+		/* A PSB+ holds a FUP exactly when packets are on. */
+		sc->in_psb = false;
+		sc->on = sc->psb_on;
+		for (size_t i = sc->psb_tsc; i < b->ntscs; i++)
+			b->tscs[i].ends_trace = !sc->on;
+		/* A window may end at a PSB+ with MODE.Exec: libipt reports
+		 * it as an event there, which is where decoding stops. */
+		if (!sc->psb_mode || sc->psb < sc->next_cut)
+			break;
+		if (MT_ARRAY_RESERVE(b->cuts, sc->ccap, b->ncuts, 1)) {
+			sc->oom = true;
+			return;
+		}
+		b->cuts[b->ncuts++] = (struct cut){ sc->psb, off + PSBEND_SIZE };
+		sc->next_cut = sc->psb + sc->window;
+		break;
+	case ppt_mode:
+		sc->psb_mode |= sc->in_psb && p->payload.mode.leaf == pt_mol_exec;
+		break;
+	case ppt_cyc:
+		sc->cyc = true;
+		break;
+	case ppt_fup:
+		if (sc->in_psb)
+			sc->psb_on = true;
+		else
+			sc->on = true;
+		break;
+	case ppt_tip_pge:
+		sc->on = true;
+		break;
+	case ppt_tip_pgd:
+		sc->on = false;
+		break;
+	case ppt_tsc:
+		if (MT_ARRAY_RESERVE(b->tscs, sc->tcap, b->ntscs, 1)) {
+			sc->oom = true;
+			return;
+		}
+		b->tscs[b->ntscs++] = (struct tsc_mark){ off, p->payload.tsc.tsc, !sc->on };
+		break;
+	default:
+		break;
+	}
 }
 
 /*
- * Offsets of all PSBs and TSC packets, found with libipt's packet decoder.
- * Resync after an error needs the PSBs: the block decoder reads ahead, so
- * by the time an error is reported it may already have consumed the next
- * PSB, and a plain forward sync would skip a whole PSB period. TSC packets
- * are the stream's exact times (see tsc_bounds()). A TSC packet sent while
- * packet generation is off (TraceEn 0->1, or a PSB+ without FUP) ends the
- * trace before it: what came before ran before its time.
- * Returns whether the buffer holds CYC packets.
+ * Scans the window at POS (GOT bytes at P) from its start (or its first
+ * PSB when SYNC); returns where the next window starts, and whether it
+ * must look for a PSB, in *SYNC.
  */
-static bool scan_packets(struct blkdec *b)
+static uint64_t scan_window(struct blkdec *b, struct scan *sc, const uint8_t *p, size_t got,
+			    uint64_t pos, bool *sync)
 {
-	size_t pcap = 0, tcap = 0, psb_tsc = 0;
-	struct pt_packet p;
-	uint64_t off;
-	bool on = false, in_psb = false, psb_on = false, cyc = false;
+	uint64_t off = 0, end = pos + got, tail;
+	struct pt_config cfg = b->cfg;
+	struct pt_packet_decoder *pkt;
+	struct pt_packet pk;
+	bool synced;
+	int st;
 
-	while (b->pkt && pt_pkt_sync_forward(b->pkt) >= 0) {
-		while (!pt_pkt_get_offset(b->pkt, &off) && pt_pkt_next(b->pkt, &p, sizeof(p)) >= 0) {
-			switch (p.type) {
-			case ppt_psb:
-				if (MT_ARRAY_RESERVE(b->psbs, pcap, b->npsbs, 1))
-					return cyc;
-				b->psbs[b->npsbs++] = off;
-				in_psb = true;
-				psb_on = false;
-				psb_tsc = b->ntscs;
-				break;
-			case ppt_psbend:
-				/* A PSB+ holds a FUP exactly when packets are on. */
-				in_psb = false;
-				on = psb_on;
-				for (size_t i = psb_tsc; i < b->ntscs; i++)
-					b->tscs[i].ends_trace = !on;
-				break;
-			case ppt_cyc:
-				cyc = true;
-				break;
-			case ppt_fup:
-				if (in_psb)
-					psb_on = true;
-				else
-					on = true;
-				break;
-			case ppt_tip_pge:
-				on = true;
-				break;
-			case ppt_tip_pgd:
-				on = false;
-				break;
-			case ppt_tsc:
-				if (MT_ARRAY_RESERVE(b->tscs, tcap, b->ntscs, 1))
-					return cyc;
-				b->tscs[b->ntscs++] = (struct tsc_mark){ off, p.payload.tsc.tsc, !on };
-				break;
-			default:
-				break;
-			}
-		}
+	cfg.begin = (uint8_t *)p;
+	cfg.end = (uint8_t *)p + got;
+	pkt = pt_pkt_alloc_decoder(&cfg);
+	if (!pkt) {
+		sc->oom = true;
+		return end;
 	}
-	return cyc;
+	st = *sync ? pt_pkt_sync_forward(pkt) : pt_pkt_sync_set(pkt, 0);
+	synced = st >= 0;
+	while (synced) {
+		while (!sc->oom && !pt_pkt_get_offset(pkt, &off) &&
+		       (st = pt_pkt_next(pkt, &pk, sizeof(pk))) >= 0)
+			scan_packet(b, sc, &pk, pos + off);
+		if (st == -pte_eos || sc->oom)
+			break;
+		/* A bad packet: on at the next PSB. */
+		synced = pt_pkt_sync_forward(pkt) >= 0;
+	}
+	pt_pkt_free_decoder(pkt);
+	*sync = !synced;
+	if (synced)
+		return pos + off;	/* a packet may run on into the next window */
+	/* No PSB from OFF on: one may begin in the window's last bytes. */
+	tail = got > PSB_SIZE - 1 ? end - (PSB_SIZE - 1) : end;
+	off = pos + off > tail ? pos + off : tail;
+	return off > pos ? off : end;
+}
+
+/*
+ * Offsets of all PSBs and TSC packets, and where the windows end (at the
+ * first suitable PSB WINDOW bytes or more after the last window's start),
+ * read window by window with libipt's packet decoder. Resync after an
+ * error needs the PSBs: the block decoder reads ahead, so by the time an
+ * error is reported it may already have consumed the next PSB, and a
+ * plain forward sync would skip a whole PSB period. TSC packets are the
+ * stream's exact times (see tsc_bounds()). A TSC packet sent while packet
+ * generation is off (TraceEn 0->1, or a PSB+ without FUP) ends the trace
+ * before it: what came before ran before its time.
+ * Returns whether the stream holds CYC packets.
+ */
+static bool scan_packets(struct blkdec *b, uint64_t window)
+{
+	struct scan sc = { .next_cut = window, .window = window };
+	uint64_t pos = 0;
+	bool sync = true;
+
+	while (pos < b->src->size && !sc.oom) {
+		size_t got;
+		const uint8_t *p = b->src->window(b->src->ctx, pos, pos + window, &got);
+		uint64_t next;
+
+		if (!p) {
+			b->failed = true;
+			break;
+		}
+		next = scan_window(b, &sc, p, got, pos, &sync);
+		/* A packet cut by the stream's end ends the scan. */
+		pos = next > pos && pos + got < b->src->size ? next : b->src->size;
+	}
+	return sc.cyc;
 }
 
 /* The number of TSC packets before OFF, and of those worth at most TSC
@@ -355,14 +480,17 @@ static void enable(struct blkdec *b, uint64_t tsc, uint64_t ip)
 	uint64_t off = 0;
 
 	mt_interp_flush(&b->q, tsc);
-	pt_blk_get_offset(b->dec, &off);
+	blk_offset(b, &off);
 	tsc_bounds(b, off, tsc, b->stats);
+	b->on = true;
 	set_image(b, b->h->enable(b->h->ctx, tsc, ip));
 }
 
 /* Handles pending events; returns the last status (negative on error). */
 static int drain_events(struct blkdec *b, int st)
 {
+	uint64_t off;
+
 	while (st >= 0 && (st & pts_event_pending)) {
 		/* Looked up before the call, which may read the next event
 		 * ahead: the decoder stands right after this one's packet. */
@@ -382,9 +510,11 @@ static int drain_events(struct blkdec *b, int st)
 			enable(b, tsc, ev.variant.enabled.ip);
 			break;
 		case ptev_disabled:
+			b->on = false;
 			mt_interp_disable(&b->q, tsc, 0);
 			break;
 		case ptev_async_disabled:
+			b->on = false;
 			mt_interp_disable(&b->q, tsc, ev.variant.async_disabled.at);
 			break;
 		case ptev_async_branch:
@@ -404,6 +534,16 @@ static int drain_events(struct blkdec *b, int st)
 			 * change the control flow we report. */
 			break;
 		}
+		/* The next window's PSB+ (the decoder stands at its PSBEND
+		 * while reporting it), at its FUP's IP: the next window goes
+		 * on from here. Its MODE.Exec is reported there (the window
+		 * ends at a PSB+ holding one); a CBR is reported wherever the
+		 * decoder is when it reads the PSB+. */
+		if (ev.type == ptev_exec_mode && ev.status_update && !blk_offset(b, &off) &&
+		    off > b->stop) {
+			b->at_stop = true;
+			return -pte_eos;
+		}
 	}
 	return st;
 }
@@ -417,9 +557,9 @@ static bool only_header_before(struct blkdec *b, uint64_t psb, uint64_t end)
 	uint64_t off;
 	bool in_header = true;
 
-	if (pt_pkt_sync_set(b->pkt, psb) < 0)
+	if (pt_pkt_sync_set(b->pkt, psb - b->base) < 0)
 		return false;
-	while (!pt_pkt_get_offset(b->pkt, &off) && off < end) {
+	while (!pt_pkt_get_offset(b->pkt, &off) && off + b->base < end) {
 		if (pt_pkt_next(b->pkt, &p, sizeof(p)) < 0)
 			return false;
 		switch (p.type) {
@@ -458,38 +598,19 @@ static uint64_t resync_point(struct blkdec *b, uint64_t sync, uint64_t err_off)
 }
 
 /*
- * Tells the handler how far the buffer will not be read again: to the last
- * PSB at or before OFF. Decoding only moves forward, and a resync after an
- * error goes to a PSB no earlier than that one (resync_point()).
+ * Decodes from a sync point to the end, the next error or the next
+ * window's PSB+; returns the resync point (see resync_point()). CONT: the
+ * last window stopped at this PSB+, and decoding goes on as if the two
+ * were one: no new enable when tracing was on there.
  */
-static void report_passed(struct blkdec *b, uint64_t off)
-{
-	size_t lo = 0, hi = b->npsbs;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (b->psbs[mid] <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo && b->psbs[lo - 1] > b->passed) {
-		b->passed = b->psbs[lo - 1];
-		b->h->passed(b->h->ctx, b->passed);
-	}
-}
-
-/* Decodes from a sync point to the end or the next error; returns the
- * resync point (see resync_point()). */
-static uint64_t decode_from_sync(struct blkdec *b, int st)
+static uint64_t decode_from_sync(struct blkdec *b, int st, bool cont)
 {
 	uint64_t last_off = 0, sync = 0, off = 0;
 	unsigned int idle = 0;
 
-	pt_blk_get_sync_offset(b->dec, &sync);
+	blk_sync_offset(b, &sync);
 	b->cyc_now = cyc_time(b);
-	if (!(st & pts_ip_suppressed))
+	if (!(st & pts_ip_suppressed) && !(cont && b->on))
 		enable(b, now(b), 0);
 	for (;;) {
 		struct pt_block blk;
@@ -506,14 +627,12 @@ static uint64_t decode_from_sync(struct blkdec *b, int st)
 			on_block(b, &blk, b->cyc_now ? reached(b, b->cyc_now) : now(b));
 		if (st < 0)
 			break;
-		if (pt_blk_get_offset(b->dec, &off))
+		if (blk_offset(b, &off))
 			continue;
 		if (off != last_off) {
 			idle = 0;
 			last_off = off;
 			b->stats->offset = off;
-			if (b->h->passed && off - b->passed >= PASSED_STEP)
-				report_passed(b, off);
 		} else if (++idle == MAX_BLOCKS_WITHOUT_TRACE) {
 			st = -pte_eos;
 			break;
@@ -523,7 +642,7 @@ static uint64_t decode_from_sync(struct blkdec *b, int st)
 	if (st >= 0 || st == -pte_eos)
 		return UINT64_MAX;
 	b->stats->errors++;
-	pt_blk_get_offset(b->dec, &off);
+	blk_offset(b, &off);
 	if (!b->stats->first_error) {
 		b->stats->first_error = st;
 		b->stats->first_error_offset = off;
@@ -532,60 +651,140 @@ static uint64_t decode_from_sync(struct blkdec *b, int st)
 	return resync_point(b, sync, off);
 }
 
-int mt_blk_decode(const struct pt_config *cfg, struct pt_image *image,
-		  struct pt_image_section_cache *iscache, const struct mt_blk_handler *h,
-		  struct mt_blk_stats *stats)
+/* Syncs, decodes and resyncs after errors, up to the next window's start. */
+static void decode_window(struct blkdec *b, bool cont, bool *first, uint64_t *prev_sync)
+{
+	int st = cont ? pt_blk_sync_set(b->dec, 0) : pt_blk_sync_forward(b->dec);
+	uint64_t sync, resume;
+
+	while (st >= 0) {
+		/* A resync that does not move forward would repeat forever. */
+		if (blk_sync_offset(b, &sync) || (!*first && sync <= *prev_sync) || sync >= b->stop)
+			break;
+		*first = false;
+		*prev_sync = sync;
+		resume = decode_from_sync(b, st, cont);
+		cont = false;
+		if (b->at_stop || (resume != UINT64_MAX && resume >= b->stop))
+			break;
+		st = resume != UINT64_MAX ? pt_blk_sync_set(b->dec, resume - b->base)
+					  : pt_blk_sync_forward(b->dec);
+	}
+}
+
+/* Decoders on the window of GOT bytes at P, stream offset BASE. */
+static bool open_window(struct blkdec *b, const uint8_t *p, size_t got, uint64_t base)
+{
+	b->cfg.begin = (uint8_t *)p;
+	b->cfg.end = (uint8_t *)p + got;
+	b->base = base;
+	b->dec = pt_blk_alloc_decoder(&b->cfg);
+	b->pkt = pt_pkt_alloc_decoder(&b->cfg);
+	if (!b->dec || !b->pkt)
+		return false;
+	if (b->image)
+		pt_blk_set_image(b->dec, b->image);
+	if (b->cyc)
+		mt_cyctime_window(b->cyc, &b->cfg, base);
+	return true;
+}
+
+static void close_window(struct blkdec *b)
+{
+	pt_blk_free_decoder(b->dec);
+	pt_pkt_free_decoder(b->pkt);
+	b->dec = NULL;
+	b->pkt = NULL;
+}
+
+/*
+ * The stream window by window: each from a PSB to the next window's, and
+ * on through that one's PSB+, so that libipt reports its status there at
+ * the IP its FUP gives, before anything that ran after it. Decoding stops
+ * at that report; the next window's decoder, synced at the same PSB, goes
+ * on from that IP. libipt's state at a PSB is all in its PSB+ (last IP,
+ * mode, time; RET compression only covers CALLs since the last PSB), and
+ * ours (the held block, the time-spreading queue, CYC times) carries over,
+ * so the blocks are those one decoder over the whole stream reports.
+ */
+static int decode(struct blkdec *b)
+{
+	uint64_t prev_sync = 0;
+	bool first = true;
+
+	for (size_t i = 0; i <= b->ncuts; i++) {
+		uint64_t start = i ? b->cuts[i - 1].psb : 0;
+		uint64_t end = i < b->ncuts ? b->cuts[i].end : b->src->size;
+		const uint8_t *p;
+		size_t got;
+		bool cont = b->at_stop;
+
+		/* The CYC reading goes on in the next window from here. */
+		if (b->cyc && i)
+			mt_cyctime_read_to(b->cyc, start);
+		p = b->src->window(b->src->ctx, start, end, &got);
+		if (!p) {
+			b->failed = true;
+			return -pte_nomem;
+		}
+		b->stop = i < b->ncuts ? b->cuts[i].psb : UINT64_MAX;
+		b->at_stop = false;
+		if (!open_window(b, p, got, start)) {
+			close_window(b);
+			return -pte_nomem;
+		}
+		decode_window(b, cont, &first, &prev_sync);
+		close_window(b);
+		b->stats->windows++;
+	}
+	return 0;
+}
+
+int mt_blk_decode_stream(const struct pt_config *cfg, const struct mt_pt_source *src,
+			 uint64_t window, struct pt_image *image,
+			 struct pt_image_section_cache *iscache, const struct mt_blk_handler *h,
+			 struct mt_blk_stats *stats)
 {
 	struct blkdec *b = calloc(1, sizeof(*b));
-	struct pt_config bcfg;
-	uint64_t sync = 0, prev_sync = 0, resume;
-	int st, first = 1;
+	int rc;
 
+	memset(stats, 0, sizeof(*stats));
 	if (!b)
 		return -pte_nomem;
-	memset(stats, 0, sizeof(*stats));
+	b->src = src;
+	b->cfg = *cfg;
+	b->image = image;
 	b->iscache = iscache;
 	b->h = h;
 	mt_interp_init(&b->q, h);
 	b->stats = stats;
 	b->insn = mt_insn_dec_new();
-	b->pkt = pt_pkt_alloc_decoder(cfg);
-	if (scan_packets(b))
+	/* Windows are not shorter than a few packets, nor longer than the stream. */
+	window = window < MIN_WINDOW ? MIN_WINDOW : window > src->size ? src->size : window;
+	if (scan_packets(b, window ? window : 1))
 		b->cyc = mt_cyctime_new(cfg, b->psbs, b->npsbs);
-	bcfg = *cfg;
-	bcfg.flags.variant.block.enable_tick_events = b->cyc != NULL;
-	b->dec = pt_blk_alloc_decoder(&bcfg);
-	if (!b->dec) {
-		pt_pkt_free_decoder(b->pkt);
-		mt_cyctime_free(b->cyc);
-		mt_insn_dec_free(b->insn);
-		free(b->psbs);
-		free(b->tscs);
-		free(b);
-		return -pte_nomem;
-	}
-	set_image(b, image);
-	st = pt_blk_sync_forward(b->dec);
-	while (st >= 0) {
-		/* A resync that does not move forward would repeat forever. */
-		if (pt_blk_get_sync_offset(b->dec, &sync) || (!first && sync <= prev_sync))
-			break;
-		first = 0;
-		prev_sync = sync;
-		resume = decode_from_sync(b, st);
-		st = resume != UINT64_MAX ? pt_blk_sync_set(b->dec, resume)
-					  : pt_blk_sync_forward(b->dec);
-	}
+	b->cfg.flags.variant.block.enable_tick_events = b->cyc != NULL;
+	rc = b->failed ? -pte_nomem : decode(b);
 	/* Nothing bounds the last interval: its code keeps the last time. */
 	mt_interp_flush(&b->q, 0);
 	mt_interp_fini(&b->q);
 	stats->last_tsc = b->tsc;
-	pt_blk_free_decoder(b->dec);
-	pt_pkt_free_decoder(b->pkt);
 	mt_insn_dec_free(b->insn);
 	free(b->psbs);
 	free(b->tscs);
+	free(b->cuts);
 	mt_cyctime_free(b->cyc);
 	free(b);
-	return 0;
+	return rc;
+}
+
+int mt_blk_decode(const struct pt_config *cfg, struct pt_image *image,
+		  struct pt_image_section_cache *iscache, const struct mt_blk_handler *h,
+		  struct mt_blk_stats *stats)
+{
+	struct mt_pt_buffer buf;
+	size_t len = (size_t)(cfg->end - cfg->begin);
+
+	mt_pt_buffer_init(&buf, cfg->begin, len);
+	return mt_blk_decode_stream(cfg, &buf.src, len, image, iscache, h, stats);
 }

@@ -31,8 +31,6 @@ struct mt_blk_handler {
 	/* Trace stops; AT is the next instruction (0 if unknown). */
 	void (*disable)(void *ctx, uint64_t tsc, uint64_t at);
 	void (*gap)(void *ctx, uint64_t tsc, uint32_t reason);
-	/* The buffer before OFFSET will not be read again; may be NULL. */
-	void (*passed)(void *ctx, uint64_t offset);
 	void *ctx;
 };
 
@@ -40,8 +38,9 @@ struct mt_blk_stats {
 	uint64_t blocks, insns;
 	uint64_t errors;	/* decode errors (each followed by a resync) */
 	uint64_t overflows;
+	uint64_t windows;	/* windows of the stream decoded */
 	uint64_t first_tsc, last_tsc;
-	uint64_t offset;	/* how far into the buffer decoding got */
+	uint64_t offset;	/* how far into the stream decoding got */
 	/* At an enable, exact bounds from TSC packets (blkdec.c): no later
 	 * time is before tsc_floor, the enable is before tsc_ceil, and the
 	 * stretch it starts ends before tsc_end (0 / UINT64_MAX: none). */
@@ -51,13 +50,25 @@ struct mt_blk_stats {
 	int first_error;
 };
 
+struct mt_pt_source;
+
 /*
- * Decodes CFG's buffer (CFG also selects errata and timing) against
- * IMAGE, whose sections come from ISCACHE (used to read instructions that
- * libipt leaves unclassified). Never fails on bad trace data: that becomes
- * gaps. Returns 0, or a negative libipt error when no decoder could be
- * created.
+ * Decodes SRC's stream (CFG selects errata and timing; its buffer is not
+ * used) against IMAGE, whose sections come from ISCACHE (used to read
+ * instructions that libipt leaves unclassified), reading it twice: once
+ * for its PSBs and TSC packets, then to decode. Each read holds one window
+ * of the stream in memory: WINDOW bytes or more, up to a PSB where libipt
+ * can start (a stream without PSBs is one window). The result does not
+ * depend on WINDOW. Never fails on bad trace data: that becomes gaps.
+ * Returns 0, or a negative libipt error when no decoder could be created
+ * or the source could not be read.
  */
+int mt_blk_decode_stream(const struct pt_config *cfg, const struct mt_pt_source *src,
+			 uint64_t window, struct pt_image *image,
+			 struct pt_image_section_cache *iscache, const struct mt_blk_handler *h,
+			 struct mt_blk_stats *stats);
+
+/* The same for CFG's buffer, in one window. */
 int mt_blk_decode(const struct pt_config *cfg, struct pt_image *image,
 		  struct pt_image_section_cache *iscache, const struct mt_blk_handler *h,
 		  struct mt_blk_stats *stats);

@@ -9,7 +9,12 @@ struct mt_cyctime {
 	struct pt_packet_decoder *pkt;	/* NULL: no more packets */
 	const uint64_t *psbs;
 	size_t npsbs;
-	uint64_t last, next;	/* offsets of the last packet read and the next */
+	uint64_t base;		/* stream offset of the window's first byte */
+	/* Stream offsets of the last packet read and the next. */
+	uint64_t last, next;
+	/* A window going on from the last re-reads the PSB+ it starts with:
+	 * offsets before this were read there, and are no step back. */
+	uint64_t reread;
 	uint64_t at;		/* the time from the last packet not read ahead over */
 	uint64_t tsc;		/* time of the last CYC; 0: unknown */
 	uint64_t frac;		/* and its fraction, in 1/cbr ticks */
@@ -108,8 +113,10 @@ static void resync(struct mt_cyctime *t, uint64_t off, bool at_off)
 {
 	t->tsc = t->at = 0;
 	t->in_psb = false;
-	if (t->pkt && (at_off ? pt_pkt_sync_set(t->pkt, off) : pt_pkt_sync_forward(t->pkt)) >= 0 &&
+	if (t->pkt && (at_off ? pt_pkt_sync_set(t->pkt, off - t->base)
+			      : pt_pkt_sync_forward(t->pkt)) >= 0 &&
 	    !pt_pkt_get_offset(t->pkt, &t->next)) {
+		t->next += t->base;
 		t->last = t->next;
 		return;
 	}
@@ -127,13 +134,21 @@ struct mt_cyctime *mt_cyctime_new(const struct pt_config *cfg, const uint64_t *p
 	t->nom = cfg->nom_freq;
 	t->psbs = psbs;
 	t->npsbs = npsbs;
-	t->pkt = pt_pkt_alloc_decoder(cfg);
-	resync(t, 0, false);
-	if (!t->pkt) {
-		free(t);
-		return NULL;
-	}
 	return t;
+}
+
+void mt_cyctime_window(struct mt_cyctime *t, const struct pt_config *cfg, uint64_t base)
+{
+	bool on = t->pkt && t->next >= base;
+
+	pt_pkt_free_decoder(t->pkt);
+	t->pkt = pt_pkt_alloc_decoder(cfg);
+	t->base = base;
+	t->reread = on ? t->next : 0;
+	/* Where the last window left off, with the chain: or lost. */
+	if (on && t->pkt && pt_pkt_sync_set(t->pkt, t->next - base) >= 0)
+		return;
+	resync(t, 0, false);
 }
 
 void mt_cyctime_free(struct mt_cyctime *t)
@@ -143,27 +158,34 @@ void mt_cyctime_free(struct mt_cyctime *t)
 	free(t);
 }
 
-uint64_t mt_cyctime_at(struct mt_cyctime *t, uint64_t pos)
+void mt_cyctime_read_to(struct mt_cyctime *t, uint64_t pos)
 {
 	struct pt_packet p;
 
-	if (pos <= t->last) {
+	while (t->pkt && t->next < pos) {
+		t->last = t->next;
+		if (pt_pkt_next(t->pkt, &p, sizeof(p)) < 0 || pt_pkt_get_offset(t->pkt, &t->next)) {
+			resync(t, 0, false);
+		} else {
+			t->next += t->base;
+			apply(t, &p);
+		}
+	}
+}
+
+uint64_t mt_cyctime_at(struct mt_cyctime *t, uint64_t pos)
+{
+	if (pos <= t->last && pos >= t->reread) {
 		/* The block decoder went back (a resync): from the last PSB
-		 * before it. */
+		 * before it, which is in the window (windows start at PSBs). */
 		size_t i = t->npsbs;
 
 		while (i && t->psbs[i - 1] > pos)
 			i--;
-		if (!i)
+		if (!i || t->psbs[i - 1] < t->base)
 			return 0;
 		resync(t, t->psbs[i - 1], true);
 	}
-	while (t->pkt && t->next < pos) {
-		t->last = t->next;
-		if (pt_pkt_next(t->pkt, &p, sizeof(p)) < 0 || pt_pkt_get_offset(t->pkt, &t->next))
-			resync(t, 0, false);
-		else
-			apply(t, &p);
-	}
+	mt_cyctime_read_to(t, pos);
 	return t->at;
 }

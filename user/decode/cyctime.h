@@ -18,7 +18,8 @@
  *
  * A second packet decoder follows the block decoder's offset through the
  * same bytes (each packet is read once; a resync behind it rewinds to a
- * PSB), so this takes no memory per packet.
+ * PSB), so this takes no memory per packet. Offsets are the stream's; the
+ * bytes are the block decoder's window of it (ptsource.h).
  */
 #ifndef MTRACE_DECODE_CYCTIME_H
 #define MTRACE_DECODE_CYCTIME_H
@@ -29,11 +30,22 @@
 
 struct mt_cyctime;
 
-/* For CFG's buffer, whose PSBs are at PSBS (kept, not copied); NULL when
- * the bundle has no nominal ratio or memory ran out. */
+/* For a stream timed as CFG says, whose PSBs are at PSBS (kept, not
+ * copied); NULL when the bundle has no nominal ratio or memory ran out. */
 struct mt_cyctime *mt_cyctime_new(const struct pt_config *cfg, const uint64_t *psbs,
 				  size_t npsbs);
 void mt_cyctime_free(struct mt_cyctime *t);
+
+/*
+ * The stream's bytes from BASE on are now CFG's buffer (the next window,
+ * starting at a PSB). The reading goes on where it was, chain and all, if
+ * it had reached BASE (mt_cyctime_read_to() on the last window), else from
+ * the window's first PSB.
+ */
+void mt_cyctime_window(struct mt_cyctime *t, const struct pt_config *cfg, uint64_t base);
+
+/* Reads the packets before POS, if not read yet; never goes back. */
+void mt_cyctime_read_to(struct mt_cyctime *t, uint64_t pos);
 
 /*
  * The exact time libipt's block decoder stands for when at offset POS:

@@ -107,6 +107,33 @@ nomem:
 	return mt_errmsg(err, errlen, ENOMEM, "out of memory adding the kernel text to the images");
 }
 
+/* Reads stream I through, for its errors; SIZE is what it holds. */
+static int check_stream(struct mt_bundle_reader *r, size_t i, uint64_t *size, char *err,
+			size_t errlen)
+{
+	const size_t step = 256 << 10;
+	struct mt_bundle_pt_stream *st;
+	uint8_t *scratch;
+	ssize_t n = 0;
+	int rc = mt_bundle_pt_stream_open(r, i, &st);
+
+	*size = 0;
+	if (rc < 0)
+		return mt_errmsg(err, errlen, -rc, "PT data of stream %zu: %s", i,
+				 mt_bundle_reader_errmsg(r));
+	scratch = malloc(step);
+	while (scratch && (n = mt_bundle_pt_stream_read(st, scratch, step)) > 0)
+		*size += (uint64_t)n;
+	if (!scratch)
+		rc = mt_errmsg(err, errlen, ENOMEM, "out of memory reading PT");
+	else if (n < 0)
+		rc = mt_errmsg(err, errlen, (int)-n, "PT data of stream %zu: %s", i,
+			       mt_bundle_pt_stream_errmsg(st));
+	free(scratch);
+	mt_bundle_pt_stream_close(st);
+	return rc;
+}
+
 static int load_cpus(struct mt_decode *d, char *err, size_t errlen)
 {
 	d->ncpus = mt_bundle_pt_count(d->r);
@@ -115,17 +142,20 @@ static int load_cpus(struct mt_decode *d, char *err, size_t errlen)
 		return mt_errmsg(err, errlen, ENOMEM, "out of memory for %zu PT streams", d->ncpus);
 	for (size_t i = 0; i < d->ncpus; i++) {
 		struct mt_bundle_pt_desc pt;
-		const uint8_t *data;
+		uint64_t size;
 		int rc = mt_bundle_pt_desc(d->r, i, &pt);
 
-		/* Read now for its errors and size; decoding reads it again. */
-		if (!rc)
-			rc = mt_bundle_pt_data(d->r, i, &data, &d->cpus[i].len);
 		if (rc < 0)
 			return mt_errmsg(err, errlen, -rc, "PT data of stream %zu: %s", i,
 					 mt_bundle_reader_errmsg(d->r));
+		/* Read through now for its errors; decoding reads it again,
+		 * a window at a time. */
+		rc = check_stream(d->r, i, &size, err, errlen);
+		if (rc < 0)
+			return rc;
 		d->cpus[i].cpu = pt.cpu;
-		d->stats.pt_bytes += d->cpus[i].len;
+		d->cpus[i].len = (size_t)size;
+		d->stats.pt_bytes += size;
 	}
 	d->stats.cpus = d->ncpus;
 	return 0;
@@ -254,6 +284,9 @@ int mt_decode_run(struct mt_decode *d, const struct mt_decode_sink *sink)
 		d->stats.insns += s->insns;
 		d->stats.errors += s->errors;
 		d->stats.overflows += s->overflows;
+		d->stats.pt_windows += s->windows;
+		if (d->cpus[i].pt_held > d->stats.pt_held)
+			d->stats.pt_held = d->cpus[i].pt_held;
 		d->stats.clamped += d->cpus[i].clamped;
 		d->stats.log_bytes += d->cpus[i].ops.len;
 	}

@@ -22,7 +22,8 @@
  * (opts.stream_window), so the log held is bounded by that window, not by
  * the snapshot; for the others the log is held until every thread has
  * been rebuilt. The events themselves always stream to the sink. Each
- * CPU's PT leaves memory as its decoder passes it.
+ * CPU's PT is read in windows (opts.pt_window), decompressed as it is
+ * read: the PT held is a window per stream being decoded, not the stream.
  */
 #ifndef MTRACE_DECODE_H
 #define MTRACE_DECODE_H
@@ -66,6 +67,9 @@ struct mt_decode_opts {
 	/* When the replay follows the decoding (a late_inferred sink): the
 	 * control-flow log a stream may hold ahead of it; 0: 4 MiB. */
 	size_t stream_window;
+	/* PT bytes of a stream read and decoded at a time (to the next PSB
+	 * at or after them); 0: 1 MiB. The output does not depend on it. */
+	size_t pt_window;
 };
 
 struct mt_decode_stats {
@@ -80,6 +84,8 @@ struct mt_decode_stats {
 	uint64_t missing_maps;	/* executable mappings without a usable file */
 	uint64_t log_bytes;	/* control-flow log written, all streams */
 	uint64_t log_peak;	/* most of it held at once */
+	uint64_t pt_windows;	/* windows the PT was decoded in (pt_window) */
+	uint64_t pt_held;	/* most PT one stream held in memory at once */
 };
 
 struct mt_decode_sink {
@@ -115,9 +121,8 @@ struct mt_decode;
 int mt_decode_open(struct mt_decode **out, struct mt_bundle_reader *r,
 		   const struct mt_decode_opts *opts, char *err, size_t errlen);
 /* Decodes everything and feeds SINK, once per decoder. Returns 0, a sink's
- * non-zero value, or -ENOMEM. Releases each CPU's PT
- * (mt_bundle_pt_release()) once decoded: pointers from mt_bundle_pt_data()
- * taken before are then invalid (a new call decompresses again). */
+ * non-zero value, -ENOMEM, or the negative errno of a PT stream that could
+ * not be read again (mt_decode_open() read each one through). */
 int mt_decode_run(struct mt_decode *d, const struct mt_decode_sink *sink);
 void mt_decode_free(struct mt_decode *d);
 

@@ -13,6 +13,7 @@
 #include "decode/decode_internal.h"
 #include "util/mt_array.h"
 #include "decode/inlines.h"
+#include "decode/ptsource.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -31,6 +32,8 @@ struct progress {
 /* Segments or log bytes between two hand-overs. */
 #define HANDOVER_SEGS 64
 #define HANDOVER_BYTES ((size_t)256 << 10)
+/* PT bytes a stream reads and decodes at a time, by default. */
+#define DEFAULT_PT_WINDOW ((size_t)1 << 20)
 
 struct worker {
 	struct mt_decode *d;
@@ -457,36 +460,24 @@ static void h_gap(void *ctx, uint64_t tsc, uint32_t reason)
 	add(ctx, tsc, MT_OP_GAP, reason, 0);
 }
 
-/* PT the decoder has passed leaves memory as it goes (the log holds what
- * the replay needs). */
-static void h_passed(void *ctx, uint64_t offset)
-{
-	struct worker *w = ctx;
-
-	mt_bundle_pt_release_before(w->d->r, (size_t)(w->log - w->d->cpus), offset);
-}
-
 static void decode_one(struct worker *w)
 {
 	static const struct mt_blk_handler ops = { h_enable, h_block, h_transfer, h_disable,
-						   h_gap, h_passed, NULL };
+						   h_gap, NULL };
 	struct mt_blk_handler h = ops;
-	struct pt_config cfg = w->d->cfg;
 	struct mt_cpu_log *log = w->log;
-	size_t i = (size_t)(log - w->d->cpus), len = 0;
-	const uint8_t *data = NULL;
+	struct mt_pt_reader pr;
+	int rc;
 
 	h.ctx = w;
-	/* Fetched now, not kept from the open: another decoder on this reader
-	 * may have released it (it reads back the same; it was checked then). */
-	if (mt_bundle_pt_data(w->d->r, i, &data, &len) < 0)
-		log->oom = 1;
-	cfg.begin = (uint8_t *)data;
-	cfg.end = cfg.begin + len;
-	if (len && mt_blk_decode(&cfg, NULL, w->d->iscache, &h, &log->stats) < 0)
-		log->oom = 1;
-	/* The log is all the replay needs: the PT's memory goes now, not at close. */
-	mt_bundle_pt_release(w->d->r, i);
+	mt_pt_reader_init(&pr, w->d->r, (size_t)(log - w->d->cpus), log->len);
+	rc = mt_blk_decode_stream(&w->d->cfg, &pr.src,
+				  w->d->opts.pt_window ? w->d->opts.pt_window : DEFAULT_PT_WINDOW,
+				  NULL, w->d->iscache, &h, &log->stats);
+	if (rc < 0)
+		log->failed = pr.err ? pr.err : -ENOMEM;
+	log->pt_held = pr.cap;
+	mt_pt_reader_fini(&pr);
 	close_seg(w, last_tsc(w, 0));
 	if (w->progress)
 		report(w, log->len);
@@ -511,10 +502,9 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-/* A stream not asked for: never decoded, its PT freed now. */
-static void skip_stream(struct mt_decode *d, struct mt_cpu_log *log, struct progress *prog)
+/* A stream not asked for: never decoded. */
+static void skip_stream(struct mt_cpu_log *log, struct progress *prog)
 {
-	mt_bundle_pt_release(d->r, (size_t)(log - d->cpus));
 	log->finished = 1;
 	if (prog)
 		prog->done += log->len;
@@ -552,7 +542,7 @@ int mt_decode_cpus_start(struct mt_decode *d, unsigned int jobs)
 
 		log->ops.lock = &p->lock;
 		if (!mt_decode_selected(d->opts.cpus, d->opts.ncpus, log->cpu)) {
-			skip_stream(d, log, d->opts.progress ? &ws->prog : NULL);
+			skip_stream(log, d->opts.progress ? &ws->prog : NULL);
 			continue;
 		}
 		*w = (struct worker){ .d = d,
@@ -596,7 +586,9 @@ int mt_decode_cpus_join(struct mt_decode *d, int stop)
 		free(ws->w[i].cache);
 	}
 	for (size_t i = 0; i < d->ncpus; i++)
-		if (d->cpus[i].oom || d->cpus[i].ops.oom)
+		if (d->cpus[i].failed)
+			ret = d->cpus[i].failed;
+		else if (d->cpus[i].oom || d->cpus[i].ops.oom)
 			ret = -ENOMEM;
 	pthread_mutex_destroy(&ws->prog.lock);
 	free(ws->w);

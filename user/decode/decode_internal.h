@@ -37,7 +37,7 @@ struct mt_seg {
  */
 struct mt_cpu_log {
 	uint32_t cpu;
-	size_t len;		/* of its PT, which the reader holds */
+	size_t len;		/* of its PT */
 	struct mt_oplog ops;
 	/* The decoding thread's: segments closed since the last hand-over,
 	 * the open one last; how many there have been. */
@@ -46,6 +46,8 @@ struct mt_cpu_log {
 	struct mt_blk_stats stats;
 	uint64_t clamped;	/* times outside their stretch's bounds */
 	int oom;
+	int failed;		/* negative errno: the PT could not be read or decoded */
+	size_t pt_held;		/* most of its PT in memory at once */
 	/* Shared, under mt_decode.lock: */
 	struct mt_seg *ready;	/* handed over, not yet taken */
 	size_t nready, ready_cap;

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A CPU's PT read front to back in pieces, for decoding in memory that
+ * does not grow with the stream: zstd payloads through zstd's streaming
+ * decoder, uncompressed ones copied out of the mapped file. Either way the
+ * file's pages behind the read leave memory as it goes.
+ */
+#include "bundle/bundle_reader_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+struct mt_bundle_pt_stream {
+	const struct mt_bundle_reader *r;
+	const struct rd_section *s;
+	ZSTD_DCtx *dctx;		/* NULL for uncompressed payloads */
+	ZSTD_inBuffer in;
+	uint64_t out;			/* payload bytes read so far */
+	size_t dropped;			/* stored bytes taken out of memory */
+	int done;			/* zstd's frame ended */
+	char errmsg[256];
+};
+
+static int st_err(struct mt_bundle_pt_stream *st, int code, const char *what, const char *why)
+{
+	size_t n = rd_where(st->errmsg, sizeof(st->errmsg), st->s);
+
+	if (n < sizeof(st->errmsg))
+		snprintf(st->errmsg + n, sizeof(st->errmsg) - n, "%s%s", what, why);
+	return code;
+}
+
+/* The mapped file's pages before stored byte POS leave memory (they are
+ * read from the file again if needed; lent memory is left alone). */
+static void drop_before(struct mt_bundle_pt_stream *st, size_t pos)
+{
+	if (st->r->mapped && pos > st->dropped)
+		st->dropped += rd_drop_pages(st->s->stored + st->dropped, pos - st->dropped);
+}
+
+int mt_bundle_pt_stream_open(struct mt_bundle_reader *r, size_t i,
+			     struct mt_bundle_pt_stream **out)
+{
+	struct mt_bundle_pt_stream *st;
+	const struct rd_section *s;
+
+	*out = NULL;
+	if (!r || i >= r->npts)
+		return -EINVAL;
+	s = &r->secs[r->pts[i].sec];
+	if (s->h.compression != MT_BUNDLE_COMP_NONE && s->h.compression != MT_BUNDLE_COMP_ZSTD)
+		return rd_err(r, s, -EBADMSG, "unknown compression %u", s->h.compression);
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return rd_err(r, s, -ENOMEM, "out of memory");
+	st->r = r;
+	st->s = s;
+	st->in = (ZSTD_inBuffer){ s->stored, s->h.stored_size, 0 };
+	if (s->h.compression == MT_BUNDLE_COMP_ZSTD) {
+		st->dctx = ZSTD_createDCtx();
+		if (!st->dctx) {
+			free(st);
+			return rd_err(r, s, -ENOMEM, "out of memory");
+		}
+		/* Bounds the decoder's window as the whole-payload path does. */
+		ZSTD_DCtx_setParameter(st->dctx, ZSTD_d_windowLogMax, RD_WINDOW_LOG);
+	}
+	*out = st;
+	return 0;
+}
+
+static ssize_t read_stored(struct mt_bundle_pt_stream *st, uint8_t *buf, size_t n)
+{
+	uint64_t left = st->s->h.raw_size - st->out;
+
+	if (n > left)
+		n = (size_t)left;
+	memcpy(buf, st->s->stored + st->out, n);
+	st->out += n;
+	drop_before(st, (size_t)st->out);
+	return (ssize_t)n;
+}
+
+/*
+ * Up to N bytes, never more than the section declares: once those are
+ * out, a spare byte of room shows whether the frame holds more, and the
+ * frame must end there.
+ */
+static ssize_t read_zstd(struct mt_bundle_pt_stream *st, uint8_t *buf, size_t n)
+{
+	const uint64_t raw = st->s->h.raw_size;
+	ZSTD_outBuffer o = { buf, n < raw - st->out ? n : (size_t)(raw - st->out), 0 };
+	uint8_t spare;
+
+	while (!st->done && !(o.pos == o.size && o.size)) {
+		ZSTD_outBuffer extra = { &spare, 1, 0 };
+		ZSTD_outBuffer *to = st->out + o.pos < raw ? &o : &extra;
+		size_t left = ZSTD_decompressStream(st->dctx, to, &st->in);
+
+		if (ZSTD_isError(left))
+			return st_err(st, -EBADMSG, "zstd: ", ZSTD_getErrorName(left));
+		if (extra.pos)
+			return st_err(st, -EBADMSG, "zstd payload holds more bytes than the section declares", "");
+		st->done = !left;
+		if (!st->done && st->in.pos == st->in.size && to->pos < to->size)
+			return st_err(st, -EBADMSG, "zstd payload ends inside its frame", "");
+	}
+	st->out += o.pos;
+	drop_before(st, st->in.pos);
+	if (st->done && st->out != raw)
+		return st_err(st, -EBADMSG, "zstd payload holds fewer bytes than the section declares", "");
+	if (st->done && st->in.pos != st->in.size)
+		return st_err(st, -EBADMSG, "bytes after the zstd frame", "");
+	return (ssize_t)o.pos;
+}
+
+ssize_t mt_bundle_pt_stream_read(struct mt_bundle_pt_stream *st, uint8_t *buf, size_t n)
+{
+	if (!st || (!buf && n))
+		return -EINVAL;
+	if (!n)
+		return 0;
+	return st->dctx ? read_zstd(st, buf, n) : read_stored(st, buf, n);
+}
+
+const char *mt_bundle_pt_stream_errmsg(const struct mt_bundle_pt_stream *st)
+{
+	return st ? st->errmsg : "no stream";
+}
+
+void mt_bundle_pt_stream_close(struct mt_bundle_pt_stream *st)
+{
+	if (!st)
+		return;
+	ZSTD_freeDCtx(st->dctx);
+	free(st);
+}
