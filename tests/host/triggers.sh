@@ -32,15 +32,19 @@ start() {
 	log=$work/target.log
 	"$target" "$lib" >"$log" 2>&1 &
 	tpid=$!
-	# Generous: an ASan build on a loaded machine can take seconds to start.
-	for _ in $(seq 1200); do
+	# Generous: an ASan build on a loaded machine can take a minute to start.
+	local t0=$SECONDS
+	while [ $((SECONDS - t0)) -lt 180 ]; do
 		grep -q '^ready' "$log" && break
 		kill -0 "$tpid" 2>/dev/null || break
 		sleep 0.05
 	done
 	read -r _ pidf af bf workf < <(grep '^ready' "$log")
 	A=${af#a=} B=${bf#b=} WORK=${workf#work=}
-	[ "${pidf#pid=}" = "$tpid" ] || { echo "FAIL triggers/setup: target not ready: $(cat "$log")"; exit 1; }
+	[ "${pidf#pid=}" = "$tpid" ] || {
+		echo "FAIL triggers/setup: target $tpid not ready after $((SECONDS - t0)) s: $(cat "$log")"
+		exit 1
+	}
 }
 
 # finish: lets the target end (it waits for SIGUSR1 until armed); its status.

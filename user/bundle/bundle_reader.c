@@ -104,6 +104,29 @@ static int rd_check_sizes(struct mt_bundle_reader *r, struct rd_section *s)
 	return 0;
 }
 
+/*
+ * The crc32 of a payload of LEN bytes at P. In a mapped file its pages
+ * leave memory behind the check as it goes (the mapping is private and
+ * never written: they are read from the file again when used), so that
+ * opening a large bundle does not bring all of it into memory.
+ */
+static uint32_t payload_crc(const struct mt_bundle_reader *r, const uint8_t *p, size_t len)
+{
+	const size_t step = (size_t)4 << 20;
+	size_t done = 0, dropped = 0;
+	uint32_t crc = 0;
+
+	while (done < len) {
+		size_t n = len - done < step ? len - done : step;
+
+		crc = (uint32_t)crc32_z(crc, p + done, n);
+		done += n;
+		if (r->mapped)
+			dropped += rd_drop_pages(p + dropped, done - dropped);
+	}
+	return crc;
+}
+
 /* Frames section s at s->off: header, descriptor, payload and their checksums. */
 static int rd_frame(struct mt_bundle_reader *r, struct rd_section *s, uint64_t *next)
 {
@@ -143,7 +166,7 @@ static int rd_frame(struct mt_bundle_reader *r, struct rd_section *s, uint64_t *
 			      (unsigned long long)(left - body));
 	s->desc = r->base + s->off + h->shdr_size;
 	s->stored = s->desc + h->desc_size;
-	crc = (uint32_t)crc32_z(0, s->stored, h->stored_size);
+	crc = payload_crc(r, s->stored, h->stored_size);
 	if (crc != h->payload_crc)
 		return rd_err(r, s, -EBADMSG,
 			      "payload checksum mismatch at offset %llu (stored %08x, computed %08x)",

@@ -31,8 +31,8 @@ size_t rd_drop_pages(const uint8_t *p, size_t len)
 
 /*
  * Takes the mapped file's pages of a payload out of the process's memory:
- * the compressed bytes once decompressed (the file is populated for the
- * checksums, and would otherwise stay resident beside the output), and an
+ * the compressed bytes once decompressed (decompressing reads them back
+ * in, and they would otherwise stay resident beside the output), and an
  * uncompressed payload on release. The mapping is private and never
  * written, so a later access reads the file again. Memory the caller lent
  * (mt_bundle_open_mem()) is left alone.

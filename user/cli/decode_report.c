@@ -163,28 +163,12 @@ static size_t print_silent_threads(const struct decode_report *rep, struct mt_bu
 	return silent;
 }
 
-static int has_psb(const uint8_t *p, size_t len)
-{
-	static const uint8_t psb[16] = { 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82,
-					 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82 };
-
-	return len >= sizeof(psb) && memmem(p, len, psb, sizeof(psb)) != NULL;
-}
-
 /* Why a decode gave no instructions, in the order a user can act on it. */
 static void explain_nothing(const struct decode_report *rep, struct mt_bundle_reader *r,
 			    const struct mt_decode_stats *s)
 {
-	size_t npt = mt_bundle_pt_count(r), psb = 0;
+	size_t npt = mt_bundle_pt_count(r), psb = (size_t)s->cpus_with_psb;
 
-	for (size_t i = 0; i < npt; i++) {
-		const uint8_t *data;
-		size_t len;
-
-		if (!mt_bundle_pt_data(r, i, &data, &len) && has_psb(data, len))
-			psb++;
-		mt_bundle_pt_release(r, i);
-	}
 	if (!s->pt_bytes)
 		cli_err("no instructions decoded: the snapshot holds no PT data (nothing ran on a traced CPU while armed)");
 	else if (!psb)

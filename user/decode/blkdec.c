@@ -763,6 +763,7 @@ int mt_blk_decode_stream(const struct pt_config *cfg, const struct mt_pt_source 
 	window = window < MIN_WINDOW ? MIN_WINDOW : window > src->size ? src->size : window;
 	if (scan_packets(b, window ? window : 1))
 		b->cyc = mt_cyctime_new(cfg, b->psbs, b->npsbs);
+	stats->psbs = b->npsbs;
 	b->cfg.flags.variant.block.enable_tick_events = b->cyc != NULL;
 	rc = b->failed ? -pte_nomem : decode(b);
 	/* Nothing bounds the last interval: its code keeps the last time. */

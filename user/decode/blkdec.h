@@ -39,6 +39,7 @@ struct mt_blk_stats {
 	uint64_t errors;	/* decode errors (each followed by a resync) */
 	uint64_t overflows;
 	uint64_t windows;	/* windows of the stream decoded */
+	uint64_t psbs;		/* PSBs in the stream */
 	uint64_t first_tsc, last_tsc;
 	uint64_t offset;	/* how far into the stream decoding got */
 	/* At an enable, exact bounds from TSC packets (blkdec.c): no later
