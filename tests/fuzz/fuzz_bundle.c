@@ -39,7 +39,7 @@ static void payload_ok(struct mt_bundle_reader *r, int rc, const uint8_t *d, siz
  * when that read worked (RC 0), else an error naming the section. */
 static void stream_ok(struct mt_bundle_reader *r, size_t i, int rc, const uint8_t *d, size_t len)
 {
-	struct mt_bundle_pt_stream *st;
+	struct mt_bundle_stream *st;
 	uint8_t piece[777];
 	size_t at = 0;
 	ssize_t n;
@@ -48,17 +48,17 @@ static void stream_ok(struct mt_bundle_reader *r, size_t i, int rc, const uint8_
 		must(rc < 0, "stream open", mt_bundle_reader_errmsg(r));
 		return;
 	}
-	while ((n = mt_bundle_pt_stream_read(st, piece, sizeof(piece))) > 0) {
+	while ((n = mt_bundle_stream_read(st, piece, sizeof(piece))) > 0) {
 		must(rc || (at + (size_t)n <= len && !memcmp(piece, d + at, (size_t)n)),
 		     "stream bytes", "");
 		at += (size_t)n;
 	}
 	if (!rc)
-		must(n == 0 && at == len, "stream length", mt_bundle_pt_stream_errmsg(st));
+		must(n == 0 && at == len, "stream length", mt_bundle_stream_errmsg(st));
 	else
-		must(n < 0 && strstr(mt_bundle_pt_stream_errmsg(st), "section ") != NULL,
-		     "stream error", mt_bundle_pt_stream_errmsg(st));
-	mt_bundle_pt_stream_close(st);
+		must(n < 0 && strstr(mt_bundle_stream_errmsg(st), "section ") != NULL,
+		     "stream error", mt_bundle_stream_errmsg(st));
+	mt_bundle_stream_close(st);
 }
 
 static void read_all(struct mt_bundle_reader *r)

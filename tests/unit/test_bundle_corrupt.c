@@ -262,17 +262,17 @@ MT_TEST(huge_declared_sizes)
 /* The stream reader's error on CPU 0's PT, which must say WANT. */
 static void stream_says(struct mt_bundle_reader *r, const char *want)
 {
-	struct mt_bundle_pt_stream *st;
+	struct mt_bundle_stream *st;
 	uint8_t piece[4096];
 	ssize_t n;
 
 	MT_ASSERT_EQ(mt_bundle_pt_stream_open(r, 0, &st), 0);
-	while ((n = mt_bundle_pt_stream_read(st, piece, sizeof(piece))) > 0)
+	while ((n = mt_bundle_stream_read(st, piece, sizeof(piece))) > 0)
 		;
 	MT_ASSERT_EQ(n, -EBADMSG);
-	MT_ASSERT_MSG(strstr(mt_bundle_pt_stream_errmsg(st), want), "%s (want %s)",
-		      mt_bundle_pt_stream_errmsg(st), want);
-	mt_bundle_pt_stream_close(st);
+	MT_ASSERT_MSG(strstr(mt_bundle_stream_errmsg(st), want), "%s (want %s)",
+		      mt_bundle_stream_errmsg(st), want);
+	mt_bundle_stream_close(st);
 }
 
 /* A zstd payload that does not hold what the header declares, read whole
@@ -496,7 +496,7 @@ static void payload_ok(struct mt_bundle_reader *r, int rc, const uint8_t *d, siz
 static void stream_matches(struct mt_bundle_reader *r, size_t i, int rc, const uint8_t *d,
 			   size_t len)
 {
-	struct mt_bundle_pt_stream *st;
+	struct mt_bundle_stream *st;
 	uint8_t piece[999];
 	size_t at = 0;
 	ssize_t n;
@@ -505,20 +505,20 @@ static void stream_matches(struct mt_bundle_reader *r, size_t i, int rc, const u
 		MT_ASSERT(rc < 0);
 		return;
 	}
-	while ((n = mt_bundle_pt_stream_read(st, piece, sizeof(piece))) > 0) {
+	while ((n = mt_bundle_stream_read(st, piece, sizeof(piece))) > 0) {
 		MT_ASSERT(rc || (at + (size_t)n <= len && !memcmp(piece, d + at, (size_t)n)));
 		at += (size_t)n;
 	}
 	if (!rc) {
 		MT_ASSERT_MSG(n == 0 && at == len, "pt %zu: read %zu of %zu bytes: %s", i, at, len,
-			      mt_bundle_pt_stream_errmsg(st));
+			      mt_bundle_stream_errmsg(st));
 	} else {
 		MT_ASSERT_MSG(n < 0, "pt %zu: the whole payload failed, the stream read %zu bytes",
 			      i, at);
-		MT_ASSERT_MSG(strstr(mt_bundle_pt_stream_errmsg(st), "section ") != NULL, "%s",
-			      mt_bundle_pt_stream_errmsg(st));
+		MT_ASSERT_MSG(strstr(mt_bundle_stream_errmsg(st), "section ") != NULL, "%s",
+			      mt_bundle_stream_errmsg(st));
 	}
-	mt_bundle_pt_stream_close(st);
+	mt_bundle_stream_close(st);
 }
 
 static void read_everything(struct mt_bundle_reader *r)

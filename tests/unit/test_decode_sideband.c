@@ -63,3 +63,22 @@ MT_TEST(system_wide_trace_stays_on)
 	MT_ASSERT_EQ(mt_sideband_trace_off(&sb, 0, 100), UINT64_MAX);
 	mt_sideband_fini(&sb);
 }
+
+/* Records of one CPU at one time keep their file order: the later one is
+ * the task from then on, however many there are (the sort is by index). */
+MT_TEST(equal_times_keep_file_order)
+{
+	struct mt_bundle_switch_entry many[64];
+	struct mt_sideband sb;
+
+	for (uint32_t i = 0; i < 64; i++)
+		many[i] = (struct mt_bundle_switch_entry){ .tsc = i % 2 ? 100 : 50, .cpu = 63 - i % 3,
+							   .prev_tid = i, .next_tid = 1000 + i };
+	MT_ASSERT_EQ(mt_sideband_init(&sb, many, 64, (struct mt_task){ 0, 0 }), 0);
+	/* CPU 63 holds i = 0, 3, 6, ..., 63: at 100 the last odd one, 63. */
+	MT_ASSERT_EQ(mt_sideband_task(&sb, 63, 100).tid, 1063);
+	MT_ASSERT_EQ(mt_sideband_task(&sb, 63, 99).tid, 1060);
+	MT_ASSERT_EQ(mt_sideband_task(&sb, 61, 50).tid, 1062);
+	MT_ASSERT_EQ(mt_sideband_task(&sb, 61, 49).tid, 2);
+	mt_sideband_fini(&sb);
+}

@@ -234,14 +234,13 @@ int mt_bundle_pt_release(struct mt_bundle_reader *r, size_t i);
  * mapped file's pages behind the read leave memory). Each stream has its
  * own state: streams may be read in parallel threads. A read returns the
  * bytes it stored (N unless the payload ends first, 0 at its end) or a
- * negative errno, with the message in mt_bundle_pt_stream_errmsg().
+ * negative errno, with the message in mt_bundle_stream_errmsg().
  */
-struct mt_bundle_pt_stream;
-int mt_bundle_pt_stream_open(struct mt_bundle_reader *r, size_t i,
-			     struct mt_bundle_pt_stream **out);
-ssize_t mt_bundle_pt_stream_read(struct mt_bundle_pt_stream *st, uint8_t *buf, size_t n);
-const char *mt_bundle_pt_stream_errmsg(const struct mt_bundle_pt_stream *st);
-void mt_bundle_pt_stream_close(struct mt_bundle_pt_stream *st);
+struct mt_bundle_stream;
+int mt_bundle_pt_stream_open(struct mt_bundle_reader *r, size_t i, struct mt_bundle_stream **out);
+ssize_t mt_bundle_stream_read(struct mt_bundle_stream *st, uint8_t *buf, size_t n);
+const char *mt_bundle_stream_errmsg(const struct mt_bundle_stream *st);
+void mt_bundle_stream_close(struct mt_bundle_stream *st);
 
 /* Tables: all sections of one type, concatenated in file order. */
 size_t mt_bundle_switches(const struct mt_bundle_reader *r,

@@ -130,6 +130,10 @@ int rd_section_load(struct mt_bundle_reader *r, struct rd_section *s);
 int rd_payload(struct mt_bundle_reader *r, struct rd_section *s, const uint8_t **p,
 	       size_t *len);
 
+/* A stream over section S's payload (see mt_bundle_pt_stream_open()). */
+int rd_stream_open(struct mt_bundle_reader *r, const struct rd_section *s,
+		   struct mt_bundle_stream **out);
+
 /* Drops the whole pages of [P, P + LEN) out of memory; returns how far
  * into it they end (0: none). */
 size_t rd_drop_pages(const uint8_t *p, size_t len);

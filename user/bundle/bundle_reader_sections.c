@@ -174,7 +174,28 @@ struct tbl {
 	uint64_t pool_len;
 };
 
-/* desc (desc_size bytes, of which the table's own v1 size is desc_v1) and entries. */
+/* A table's descriptor (desc_size bytes, of which the table's own v1 size
+ * is desc_v1), its entry size and count checked against its payload's. */
+static int tbl_desc(struct mt_bundle_reader *r, struct rd_section *s, void *desc,
+		    size_t desc_size, size_t desc_v1, size_t entry_min,
+		    struct mt_bundle_table_desc *td)
+{
+	int err;
+
+	if ((err = rd_desc_get(r, s, desc, desc_size, desc_v1, NULL, NULL)))
+		return err;
+	memcpy(td, desc, sizeof(*td));
+	if (td->entry_size < entry_min || td->entry_size > RD_MAX_ENTRY)
+		return rd_err(r, s, -EBADMSG, "entry size %u outside [%zu, %u]", td->entry_size,
+			      entry_min, RD_MAX_ENTRY);
+	if (td->count > s->h.raw_size / td->entry_size)
+		return rd_err(r, s, -EBADMSG, "%llu entries of %u bytes exceed the %llu-byte payload",
+			      (unsigned long long)td->count, td->entry_size,
+			      (unsigned long long)s->h.raw_size);
+	return 0;
+}
+
+/* desc as tbl_desc() reads it, and the entries. */
 static int tbl_open(struct mt_bundle_reader *r, struct rd_section *s, void *desc,
 		    size_t desc_size, size_t desc_v1, size_t entry_min, struct tbl *t)
 {
@@ -183,17 +204,9 @@ static int tbl_open(struct mt_bundle_reader *r, struct rd_section *s, void *desc
 	size_t len;
 	int err;
 
-	if ((err = rd_desc_get(r, s, desc, desc_size, desc_v1, NULL, NULL)))
+	if ((err = tbl_desc(r, s, desc, desc_size, desc_v1, entry_min, &td)) ||
+	    (err = rd_payload(r, s, &p, &len)))
 		return err;
-	memcpy(&td, desc, sizeof(td));
-	if (td.entry_size < entry_min || td.entry_size > RD_MAX_ENTRY)
-		return rd_err(r, s, -EBADMSG, "entry size %u outside [%zu, %u]", td.entry_size,
-			      entry_min, RD_MAX_ENTRY);
-	if ((err = rd_payload(r, s, &p, &len)))
-		return err;
-	if (td.count > len / td.entry_size)
-		return rd_err(r, s, -EBADMSG, "%llu entries of %u bytes exceed the %zu-byte payload",
-			      (unsigned long long)td.count, td.entry_size, len);
 	*t = (struct tbl){ r, s, p, td.entry_size, td.count, p + td.count * td.entry_size,
 			   len - td.count * td.entry_size };
 	return 0;
@@ -232,20 +245,60 @@ static int tbl_grow(const struct tbl *t, void *arr, size_t *cap, size_t have, si
 	return 0;
 }
 
+/* Entries read per step when the switch table streams. */
+#define SWITCHES_STEP 4096
+
+/*
+ * Context-switch tables hold millions of entries on busy machines: the
+ * payload is read in steps into the reader's copy, never held whole
+ * beside it, and through to its end (the frame's checks, as for others).
+ */
 static int load_switches(struct mt_bundle_reader *r, struct rd_section *s)
 {
-	struct mt_bundle_table_desc d;
-	struct tbl t;
+	struct mt_bundle_table_desc desc, d;
+	struct mt_bundle_stream *st;
+	uint8_t *step = NULL;
+	uint64_t left;
+	ssize_t n = 0;
 	int err;
 
-	if ((err = tbl_open(r, s, &d, sizeof(d), MT_BUNDLE_V1_TABLE_DESC, MT_BUNDLE_V1_SWITCH_ENTRY,
-			     &t)) ||
-	    (err = tbl_grow(&t, &r->sw, &r->sw_cap, r->nsw, sizeof(*r->sw))))
+	if ((err = tbl_desc(r, s, &desc, sizeof(desc), MT_BUNDLE_V1_TABLE_DESC,
+			    MT_BUNDLE_V1_SWITCH_ENTRY, &d)))
 		return err;
-	for (uint64_t i = 0; i < t.count; i++)
-		tbl_entry(&t, i, &r->sw[r->nsw++], sizeof(*r->sw));
-	rd_payload_release(r, s);       /* copied whole: nothing points into it */
-	return 0;
+	if (mt_array_reserve(&r->sw, &r->sw_cap, r->nsw, (size_t)d.count, sizeof(*r->sw)) ||
+	    !(step = malloc((size_t)SWITCHES_STEP * d.entry_size))) {
+		free(step);
+		return rd_err(r, s, -ENOMEM, "out of memory for %llu entries",
+			      (unsigned long long)d.count);
+	}
+	if ((err = rd_stream_open(r, s, &st))) {
+		free(step);
+		return err;
+	}
+	for (left = d.count; left && n >= 0;) {
+		size_t k = left < SWITCHES_STEP ? (size_t)left : SWITCHES_STEP;
+
+		n = mt_bundle_stream_read(st, step, k * d.entry_size);
+		if (n != (ssize_t)(k * d.entry_size))
+			break;
+		for (size_t i = 0; i < k; i++)
+			copy_prefix(&r->sw[r->nsw++], sizeof(*r->sw), step + i * d.entry_size,
+				    d.entry_size);
+		left -= k;
+	}
+	while (n >= 0 && !left &&
+	       (n = mt_bundle_stream_read(st, step, (size_t)SWITCHES_STEP * d.entry_size)) > 0)
+		;	/* the pool, unused: read for the frame's checks */
+	if (n < 0) {
+		/* The stream's message names the section already. */
+		snprintf(r->errmsg, sizeof(r->errmsg), "%s", mt_bundle_stream_errmsg(st));
+		err = (int)n;
+	} else if (left)
+		err = rd_err(r, s, -EBADMSG, "payload ends inside entry %llu",
+			     (unsigned long long)(d.count - left));
+	mt_bundle_stream_close(st);
+	free(step);
+	return err;
 }
 
 static int load_clock(struct mt_bundle_reader *r, struct rd_section *s)

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * A CPU's PT read front to back in pieces, for decoding in memory that
- * does not grow with the stream: zstd payloads through zstd's streaming
- * decoder, uncompressed ones copied out of the mapped file. Either way the
- * file's pages behind the read leave memory as it goes.
+ * A payload read front to back in pieces (a CPU's PT for decoding, the
+ * switch table at open), in memory that does not grow with it: zstd
+ * payloads through zstd's streaming decoder, uncompressed ones copied out
+ * of the mapped file. Either way the file's pages behind the read leave
+ * memory as it goes.
  */
 #include "bundle/bundle_reader_internal.h"
 
@@ -13,7 +14,7 @@
 #include <string.h>
 #include <zstd.h>
 
-struct mt_bundle_pt_stream {
+struct mt_bundle_stream {
 	const struct mt_bundle_reader *r;
 	const struct rd_section *s;
 	ZSTD_DCtx *dctx;		/* NULL for uncompressed payloads */
@@ -24,7 +25,7 @@ struct mt_bundle_pt_stream {
 	char errmsg[256];
 };
 
-static int st_err(struct mt_bundle_pt_stream *st, int code, const char *what, const char *why)
+static int st_err(struct mt_bundle_stream *st, int code, const char *what, const char *why)
 {
 	size_t n = rd_where(st->errmsg, sizeof(st->errmsg), st->s);
 
@@ -35,22 +36,18 @@ static int st_err(struct mt_bundle_pt_stream *st, int code, const char *what, co
 
 /* The mapped file's pages before stored byte POS leave memory (they are
  * read from the file again if needed; lent memory is left alone). */
-static void drop_before(struct mt_bundle_pt_stream *st, size_t pos)
+static void drop_before(struct mt_bundle_stream *st, size_t pos)
 {
 	if (st->r->mapped && pos > st->dropped)
 		st->dropped += rd_drop_pages(st->s->stored + st->dropped, pos - st->dropped);
 }
 
-int mt_bundle_pt_stream_open(struct mt_bundle_reader *r, size_t i,
-			     struct mt_bundle_pt_stream **out)
+int rd_stream_open(struct mt_bundle_reader *r, const struct rd_section *s,
+		   struct mt_bundle_stream **out)
 {
-	struct mt_bundle_pt_stream *st;
-	const struct rd_section *s;
+	struct mt_bundle_stream *st;
 
 	*out = NULL;
-	if (!r || i >= r->npts)
-		return -EINVAL;
-	s = &r->secs[r->pts[i].sec];
 	if (s->h.compression != MT_BUNDLE_COMP_NONE && s->h.compression != MT_BUNDLE_COMP_ZSTD)
 		return rd_err(r, s, -EBADMSG, "unknown compression %u", s->h.compression);
 	st = calloc(1, sizeof(*st));
@@ -72,7 +69,15 @@ int mt_bundle_pt_stream_open(struct mt_bundle_reader *r, size_t i,
 	return 0;
 }
 
-static ssize_t read_stored(struct mt_bundle_pt_stream *st, uint8_t *buf, size_t n)
+int mt_bundle_pt_stream_open(struct mt_bundle_reader *r, size_t i, struct mt_bundle_stream **out)
+{
+	*out = NULL;
+	if (!r || i >= r->npts)
+		return -EINVAL;
+	return rd_stream_open(r, &r->secs[r->pts[i].sec], out);
+}
+
+static ssize_t read_stored(struct mt_bundle_stream *st, uint8_t *buf, size_t n)
 {
 	uint64_t left = st->s->h.raw_size - st->out;
 
@@ -89,7 +94,7 @@ static ssize_t read_stored(struct mt_bundle_pt_stream *st, uint8_t *buf, size_t 
  * out, a spare byte of room shows whether the frame holds more, and the
  * frame must end there.
  */
-static ssize_t read_zstd(struct mt_bundle_pt_stream *st, uint8_t *buf, size_t n)
+static ssize_t read_zstd(struct mt_bundle_stream *st, uint8_t *buf, size_t n)
 {
 	const uint64_t raw = st->s->h.raw_size;
 	ZSTD_outBuffer o = { buf, n < raw - st->out ? n : (size_t)(raw - st->out), 0 };
@@ -117,7 +122,7 @@ static ssize_t read_zstd(struct mt_bundle_pt_stream *st, uint8_t *buf, size_t n)
 	return (ssize_t)o.pos;
 }
 
-ssize_t mt_bundle_pt_stream_read(struct mt_bundle_pt_stream *st, uint8_t *buf, size_t n)
+ssize_t mt_bundle_stream_read(struct mt_bundle_stream *st, uint8_t *buf, size_t n)
 {
 	if (!st || (!buf && n))
 		return -EINVAL;
@@ -126,12 +131,12 @@ ssize_t mt_bundle_pt_stream_read(struct mt_bundle_pt_stream *st, uint8_t *buf, s
 	return st->dctx ? read_zstd(st, buf, n) : read_stored(st, buf, n);
 }
 
-const char *mt_bundle_pt_stream_errmsg(const struct mt_bundle_pt_stream *st)
+const char *mt_bundle_stream_errmsg(const struct mt_bundle_stream *st)
 {
 	return st ? st->errmsg : "no stream";
 }
 
-void mt_bundle_pt_stream_close(struct mt_bundle_pt_stream *st)
+void mt_bundle_stream_close(struct mt_bundle_stream *st)
 {
 	if (!st)
 		return;

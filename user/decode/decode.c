@@ -112,7 +112,7 @@ static int check_stream(struct mt_bundle_reader *r, size_t i, uint64_t *size, ch
 			size_t errlen)
 {
 	const size_t step = 256 << 10;
-	struct mt_bundle_pt_stream *st;
+	struct mt_bundle_stream *st;
 	uint8_t *scratch;
 	ssize_t n = 0;
 	int rc = mt_bundle_pt_stream_open(r, i, &st);
@@ -122,15 +122,15 @@ static int check_stream(struct mt_bundle_reader *r, size_t i, uint64_t *size, ch
 		return mt_errmsg(err, errlen, -rc, "PT data of stream %zu: %s", i,
 				 mt_bundle_reader_errmsg(r));
 	scratch = malloc(step);
-	while (scratch && (n = mt_bundle_pt_stream_read(st, scratch, step)) > 0)
+	while (scratch && (n = mt_bundle_stream_read(st, scratch, step)) > 0)
 		*size += (uint64_t)n;
 	if (!scratch)
 		rc = mt_errmsg(err, errlen, ENOMEM, "out of memory reading PT");
 	else if (n < 0)
 		rc = mt_errmsg(err, errlen, (int)-n, "PT data of stream %zu: %s", i,
-			       mt_bundle_pt_stream_errmsg(st));
+			       mt_bundle_stream_errmsg(st));
 	free(scratch);
-	mt_bundle_pt_stream_close(st);
+	mt_bundle_stream_close(st);
 	return rc;
 }
 

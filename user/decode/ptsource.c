@@ -37,7 +37,7 @@ static int fail(struct mt_pt_reader *pr, int err)
 	if (!pr->err) {
 		pr->err = err;
 		snprintf(pr->errmsg, sizeof(pr->errmsg), "PT of stream %zu: %s", pr->index,
-			 pr->st ? mt_bundle_pt_stream_errmsg(pr->st)
+			 pr->st ? mt_bundle_stream_errmsg(pr->st)
 				: mt_bundle_reader_errmsg(pr->r));
 	}
 	return err;
@@ -47,7 +47,7 @@ static int fail(struct mt_pt_reader *pr, int err)
 static int fill(struct mt_pt_reader *pr, size_t want)
 {
 	while (want) {
-		ssize_t n = mt_bundle_pt_stream_read(pr->st, pr->buf + pr->len, want);
+		ssize_t n = mt_bundle_stream_read(pr->st, pr->buf + pr->len, want);
 
 		if (n < 0)
 			return fail(pr, (int)n);
@@ -64,7 +64,7 @@ static int restart(struct mt_pt_reader *pr)
 {
 	int rc;
 
-	mt_bundle_pt_stream_close(pr->st);
+	mt_bundle_stream_close(pr->st);
 	pr->st = NULL;
 	pr->base = pr->len = 0;
 	rc = mt_bundle_pt_stream_open(pr->r, pr->index, &pr->st);
@@ -134,7 +134,7 @@ void mt_pt_reader_init(struct mt_pt_reader *pr, struct mt_bundle_reader *r, size
 
 void mt_pt_reader_fini(struct mt_pt_reader *pr)
 {
-	mt_bundle_pt_stream_close(pr->st);
+	mt_bundle_stream_close(pr->st);
 	free(pr->buf);
 	pr->st = NULL;
 	pr->buf = NULL;

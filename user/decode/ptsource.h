@@ -36,7 +36,7 @@ struct mt_pt_reader {
 	struct mt_pt_source src;
 	struct mt_bundle_reader *r;
 	size_t index;
-	struct mt_bundle_pt_stream *st;
+	struct mt_bundle_stream *st;
 	uint8_t *buf;		/* stream bytes [base, base + len) */
 	size_t cap, len;
 	uint64_t base;

@@ -16,14 +16,16 @@ struct mt_task {
 };
 
 struct mt_sideband {
-	struct mt_bundle_switch_entry *sw;	/* sorted by (cpu, tsc) */
+	const struct mt_bundle_switch_entry *sw;	/* the records, as given */
+	uint32_t *order;	/* their indexes in (cpu, tsc) order */
 	size_t n;
 	struct mt_task fallback;	/* when a CPU has no record at all */
 };
 
-/* Copies and sorts the N records; FALLBACK is the task assumed on CPUs
- * without records, and its pid the target process (0: system-wide).
- * Returns 0 or -ENOMEM. */
+/* Orders the N records at SW, which must outlive the sideband (records of
+ * equal CPU and time keep their order: the later one wins); FALLBACK is
+ * the task assumed on CPUs without records, and its pid the target
+ * process (0: system-wide). Returns 0 or -ENOMEM. */
 int mt_sideband_init(struct mt_sideband *sb, const struct mt_bundle_switch_entry *sw, size_t n,
 		     struct mt_task fallback);
 void mt_sideband_fini(struct mt_sideband *sb);
