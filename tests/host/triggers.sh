@@ -27,22 +27,43 @@ for f in "$target" "$lib" "$driver"; do
 	[ -x "$f" ] || [ -f "$f" ] || skip_all "$f not built (make check builds it)"
 done
 
-# start: runs the target and reads its "ready pid= a= b= work=" line.
-start() {
+# launch: runs the target; 0 once it has printed its "ready pid=PID" line,
+# 1 if it died first (its status in $died), 2 if it is still not ready after
+# 180 s.
+launch() {
+	local t0=$SECONDS
 	log=$work/target.log
 	"$target" "$lib" >"$log" 2>&1 &
 	tpid=$!
 	# Generous: an ASan build on a loaded machine can take a minute to start.
-	local t0=$SECONDS
 	while [ $((SECONDS - t0)) -lt 180 ]; do
-		grep -q '^ready' "$log" && break
-		kill -0 "$tpid" 2>/dev/null || break
+		grep -q "^ready pid=$tpid " "$log" && return 0
+		if ! kill -0 "$tpid" 2>/dev/null; then
+			wait "$tpid"
+			died=$?
+			return 1
+		fi
 		sleep 0.05
 	done
-	read -r _ pidf af bf workf < <(grep '^ready' "$log")
+	return 2
+}
+
+# start: runs the target and reads its "ready pid= a= b= work=" line. A
+# target that dies before it is ready (seen a few times on loaded machines,
+# without output; the status says how) is started once more.
+start() {
+	local rc
+	launch
+	rc=$?
+	if [ "$rc" -eq 1 ]; then
+		echo "# target $tpid died before it was ready (status $died): starting it again"
+		launch
+		rc=$?
+	fi
+	read -r _ pidf af bf workf < <(grep "^ready pid=$tpid " "$log")
 	A=${af#a=} B=${bf#b=} WORK=${workf#work=}
-	[ "${pidf#pid=}" = "$tpid" ] || {
-		echo "FAIL triggers/setup: target $tpid not ready after $((SECONDS - t0)) s: $(cat "$log")"
+	[ "$rc" -eq 0 ] && [ "${pidf#pid=}" = "$tpid" ] || {
+		echo "FAIL triggers/setup: target $tpid not ready (${died:+status $died, }launch $rc): $(cat "$log")"
 		exit 1
 	}
 }

@@ -360,3 +360,55 @@ MT_TEST(print_info_lists_sections)
 	free(text);
 	sample_fini(&sm);
 }
+
+/* This process's resident anonymous memory, in bytes. */
+static size_t anon_rss(void)
+{
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "r");
+	size_t kb = 0;
+
+	MT_ASSERT(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "RssAnon: %zu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb * 1024;
+}
+
+/* Listing a bundle reads each PT stream through for its length, holding
+ * none of it (it used to keep every stream decompressed). */
+MT_TEST(print_info_holds_no_pt)
+{
+	const size_t ring = 8u << 20;
+	uint8_t *buf = malloc(ring);
+	uint64_t seed = 11;
+	struct mt_bundle_pt_desc pt = { .cpu = 0 };
+	struct mt_bundle_writer *w;
+	struct mt_bundle_reader *r;
+	char path[256], err[512], *text = NULL;
+	size_t tlen = 0, before;
+	FILE *out;
+
+	MT_ASSERT(buf);
+	for (size_t i = 0; i < ring; i++)
+		buf[i] = (uint8_t)sample_rand(&seed);
+	sample_tmp(path, sizeof(path), "infomem");
+	MT_ASSERT_EQ(mt_bundle_writer_create(&w, path, NULL, err, sizeof(err)), 0);
+	MT_ASSERT_EQ(mt_bundle_write_pt(w, &pt, buf, ring), 0);
+	MT_ASSERT_EQ(mt_bundle_writer_finish(w), 0);
+	mt_bundle_writer_free(w);
+	free(buf);
+	MT_ASSERT_MSG(mt_bundle_open(&r, path, err, sizeof(err)) == 0, "open: %s", err);
+	out = open_memstream(&text, &tlen);
+	MT_ASSERT(out);
+	before = anon_rss();
+	mt_bundle_print_info_of(r, path, out);
+	MT_ASSERT_MSG(anon_rss() < before + ring / 4, "%zu bytes more resident after listing",
+		      anon_rss() - before);
+	fclose(out);
+	MT_ASSERT_MSG(strstr(text, "pt cpu 0: 8388608 bytes"), "%s", text);
+	free(text);
+	mt_bundle_close(r);
+	unlink(path);
+}

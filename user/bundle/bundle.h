@@ -241,6 +241,9 @@ int mt_bundle_pt_stream_open(struct mt_bundle_reader *r, size_t i, struct mt_bun
 ssize_t mt_bundle_stream_read(struct mt_bundle_stream *st, uint8_t *buf, size_t n);
 const char *mt_bundle_stream_errmsg(const struct mt_bundle_stream *st);
 void mt_bundle_stream_close(struct mt_bundle_stream *st);
+/* Reads CPU i's PT through that way, for its errors (the reader's
+ * message) and its length in *LEN, holding none of it. */
+int mt_bundle_pt_check(struct mt_bundle_reader *r, size_t i, uint64_t *len);
 
 /* Tables: all sections of one type, concatenated in file order. */
 size_t mt_bundle_switches(const struct mt_bundle_reader *r,

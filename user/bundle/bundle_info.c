@@ -45,17 +45,17 @@ static void print_summary(struct mt_bundle_reader *r, FILE *out)
 			cfg.rtit_ctl, cfg.ring_size, cfg.target_pid);
 	for (size_t i = 0; i < mt_bundle_pt_count(r); i++) {
 		struct mt_bundle_pt_desc pt;
-		const uint8_t *data;
-		size_t len;
+		uint64_t len;
 
-		if (mt_bundle_pt_desc(r, i, &pt) || mt_bundle_pt_data(r, i, &data, &len))
+		/* Read through, not held: PT can be most of a large bundle. */
+		if (mt_bundle_pt_desc(r, i, &pt) || mt_bundle_pt_check(r, i, &len))
 			continue;
 		if (pt.flags & MT_BUNDLE_PT_NO_RING) {
 			fprintf(out, "pt cpu %u: no ring (came online while armed): its threads are missing from tsc %" PRIu64 " on\n",
 				pt.cpu, pt.stop_tsc);
 			continue;
 		}
-		fprintf(out, "pt cpu %u: %zu bytes%s%s%s, stop tsc %" PRIu64 ", status %#" PRIx64 "\n",
+		fprintf(out, "pt cpu %u: %" PRIu64 " bytes%s%s%s, stop tsc %" PRIu64 ", status %#" PRIx64 "\n",
 			pt.cpu, len, pt.flags & MT_BUNDLE_PT_WRAPPED ? ", wrapped" : "",
 			pt.flags & MT_BUNDLE_PT_CLOBBERED ? ", clobbered" : "",
 			pt.flags & MT_BUNDLE_PT_PARTIAL ? ", partial" : "", pt.stop_tsc,

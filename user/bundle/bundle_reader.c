@@ -320,13 +320,16 @@ int mt_bundle_open_fd(struct mt_bundle_reader **out, int fd, const char *name,
 		copy_err(err, errlen, name, "empty file, not an mtrace bundle");
 		return -ENODATA;
 	}
-	/* Every byte is read for its checksum: fault the mapping in up front, in bulk. */
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	/* Every byte is read for its checksum: the file is read ahead into the
+	 * page cache, not into this process's memory (MAP_POPULATE would map
+	 * all of it at once; the checksum pass drops what it has read). */
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (map == MAP_FAILED) {
 		rc = -errno;
 		copy_err(err, errlen, name, strerror(-rc));
 		return rc;
 	}
+	madvise(map, (size_t)st.st_size, MADV_WILLNEED);	/* a hint */
 	if (rd_new(&r)) {
 		munmap(map, (size_t)st.st_size);
 		copy_err(err, errlen, name, "out of memory");

@@ -143,3 +143,29 @@ void mt_bundle_stream_close(struct mt_bundle_stream *st)
 	ZSTD_freeDCtx(st->dctx);
 	free(st);
 }
+
+int mt_bundle_pt_check(struct mt_bundle_reader *r, size_t i, uint64_t *len)
+{
+	const size_t step = (size_t)256 << 10;
+	struct mt_bundle_stream *st;
+	uint8_t *buf;
+	ssize_t n = 0;
+	int rc = mt_bundle_pt_stream_open(r, i, &st);
+
+	*len = 0;
+	if (rc < 0)
+		return rc;
+	buf = malloc(step);
+	while (buf && (n = mt_bundle_stream_read(st, buf, step)) > 0)
+		*len += (uint64_t)n;
+	if (!buf)
+		rc = rd_err(r, st->s, -ENOMEM, "out of memory");
+	else if (n < 0)
+		rc = (int)n;
+	/* The stream's message names the section already. */
+	if (n < 0)
+		snprintf(r->errmsg, sizeof(r->errmsg), "%s", st->errmsg);
+	free(buf);
+	mt_bundle_stream_close(st);
+	return rc;
+}

@@ -107,33 +107,6 @@ nomem:
 	return mt_errmsg(err, errlen, ENOMEM, "out of memory adding the kernel text to the images");
 }
 
-/* Reads stream I through, for its errors; SIZE is what it holds. */
-static int check_stream(struct mt_bundle_reader *r, size_t i, uint64_t *size, char *err,
-			size_t errlen)
-{
-	const size_t step = 256 << 10;
-	struct mt_bundle_stream *st;
-	uint8_t *scratch;
-	ssize_t n = 0;
-	int rc = mt_bundle_pt_stream_open(r, i, &st);
-
-	*size = 0;
-	if (rc < 0)
-		return mt_errmsg(err, errlen, -rc, "PT data of stream %zu: %s", i,
-				 mt_bundle_reader_errmsg(r));
-	scratch = malloc(step);
-	while (scratch && (n = mt_bundle_stream_read(st, scratch, step)) > 0)
-		*size += (uint64_t)n;
-	if (!scratch)
-		rc = mt_errmsg(err, errlen, ENOMEM, "out of memory reading PT");
-	else if (n < 0)
-		rc = mt_errmsg(err, errlen, (int)-n, "PT data of stream %zu: %s", i,
-			       mt_bundle_stream_errmsg(st));
-	free(scratch);
-	mt_bundle_stream_close(st);
-	return rc;
-}
-
 static int load_cpus(struct mt_decode *d, char *err, size_t errlen)
 {
 	d->ncpus = mt_bundle_pt_count(d->r);
@@ -150,9 +123,10 @@ static int load_cpus(struct mt_decode *d, char *err, size_t errlen)
 					 mt_bundle_reader_errmsg(d->r));
 		/* Read through now for its errors; decoding reads it again,
 		 * a window at a time. */
-		rc = check_stream(d->r, i, &size, err, errlen);
+		rc = mt_bundle_pt_check(d->r, i, &size);
 		if (rc < 0)
-			return rc;
+			return mt_errmsg(err, errlen, -rc, "PT data of stream %zu: %s", i,
+					 mt_bundle_reader_errmsg(d->r));
 		d->cpus[i].cpu = pt.cpu;
 		d->cpus[i].len = (size_t)size;
 		d->stats.pt_bytes += size;
