@@ -26,6 +26,8 @@ static void hand_on(const struct mt_interp *q, const struct mt_interp_item *it, 
 	switch (it->kind) {
 	case MT_OP_BLOCK:
 		h->block(h->ctx, t, it->a);
+		if (it->has_x)
+			h->transfer(h->ctx, (enum mt_xfer)it->x, it->ret);
 		break;
 	case MT_OP_XFER:
 		h->transfer(h->ctx, (enum mt_xfer)it->x, it->a);
@@ -39,16 +41,25 @@ static void hand_on(const struct mt_interp *q, const struct mt_interp_item *it, 
 	}
 }
 
-/* Hands on the queue spread over [FROM, TO] (nothing spread when TO <= FROM). */
+/* Hands on the queue spread over [FROM, TO] (nothing spread when TO <= FROM).
+ * The time of an item is FROM + SPAN * DONE / INSNS, in 64 bits when the
+ * product cannot overflow (nearly always: 128-bit division is a libgcc
+ * call), the same quotient either way. */
 static void spread(struct mt_interp *q, uint64_t from, uint64_t to)
 {
 	uint64_t span = to > from && !q->offs && q->insns ? to - from : 0, done = 0;
+	int narrow = span && span <= UINT64_MAX / q->insns;
 
+	q->open_block = 0;
 	for (size_t i = 0; i < q->n; i++) {
 		const struct mt_interp_item *it = &q->v[i];
+		uint64_t t = it->tsc;
 
-		hand_on(q, it,
-			span ? from + (uint64_t)(((unsigned __int128)span * done) / q->insns) : it->tsc);
+		if (narrow)
+			t = from + span * done / q->insns;
+		else if (span)
+			t = from + (uint64_t)(((unsigned __int128)span * done) / q->insns);
+		hand_on(q, it, t);
 		done += it->insns;
 	}
 	q->n = 0;
@@ -68,6 +79,7 @@ static void put(struct mt_interp *q, uint64_t tsc, const struct mt_interp_item *
 {
 	if (tsc > q->base || !q->n)
 		mt_interp_flush(q, tsc);
+	q->open_block = 0;
 	if (MT_ARRAY_RESERVE(q->v, q->cap, q->n, 1)) {
 		/* Unspread but never lost: everything goes out now. */
 		spread(q, q->base, q->base);
@@ -78,24 +90,35 @@ static void put(struct mt_interp *q, uint64_t tsc, const struct mt_interp_item *
 	q->insns += it->insns;
 	if (it->kind == MT_OP_DISABLE || it->kind == MT_OP_GAP)
 		q->offs++;
+	q->open_block = it->kind == MT_OP_BLOCK;
 }
 
 void mt_interp_block(struct mt_interp *q, uint64_t tsc, uint64_t ip, uint64_t insns)
 {
-	put(q, tsc, &(struct mt_interp_item){ ip, insns, tsc, MT_OP_BLOCK, 0 });
+	put(q, tsc, &(struct mt_interp_item){ .a = ip, .insns = insns, .tsc = tsc, .kind = MT_OP_BLOCK });
 }
 
 void mt_interp_transfer(struct mt_interp *q, enum mt_xfer x, uint64_t ret_addr)
 {
-	put(q, q->base, &(struct mt_interp_item){ ret_addr, 0, q->base, MT_OP_XFER, (uint8_t)x });
+	if (q->open_block) {
+		struct mt_interp_item *last = &q->v[q->n - 1];
+
+		last->x = (uint8_t)x;
+		last->ret = ret_addr;
+		last->has_x = 1;
+		q->open_block = 0;
+		return;
+	}
+	put(q, q->base, &(struct mt_interp_item){ .a = ret_addr, .tsc = q->base, .kind = MT_OP_XFER,
+						  .x = (uint8_t)x });
 }
 
 void mt_interp_disable(struct mt_interp *q, uint64_t tsc, uint64_t at)
 {
-	put(q, tsc, &(struct mt_interp_item){ at, 0, tsc, MT_OP_DISABLE, 0 });
+	put(q, tsc, &(struct mt_interp_item){ .a = at, .tsc = tsc, .kind = MT_OP_DISABLE });
 }
 
 void mt_interp_gap(struct mt_interp *q, uint64_t tsc, uint32_t reason)
 {
-	put(q, tsc, &(struct mt_interp_item){ reason, 0, tsc, MT_OP_GAP, 0 });
+	put(q, tsc, &(struct mt_interp_item){ .a = reason, .tsc = tsc, .kind = MT_OP_GAP });
 }
