@@ -54,35 +54,45 @@ void mt_inl_event(struct mt_inl *in, const struct mt_cs *cs, const struct mt_ev 
 	in->emit(in->ctx, ev);
 }
 
-/* The inline ranges of FN (the function holding IP in P), relative to its
- * start, through the cache. */
-static const struct mt_inl_range *ranges(struct mt_inl_ranges *rs, struct mt_funcs *fs,
-					 const struct mt_proc *p, const struct mt_cs_fn *fn,
-					 uint64_t ip, int *n)
+/* Reads the inline ranges of FN (the function holding IP in P) into the
+ * cache, relative to its start; returns their count (0 when out of memory). */
+static __attribute__((noinline)) int read_ranges(struct mt_inl_ranges *rs, struct mt_funcs *fs,
+						 const struct mt_proc *p, const struct mt_cs_fn *fn,
+						 uint64_t ip)
 {
 	size_t cap = rs->nfuncs;
+	struct mt_inl_range *r = NULL;
+	int k;
 
-	*n = 0;
 	if (fn->id >= rs->nfuncs) {
 		if (MT_ARRAY_GROW_TO(rs->funcs, cap, (size_t)fn->id + 1))
-			return NULL;
+			return 0;
 		for (size_t i = rs->nfuncs; i < cap; i++)
 			rs->funcs[i].n = -1;
 		rs->nfuncs = cap;
 	}
-	if (rs->funcs[fn->id].n < 0) {
-		struct mt_inl_range *r = NULL;
-		int k = mt_funcs_inline_ranges(fs, p, ip, &r);
-
-		for (int i = 0; i < k; i++) {
-			r[i].lo -= fn->start;
-			r[i].hi -= fn->start;
-		}
-		rs->funcs[fn->id].n = k;
-		rs->funcs[fn->id].r = r;
+	k = mt_funcs_inline_ranges(fs, p, ip, &r);
+	for (int i = 0; i < k; i++) {
+		r[i].lo -= fn->start;
+		r[i].hi -= fn->start;
 	}
-	*n = rs->funcs[fn->id].n;
-	return rs->funcs[fn->id].r;
+	rs->funcs[fn->id].n = k;
+	rs->funcs[fn->id].r = r;
+	return k;
+}
+
+/* The inline ranges of FN (the function holding IP in P), relative to its
+ * start, through the cache (inline: every logged block and replayed op
+ * asks, and most functions have none). */
+static inline const struct mt_inl_range *ranges(struct mt_inl_ranges *rs, struct mt_funcs *fs,
+						const struct mt_proc *p,
+						const struct mt_cs_fn *fn, uint64_t ip, int *n)
+{
+	if (fn->id < rs->nfuncs && rs->funcs[fn->id].n >= 0)
+		*n = rs->funcs[fn->id].n;
+	else
+		*n = read_ranges(rs, fs, p, fn, ip);
+	return *n > 0 ? rs->funcs[fn->id].r : NULL;
 }
 
 void mt_inl_span(struct mt_inl_ranges *rs, struct mt_funcs *fs, const struct mt_proc *p,
