@@ -210,25 +210,24 @@ static int seq_start(struct pf_writer *w, struct seq *s, uint64_t ts)
 	return write_packet(w, b);
 }
 
-/* Writes the event in te (with the interned data in in) on @s at @ts.
- * The hot path: the packet is laid out straight into the output buffer. */
-static int write_event(struct pf_writer *w, struct seq *s, uint64_t ts)
+/* Writes track event TE (TELEN bytes, with interned data IN of INLEN bytes,
+ * possibly none) on @s at @ts. The hot path: the packet is laid out
+ * straight into the output buffer. */
+static int put_packet(struct pf_writer *w, struct seq *s, uint64_t ts, const uint8_t *te,
+		      size_t telen, const uint8_t *in, size_t inlen)
 {
-	struct proto *st = state(w);
 	uint64_t delta;
 	size_t pkt, total;
 	uint8_t *p;
 	int rc;
 
-	if (st->te.oom || st->in.oom)
-		return -PF_ENOMEM;
 	if (!s->started && (rc = seq_start(w, s, ts)))
 		return rc;
 	delta = ts - s->last_ts;
 	pkt = 1 + pb_varint_len(delta) + 1 + pb_varint_len(s->id) + 2 +
-	      1 + pb_varint_len(st->te.len) + st->te.len;
-	if (st->in.len)
-		pkt += 1 + pb_varint_len(st->in.len) + st->in.len;
+	      1 + pb_varint_len(telen) + telen;
+	if (inlen)
+		pkt += 1 + pb_varint_len(inlen) + inlen;
 	total = 1 + pb_varint_len(pkt) + pkt;
 	p = pf_sink_reserve(&w->sink, total);
 	if (!p)
@@ -241,18 +240,28 @@ static int write_event(struct pf_writer *w, struct seq *s, uint64_t ts)
 	p = pb_put_varint(p, s->id);
 	*p++ = PKT_SEQ_FLAGS << 3 | PB_VARINT;
 	*p++ = SEQ_NEEDS_INCREMENTAL_STATE;
-	if (st->in.len) {
+	if (inlen) {
 		*p++ = PKT_INTERNED_DATA << 3 | PB_LEN;
-		p = pb_put_varint(p, st->in.len);
-		memcpy(p, st->in.data, st->in.len);
-		p += st->in.len;
+		p = pb_put_varint(p, inlen);
+		memcpy(p, in, inlen);
+		p += inlen;
 	}
 	*p++ = PKT_TRACK_EVENT << 3 | PB_LEN;
-	p = pb_put_varint(p, st->te.len);
-	memcpy(p, st->te.data, st->te.len);
+	p = pb_put_varint(p, telen);
+	memcpy(p, te, telen);
 	pf_sink_commit(&w->sink, total);
 	s->last_ts = ts;
 	return 0;
+}
+
+/* Writes the event in te (with the interned data in in) on @s at @ts. */
+static int write_event(struct pf_writer *w, struct seq *s, uint64_t ts)
+{
+	struct proto *st = state(w);
+
+	if (st->te.oom || st->in.oom)
+		return -PF_ENOMEM;
+	return put_packet(w, s, ts, st->te.data, st->te.len, st->in.data, st->in.len);
 }
 
 /* Starts a track event of @type; returns the buffer to add fields to. */
@@ -400,13 +409,41 @@ static int thread(struct pf_writer *w, struct pf_thread *t)
 	return write_packet(w, b);
 }
 
+/*
+ * The common BEGIN (a function already interned on the sequence, no
+ * category, not inferred) and END (no annotation) are laid out here
+ * without the scratch buffers: the same bytes as the general path, which
+ * writes the fields in this order, at a third of its cost (these are
+ * nearly all of a trace's tens of millions of events).
+ */
+#define TE_MAX_SMALL 16	/* type, name iid, source location iid */
+
+static uint8_t *put_type(uint8_t *p, unsigned int type)
+{
+	*p++ = TE_TYPE << 3 | PB_VARINT;
+	*p++ = (uint8_t)type;
+	return p;
+}
+
 static int begin(struct pf_writer *w, struct pf_thread *t, uint64_t ts, int32_t func,
 		 bool inferred)
 {
 	struct seq *s = thread_seq(w, t);
 	bool marker = func == w->marker_func;
+	uint32_t iid = pf_idmap_get(&s->names, (uint32_t)func);
 	int rc;
 
+	if (iid && !inferred && !(w->funcs.v[func].flags & (PF_FRAME_UNTRACED | PF_FRAME_INLINE))) {
+		uint8_t te[TE_MAX_SMALL], *p = put_type(te, TYPE_SLICE_BEGIN);
+
+		*p++ = TE_NAME_IID << 3 | PB_VARINT;
+		p = pb_put_varint(p, iid);
+		if (!marker) {
+			p = pb_put_varint(p, TE_SOURCE_LOCATION_IID << 3 | PB_VARINT);
+			p = pb_put_varint(p, iid);
+		}
+		return put_packet(w, s, ts, te, (size_t)(p - te), NULL, 0);
+	}
 	new_event(w, TYPE_SLICE_BEGIN);
 	rc = put_name(w, s, func, !marker);
 	if (rc)
@@ -424,6 +461,11 @@ static int end(struct pf_writer *w, struct pf_thread *t, uint64_t ts, const stru
 {
 	struct seq *s = thread_seq(w, t);
 
+	if (!e->truncated && !e->hidden) {
+		uint8_t te[TE_MAX_SMALL], *p = put_type(te, TYPE_SLICE_END);
+
+		return put_packet(w, s, ts, te, (size_t)(p - te), NULL, 0);
+	}
 	new_event(w, TYPE_SLICE_END);
 	if (e->truncated)
 		annot_uint(w, s, ANN_TRUNCATED, DA_BOOL, 1);
