@@ -159,6 +159,24 @@ static void flush_held(struct blkdec *b)
 	b->held.on = false;
 }
 
+/* The transfer ending a block, by the class of its last instruction
+ * (zero, MT_XFER_NONE, for the rest): a table, where a switch's jump
+ * table mispredicted on every other block. */
+static const uint8_t xfer_of_class[] = {
+	[ptic_call] = MT_XFER_CALL,	    [ptic_far_call] = MT_XFER_FAR_CALL,
+	[ptic_return] = MT_XFER_RET,	    [ptic_far_return] = MT_XFER_FAR_RET,
+	[ptic_jump] = MT_XFER_JUMP,	    [ptic_far_jump] = MT_XFER_JUMP,
+};
+
+#define CLASS_BIT(c) (1u << (c))
+/* Classes whose last instruction is read: its length (where a call
+ * returns, where a block without a branch goes on) or its class. */
+#define READ_LAST (CLASS_BIT(ptic_error) | CLASS_BIT(ptic_other) | CLASS_BIT(ptic_call) | \
+		   CLASS_BIT(ptic_far_call) | CLASS_BIT(ptic_far_return))
+/* Transfers whose next instruction matters: calls return there, far
+ * returns land there (the kernel's serialising IRET-to-self, sync_core()). */
+#define RET_AFTER (CLASS_BIT(MT_XFER_CALL) | CLASS_BIT(MT_XFER_FAR_CALL) | CLASS_BIT(MT_XFER_FAR_RET))
+
 /*
  * libipt ends a block where control flow needs trace, at calls and jumps
  * (end_on_call, end_on_jump) and at section ends, but its block cache may
@@ -176,7 +194,7 @@ static void flush_held(struct blkdec *b)
 static void on_block(struct blkdec *b, const struct pt_block *blk, uint64_t tsc)
 {
 	enum pt_insn_class cls = blk->iclass;
-	enum mt_xfer x = MT_XFER_NONE;
+	enum mt_xfer x;
 	uint64_t ret = 0, ip = blk->ip, insns = blk->ninsn;
 	uint8_t len = 0;
 
@@ -187,42 +205,19 @@ static void on_block(struct blkdec *b, const struct pt_block *blk, uint64_t tsc)
 		b->held.on = false;
 	}
 	flush_held(b);
-	if (cls == ptic_error || cls == ptic_other || cls == ptic_call || cls == ptic_far_call ||
-	    cls == ptic_far_return)
+	if ((unsigned int)cls < 32 && (READ_LAST & CLASS_BIT(cls)))
 		last_insn(b, blk, &len, &cls);
-	switch (cls) {
-	case ptic_other:
-		if (len) {
-			b->held.ip = ip;
-			b->held.insns = insns;
-			b->held.tsc = tsc;
-			b->held.next = blk->end_ip + len;
-			b->held.on = true;
-			return;
-		}
-		break;
-	case ptic_call:
-		x = MT_XFER_CALL;
-		break;
-	case ptic_far_call:
-		x = MT_XFER_FAR_CALL;
-		break;
-	case ptic_return:
-		x = MT_XFER_RET;
-		break;
-	case ptic_far_return:
-		x = MT_XFER_FAR_RET;
-		break;
-	case ptic_jump:
-	case ptic_far_jump:
-		x = MT_XFER_JUMP;
-		break;
-	default:
-		break;
+	if (cls == ptic_other && len) {
+		b->held.ip = ip;
+		b->held.insns = insns;
+		b->held.tsc = tsc;
+		b->held.next = blk->end_ip + len;
+		b->held.on = true;
+		return;
 	}
-	/* Calls: where their return lands. Far returns: the next instruction,
-	 * where the kernel's serialising IRET-to-self (sync_core()) lands. */
-	if (len && (x == MT_XFER_CALL || x == MT_XFER_FAR_CALL || x == MT_XFER_FAR_RET))
+	x = (unsigned int)cls < sizeof(xfer_of_class) ? (enum mt_xfer)xfer_of_class[cls]
+						       : MT_XFER_NONE;
+	if (len && (RET_AFTER & CLASS_BIT(x)))
 		ret = blk->end_ip + len;
 	report_block(b, tsc, ip, insns, x, ret);
 }
