@@ -210,12 +210,18 @@ static int seq_start(struct pf_writer *w, struct seq *s, uint64_t ts)
 	return write_packet(w, b);
 }
 
+/* Bytes of a small track event (type, name iid, source location iid),
+ * copied whole whatever its length: a fixed-size copy is a few moves,
+ * memcpy's dispatch on the length mispredicted on every other event. */
+#define TE_MAX_SMALL 16
+
 /* Writes track event TE (TELEN bytes, with interned data IN of INLEN bytes,
- * possibly none) on @s at @ts. The hot path: the packet is laid out
- * straight into the output buffer. */
+ * possibly none) on @s at @ts; TE_ROOM bytes can be read at TE. The hot
+ * path: the packet is laid out straight into the output buffer. */
 static int put_packet(struct pf_writer *w, struct seq *s, uint64_t ts, const uint8_t *te,
-		      size_t telen, const uint8_t *in, size_t inlen)
+		      size_t telen, size_t te_room, const uint8_t *in, size_t inlen)
 {
+	bool small = te_room >= TE_MAX_SMALL && telen <= TE_MAX_SMALL;
 	uint64_t delta;
 	size_t pkt, total;
 	uint8_t *p;
@@ -229,7 +235,9 @@ static int put_packet(struct pf_writer *w, struct seq *s, uint64_t ts, const uin
 	if (inlen)
 		pkt += 1 + pb_varint_len(inlen) + inlen;
 	total = 1 + pb_varint_len(pkt) + pkt;
-	p = pf_sink_reserve(&w->sink, total);
+	/* A small event's copy may write past the packet, into the room
+	 * the next packet takes. */
+	p = pf_sink_reserve(&w->sink, small ? total + TE_MAX_SMALL : total);
 	if (!p)
 		return -PF_EIO;
 	*p++ = TRACE_PACKET << 3 | PB_LEN;
@@ -248,7 +256,10 @@ static int put_packet(struct pf_writer *w, struct seq *s, uint64_t ts, const uin
 	}
 	*p++ = PKT_TRACK_EVENT << 3 | PB_LEN;
 	p = pb_put_varint(p, telen);
-	memcpy(p, te, telen);
+	if (small)
+		memcpy(p, te, TE_MAX_SMALL);
+	else
+		memcpy(p, te, telen);
 	pf_sink_commit(&w->sink, total);
 	s->last_ts = ts;
 	return 0;
@@ -261,7 +272,7 @@ static int write_event(struct pf_writer *w, struct seq *s, uint64_t ts)
 
 	if (st->te.oom || st->in.oom)
 		return -PF_ENOMEM;
-	return put_packet(w, s, ts, st->te.data, st->te.len, st->in.data, st->in.len);
+	return put_packet(w, s, ts, st->te.data, st->te.len, st->te.cap, st->in.data, st->in.len);
 }
 
 /* Starts a track event of @type; returns the buffer to add fields to. */
@@ -416,8 +427,6 @@ static int thread(struct pf_writer *w, struct pf_thread *t)
  * writes the fields in this order, at a third of its cost (these are
  * nearly all of a trace's tens of millions of events).
  */
-#define TE_MAX_SMALL 16	/* type, name iid, source location iid */
-
 static uint8_t *put_type(uint8_t *p, unsigned int type)
 {
 	*p++ = TE_TYPE << 3 | PB_VARINT;
@@ -434,7 +443,7 @@ static int begin(struct pf_writer *w, struct pf_thread *t, uint64_t ts, int32_t 
 	int rc;
 
 	if (iid && !inferred && !(w->funcs.v[func].flags & (PF_FRAME_UNTRACED | PF_FRAME_INLINE))) {
-		uint8_t te[TE_MAX_SMALL], *p = put_type(te, TYPE_SLICE_BEGIN);
+		uint8_t te[TE_MAX_SMALL] = { 0 }, *p = put_type(te, TYPE_SLICE_BEGIN);
 
 		*p++ = TE_NAME_IID << 3 | PB_VARINT;
 		p = pb_put_varint(p, iid);
@@ -442,7 +451,7 @@ static int begin(struct pf_writer *w, struct pf_thread *t, uint64_t ts, int32_t 
 			p = pb_put_varint(p, TE_SOURCE_LOCATION_IID << 3 | PB_VARINT);
 			p = pb_put_varint(p, iid);
 		}
-		return put_packet(w, s, ts, te, (size_t)(p - te), NULL, 0);
+		return put_packet(w, s, ts, te, (size_t)(p - te), sizeof(te), NULL, 0);
 	}
 	new_event(w, TYPE_SLICE_BEGIN);
 	rc = put_name(w, s, func, !marker);
@@ -462,9 +471,9 @@ static int end(struct pf_writer *w, struct pf_thread *t, uint64_t ts, const stru
 	struct seq *s = thread_seq(w, t);
 
 	if (!e->truncated && !e->hidden) {
-		uint8_t te[TE_MAX_SMALL], *p = put_type(te, TYPE_SLICE_END);
+		uint8_t te[TE_MAX_SMALL] = { 0 }, *p = put_type(te, TYPE_SLICE_END);
 
-		return put_packet(w, s, ts, te, (size_t)(p - te), NULL, 0);
+		return put_packet(w, s, ts, te, (size_t)(p - te), sizeof(te), NULL, 0);
 	}
 	new_event(w, TYPE_SLICE_END);
 	if (e->truncated)
