@@ -176,6 +176,10 @@ void mt_inl_at(struct mt_inl *in, const struct mt_cs *cs, uint64_t ts, uint64_t 
 	if (ip < top->fn.start || ip >= top->fn.end || top->fn.id < MT_FN_FIRST_USER)
 		return;
 	ids = chain(in, &top->fn, ip, &n);
+	/* Most code has no inline chain, and the top frame no inline frame
+	 * open (they nest by depth, the deepest last): nothing changes. */
+	if (!n && (!in->nopen || in->open[in->nopen - 1].depth != cs->depth))
+		return;
 	base = in->nopen;
 	while (base && in->open[base - 1].depth == cs->depth)
 		base--;
