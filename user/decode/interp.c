@@ -74,28 +74,45 @@ void mt_interp_flush(struct mt_interp *q, uint64_t end)
 		q->base = end;
 }
 
-/* Queues IT at time TSC; the queue moves on first when TSC is a new time. */
-static void put(struct mt_interp *q, uint64_t tsc, const struct mt_interp_item *it)
+/*
+ * Queues an item of KIND at time TSC; the queue moves on first when TSC is
+ * a new time. The fields are stored straight into the queue: a copy of an
+ * item just built on the stack stalled on store forwarding (the copy's
+ * wide loads cannot take the narrower stores just made).
+ */
+static void put(struct mt_interp *q, uint64_t tsc, uint8_t kind, uint64_t a, uint64_t insns,
+		uint8_t x)
 {
+	struct mt_interp_item *it;
+
 	if (tsc > q->base || !q->n)
 		mt_interp_flush(q, tsc);
 	q->open_block = 0;
 	if (MT_ARRAY_RESERVE(q->v, q->cap, q->n, 1)) {
+		const struct mt_interp_item one = { .a = a, .insns = insns, .tsc = tsc, .kind = kind,
+						    .x = x };
+
 		/* Unspread but never lost: everything goes out now. */
 		spread(q, q->base, q->base);
-		hand_on(q, it, it->tsc);
+		hand_on(q, &one, tsc);
 		return;
 	}
-	q->v[q->n++] = *it;
-	q->insns += it->insns;
-	if (it->kind == MT_OP_DISABLE || it->kind == MT_OP_GAP)
+	it = &q->v[q->n++];
+	it->a = a;
+	it->insns = insns;
+	it->tsc = tsc;
+	it->kind = kind;
+	it->x = x;
+	it->has_x = 0;
+	q->insns += insns;
+	if (kind == MT_OP_DISABLE || kind == MT_OP_GAP)
 		q->offs++;
-	q->open_block = it->kind == MT_OP_BLOCK;
+	q->open_block = kind == MT_OP_BLOCK;
 }
 
 void mt_interp_block(struct mt_interp *q, uint64_t tsc, uint64_t ip, uint64_t insns)
 {
-	put(q, tsc, &(struct mt_interp_item){ .a = ip, .insns = insns, .tsc = tsc, .kind = MT_OP_BLOCK });
+	put(q, tsc, MT_OP_BLOCK, ip, insns, 0);
 }
 
 void mt_interp_transfer(struct mt_interp *q, enum mt_xfer x, uint64_t ret_addr)
@@ -109,16 +126,15 @@ void mt_interp_transfer(struct mt_interp *q, enum mt_xfer x, uint64_t ret_addr)
 		q->open_block = 0;
 		return;
 	}
-	put(q, q->base, &(struct mt_interp_item){ .a = ret_addr, .tsc = q->base, .kind = MT_OP_XFER,
-						  .x = (uint8_t)x });
+	put(q, q->base, MT_OP_XFER, ret_addr, 0, (uint8_t)x);
 }
 
 void mt_interp_disable(struct mt_interp *q, uint64_t tsc, uint64_t at)
 {
-	put(q, tsc, &(struct mt_interp_item){ .a = at, .tsc = tsc, .kind = MT_OP_DISABLE });
+	put(q, tsc, MT_OP_DISABLE, at, 0, 0);
 }
 
 void mt_interp_gap(struct mt_interp *q, uint64_t tsc, uint32_t reason)
 {
-	put(q, tsc, &(struct mt_interp_item){ .a = reason, .tsc = tsc, .kind = MT_OP_GAP });
+	put(q, tsc, MT_OP_GAP, reason, 0, 0);
 }
