@@ -3,6 +3,7 @@
 #include "decode/interp.h"
 
 #include "decode/oplog.h"
+#include "decode/udiv.h"
 #include "util/mt_array.h"
 
 #include <stdlib.h>
@@ -42,21 +43,25 @@ static void hand_on(const struct mt_interp *q, const struct mt_interp_item *it, 
 }
 
 /* Hands on the queue spread over [FROM, TO] (nothing spread when TO <= FROM).
- * The time of an item is FROM + SPAN * DONE / INSNS, in 64 bits when the
- * product cannot overflow (nearly always: 128-bit division is a libgcc
- * call), the same quotient either way. */
+ * The time of an item is FROM + SPAN * DONE / INSNS: with a multiply by
+ * the divisor's inverse (udiv.h) when the product cannot overflow (nearly
+ * always; a hardware division per block took tens of cycles), in 128
+ * bits otherwise, the same quotient either way. */
 static void spread(struct mt_interp *q, uint64_t from, uint64_t to)
 {
 	uint64_t span = to > from && !q->offs && q->insns ? to - from : 0, done = 0;
 	int narrow = span && span <= UINT64_MAX / q->insns;
+	struct mt_udiv per_insn;
 
+	if (narrow)
+		mt_udiv_init(&per_insn, q->insns);
 	q->open_block = 0;
 	for (size_t i = 0; i < q->n; i++) {
 		const struct mt_interp_item *it = &q->v[i];
 		uint64_t t = it->tsc;
 
 		if (narrow)
-			t = from + span * done / q->insns;
+			t = from + mt_udiv(&per_insn, span * done);
 		else if (span)
 			t = from + (uint64_t)(((unsigned __int128)span * done) / q->insns);
 		hand_on(q, it, t);
