@@ -147,8 +147,7 @@ static void report_block(struct blkdec *b, uint64_t tsc, uint64_t ip, uint64_t i
 			 enum mt_xfer x, uint64_t ret)
 {
 	b->stats->blocks++;
-	mt_interp_block(&b->q, tsc, ip, insns);
-	mt_interp_transfer(&b->q, x, ret);
+	mt_interp_block_ending(&b->q, tsc, ip, insns, x, ret);
 }
 
 /* Hands on the held block as it is: no block goes on from it. */
@@ -199,12 +198,15 @@ static void on_block(struct blkdec *b, const struct pt_block *blk, uint64_t tsc)
 	uint8_t len = 0;
 
 	b->stats->insns += blk->ninsn;
-	if (b->held.on && ip == b->held.next) {
-		ip = b->held.ip;
-		insns += b->held.insns;
-		b->held.on = false;
+	if (b->held.on) {
+		if (ip == b->held.next) {
+			ip = b->held.ip;
+			insns += b->held.insns;
+			b->held.on = false;
+		} else {
+			flush_held(b);
+		}
 	}
-	flush_held(b);
 	if ((unsigned int)cls < 32 && (READ_LAST & CLASS_BIT(cls)))
 		last_insn(b, blk, &len, &cls);
 	if (cls == ptic_other && len) {

@@ -51,6 +51,14 @@ void mt_inl_ranges_fini(struct mt_inl_ranges *rs);
 void mt_inl_span(struct mt_inl_ranges *rs, struct mt_funcs *fs, const struct mt_proc *p,
 		 const struct mt_cs_fn *fn, uint64_t ip, uint64_t *lo, uint64_t *hi);
 
+/* Whether function ID is known to have no inline ranges (mt_inl_span()
+ * would leave the extent alone): inline, the decoder asks for every
+ * logged block and most code has none. */
+static inline int mt_inl_known_none(const struct mt_inl_ranges *rs, uint32_t id)
+{
+	return id < rs->nfuncs && rs->funcs[id].n == 0;
+}
+
 struct mt_inl {
 	struct mt_funcs *fs;
 	const struct mt_proc *proc;

@@ -120,6 +120,13 @@ void mt_interp_block(struct mt_interp *q, uint64_t tsc, uint64_t ip, uint64_t in
 	put(q, tsc, MT_OP_BLOCK, ip, insns, 0);
 }
 
+void mt_interp_block_ending(struct mt_interp *q, uint64_t tsc, uint64_t ip, uint64_t insns,
+			    enum mt_xfer x, uint64_t ret_addr)
+{
+	put(q, tsc, MT_OP_BLOCK, ip, insns, 0);
+	mt_interp_transfer(q, x, ret_addr);
+}
+
 void mt_interp_transfer(struct mt_interp *q, enum mt_xfer x, uint64_t ret_addr)
 {
 	if (q->open_block) {

@@ -57,6 +57,10 @@ void mt_interp_fini(struct mt_interp *q);
 /* Control flow at time TSC (the decoder's current time). When TSC differs
  * from the queued items' time, they are handed on first, spread up to TSC. */
 void mt_interp_block(struct mt_interp *q, uint64_t tsc, uint64_t ip, uint64_t insns);
+/* A block and the transfer X that ended it (RET_ADDR as for the transfer):
+ * mt_interp_block() and mt_interp_transfer() in one call. */
+void mt_interp_block_ending(struct mt_interp *q, uint64_t tsc, uint64_t ip, uint64_t insns,
+			    enum mt_xfer x, uint64_t ret_addr);
 void mt_interp_transfer(struct mt_interp *q, enum mt_xfer x, uint64_t ret_addr);
 void mt_interp_disable(struct mt_interp *q, uint64_t tsc, uint64_t at);
 void mt_interp_gap(struct mt_interp *q, uint64_t tsc, uint32_t reason);
