@@ -164,20 +164,14 @@ static void begin(struct mt_inl *in, uint64_t ts, uint32_t id, uint32_t depth, u
 	in->emit(in->ctx, &ev);
 }
 
-void mt_inl_at(struct mt_inl *in, const struct mt_cs *cs, uint64_t ts, uint64_t ip)
+/* The rest of mt_inl_at(), whose checks have passed. */
+void mt_inl_follow(struct mt_inl *in, const struct mt_cs *cs, uint64_t ts, uint64_t ip)
 {
-	const struct mt_cs_frame *top;
+	const struct mt_cs_frame *top = &cs->stack[cs->depth - 1];
 	const uint32_t *ids;
 	size_t n, base, keep = 0;
 
-	if (!cs->depth || cs->off || cs->hidden)
-		return;
-	top = &cs->stack[cs->depth - 1];
-	if (ip < top->fn.start || ip >= top->fn.end || top->fn.id < MT_FN_FIRST_USER)
-		return;
 	ids = chain(in, &top->fn, ip, &n);
-	/* Most code has no inline chain, and the top frame no inline frame
-	 * open (they nest by depth, the deepest last): nothing changes. */
 	if (!n && (!in->nopen || in->open[in->nopen - 1].depth != cs->depth))
 		return;
 	base = in->nopen;

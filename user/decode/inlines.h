@@ -87,7 +87,27 @@ void mt_inl_fini(struct mt_inl *in);
 /* Every event of the call stack CS goes through here on its way to the
  * consumer: an END first ends the inline frames of the frame it closes. */
 void mt_inl_event(struct mt_inl *in, const struct mt_cs *cs, const struct mt_ev *ev);
-/* The top frame of CS ran IP at TS: its inline frames follow IP's chain. */
-void mt_inl_at(struct mt_inl *in, const struct mt_cs *cs, uint64_t ts, uint64_t ip);
+/* mt_inl_at() past its checks. */
+void mt_inl_follow(struct mt_inl *in, const struct mt_cs *cs, uint64_t ts, uint64_t ip);
+
+/* The top frame of CS ran IP at TS: its inline frames follow IP's chain.
+ * Inline, the cases where nothing can change (the replay asks at nearly
+ * every op): no top frame holding IP, or a function known to have no
+ * inline ranges and no inline frame open on the top frame (they nest by
+ * depth, the deepest last). */
+static inline void mt_inl_at(struct mt_inl *in, const struct mt_cs *cs, uint64_t ts, uint64_t ip)
+{
+	const struct mt_cs_frame *top;
+
+	if (!cs->depth || cs->off || cs->hidden)
+		return;
+	top = &cs->stack[cs->depth - 1];
+	if (ip < top->fn.start || ip >= top->fn.end || top->fn.id < MT_FN_FIRST_USER)
+		return;
+	if (mt_inl_known_none(&in->ranges, top->fn.id) &&
+	    (!in->nopen || in->open[in->nopen - 1].depth != cs->depth))
+		return;
+	mt_inl_follow(in, cs, ts, ip);
+}
 
 #endif
