@@ -83,10 +83,12 @@ void mt_interp_flush(struct mt_interp *q, uint64_t end)
  * Queues an item of KIND at time TSC; the queue moves on first when TSC is
  * a new time. The fields are stored straight into the queue: a copy of an
  * item just built on the stack stalled on store forwarding (the copy's
- * wide loads cannot take the narrower stores just made).
+ * wide loads cannot take the narrower stores just made). Inline: it runs
+ * for every block.
  */
-static void put(struct mt_interp *q, uint64_t tsc, uint8_t kind, uint64_t a, uint64_t insns,
-		uint8_t x)
+static inline __attribute__((always_inline)) void put(struct mt_interp *q, uint64_t tsc,
+						      uint8_t kind, uint64_t a,
+						      uint64_t insns, uint8_t x)
 {
 	struct mt_interp_item *it;
 
