@@ -36,7 +36,7 @@ void mt_inl_fini(struct mt_inl *in)
 	in->nopen = in->cap = 0;
 }
 
-static void end_above(struct mt_inl *in, size_t depth, uint64_t ts, unsigned int flags)
+void mt_inl_end_above(struct mt_inl *in, size_t depth, uint64_t ts, unsigned int flags)
 {
 	while (in->nopen && in->open[in->nopen - 1].depth > depth) {
 		struct mt_ev ev = { .ts = ts, .kind = MT_EV_END, .flags = (uint8_t)flags,
@@ -46,13 +46,6 @@ static void end_above(struct mt_inl *in, size_t depth, uint64_t ts, unsigned int
 	}
 }
 
-void mt_inl_event(struct mt_inl *in, const struct mt_cs *cs, const struct mt_ev *ev)
-{
-	/* The call stack pops before it emits: its depth is the one left. */
-	if (ev->kind == MT_EV_END)
-		end_above(in, cs->depth, ev->ts, MT_EV_INLINE | (ev->flags & MT_EV_TRUNCATED));
-	in->emit(in->ctx, ev);
-}
 
 /* Reads the inline ranges of FN (the function holding IP in P) into the
  * cache, relative to its start; returns their count (0 when out of memory). */
