@@ -185,8 +185,7 @@ static void report_block(struct blkdec *b, uint64_t tsc, uint64_t ip, uint64_t i
 			 enum mt_xfer x, uint64_t ret)
 {
 	b->stats->blocks++;
-	mt_interp_block(&b->q, tsc, ip, insns);
-	mt_interp_transfer(&b->q, x, ret);
+	mt_interp_block_ending(&b->q, tsc, ip, insns, x, ret);
 }
 
 /* Hands on the held block as it is: no block goes on from it. */
@@ -196,6 +195,24 @@ static void flush_held(struct blkdec *b)
 		report_block(b, b->held.tsc, b->held.ip, b->held.insns, MT_XFER_NONE, 0);
 	b->held.on = false;
 }
+
+/* The transfer ending a block, by the class of its last instruction
+ * (zero, MT_XFER_NONE, for the rest): a table, where a switch's jump
+ * table mispredicted on every other block. */
+static const uint8_t xfer_of_class[] = {
+	[ptic_call] = MT_XFER_CALL,	    [ptic_far_call] = MT_XFER_FAR_CALL,
+	[ptic_return] = MT_XFER_RET,	    [ptic_far_return] = MT_XFER_FAR_RET,
+	[ptic_jump] = MT_XFER_JUMP,	    [ptic_far_jump] = MT_XFER_JUMP,
+};
+
+#define CLASS_BIT(c) (1u << (c))
+/* Classes whose last instruction is read: its length (where a call
+ * returns, where a block without a branch goes on) or its class. */
+#define READ_LAST (CLASS_BIT(ptic_error) | CLASS_BIT(ptic_other) | CLASS_BIT(ptic_call) | \
+		   CLASS_BIT(ptic_far_call) | CLASS_BIT(ptic_far_return))
+/* Transfers whose next instruction matters: calls return there, far
+ * returns land there (the kernel's serialising IRET-to-self, sync_core()). */
+#define RET_AFTER (CLASS_BIT(MT_XFER_CALL) | CLASS_BIT(MT_XFER_FAR_CALL) | CLASS_BIT(MT_XFER_FAR_RET))
 
 /*
  * libipt ends a block where control flow needs trace, at calls and jumps
@@ -214,53 +231,33 @@ static void flush_held(struct blkdec *b)
 static void on_block(struct blkdec *b, const struct pt_block *blk, uint64_t tsc)
 {
 	enum pt_insn_class cls = blk->iclass;
-	enum mt_xfer x = MT_XFER_NONE;
+	enum mt_xfer x;
 	uint64_t ret = 0, ip = blk->ip, insns = blk->ninsn;
 	uint8_t len = 0;
 
 	b->stats->insns += blk->ninsn;
-	if (b->held.on && ip == b->held.next) {
-		ip = b->held.ip;
-		insns += b->held.insns;
-		b->held.on = false;
-	}
-	flush_held(b);
-	if (cls == ptic_error || cls == ptic_other || cls == ptic_call || cls == ptic_far_call ||
-	    cls == ptic_far_return)
-		last_insn(b, blk, &len, &cls);
-	switch (cls) {
-	case ptic_other:
-		if (len) {
-			b->held.ip = ip;
-			b->held.insns = insns;
-			b->held.tsc = tsc;
-			b->held.next = blk->end_ip + len;
-			b->held.on = true;
-			return;
+	if (b->held.on) {
+		if (ip == b->held.next) {
+			ip = b->held.ip;
+			insns += b->held.insns;
+			b->held.on = false;
+		} else {
+			flush_held(b);
 		}
-		break;
-	case ptic_call:
-		x = MT_XFER_CALL;
-		break;
-	case ptic_far_call:
-		x = MT_XFER_FAR_CALL;
-		break;
-	case ptic_return:
-		x = MT_XFER_RET;
-		break;
-	case ptic_far_return:
-		x = MT_XFER_FAR_RET;
-		break;
-	case ptic_jump:
-	case ptic_far_jump:
-		x = MT_XFER_JUMP;
-		break;
-	default:
-		break;
 	}
-	/* Calls: where their return lands. Far returns: the next instruction,
-	 * where the kernel's serialising IRET-to-self (sync_core()) lands. */
-	if (len && (x == MT_XFER_CALL || x == MT_XFER_FAR_CALL || x == MT_XFER_FAR_RET))
+	if ((unsigned int)cls < 32 && (READ_LAST & CLASS_BIT(cls)))
+		last_insn(b, blk, &len, &cls);
+	if (cls == ptic_other && len) {
+		b->held.ip = ip;
+		b->held.insns = insns;
+		b->held.tsc = tsc;
+		b->held.next = blk->end_ip + len;
+		b->held.on = true;
+		return;
+	}
+	x = (unsigned int)cls < sizeof(xfer_of_class) ? (enum mt_xfer)xfer_of_class[cls]
+						       : MT_XFER_NONE;
+	if (len && (RET_AFTER & CLASS_BIT(x)))
 		ret = blk->end_ip + len;
 	report_block(b, tsc, ip, insns, x, ret);
 }

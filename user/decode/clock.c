@@ -5,41 +5,12 @@
 #include <errno.h>
 #include <stdlib.h>
 
-/*
- * Division by an invariant DEN as a multiply and shifts, exact for every
- * 64-bit dividend (Granlund and Montgomery, in libdivide's branch-free
- * form): q = (((n - hi) >> 1) + hi) >> shift, hi = (n * magic) >> 64.
- */
 static void line_init(struct mt_clock_line *l, uint64_t tsc0, uint64_t ns0, __int128 num,
 		      uint64_t den)
 {
-	unsigned int log2 = 63 - (unsigned int)__builtin_clzll(den);
-
-	*l = (struct mt_clock_line){ tsc0, ns0, den, num, 0, 0 };
-	if (den < 2)
-		return;
-	if (!(den & (den - 1))) {
-		l->shift = log2 - 1;	/* magic 0: q = (n >> 1) >> (log2 - 1) */
-	} else {
-		unsigned __int128 pow = (unsigned __int128)1 << (64 + log2);
-		uint64_t m = (uint64_t)(pow / den), rem = (uint64_t)(pow % den), twice = rem + rem;
-
-		m += m;
-		if (twice >= den || twice < rem)
-			m++;
-		l->magic = m + 1;
-		l->shift = log2;
-	}
-}
-
-static uint64_t line_div(const struct mt_clock_line *l, uint64_t n)
-{
-	uint64_t hi;
-
-	if (l->den == 1)
-		return n;
-	hi = (uint64_t)(((unsigned __int128)n * l->magic) >> 64);
-	return (((n - hi) >> 1) + hi) >> l->shift;
+	*l = (struct mt_clock_line){ tsc0, ns0, num, { 0 } };
+	if (den)
+		mt_udiv_init(&l->div, den);
 }
 
 /* Otherwise 128-bit arithmetic: no overflow, no floating-point rounding. */
@@ -50,8 +21,8 @@ static uint64_t line_ns(const struct mt_clock_line *l, uint64_t tsc)
 
 	if (tsc >= l->tsc0 && l->num >= 0 && l->num <= UINT64_MAX &&
 	    !__builtin_mul_overflow(tsc - l->tsc0, (uint64_t)l->num, &n))
-		return l->ns0 + line_div(l, n);
-	ns = (__int128)l->ns0 + ((__int128)tsc - l->tsc0) * l->num / (__int128)l->den;
+		return l->ns0 + mt_udiv(&l->div, n);
+	ns = (__int128)l->ns0 + ((__int128)tsc - l->tsc0) * l->num / (__int128)l->div.den;
 	return ns < 0 ? 0 : (uint64_t)ns;
 }
 

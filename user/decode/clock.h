@@ -4,6 +4,7 @@
 #define MTRACE_DECODE_CLOCK_H
 
 #include "mtrace/bundle_format.h"
+#include "decode/udiv.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -12,10 +13,9 @@
  * division is done as a multiply and shifts when the product fits in 64
  * bits (see clock.c). */
 struct mt_clock_line {
-	uint64_t tsc0, ns0, den;
+	uint64_t tsc0, ns0;
 	__int128 num;
-	uint64_t magic;
-	unsigned int shift;
+	struct mt_udiv div;	/* by den */
 };
 
 struct mt_clock {

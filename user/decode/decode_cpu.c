@@ -386,7 +386,8 @@ static __attribute__((noinline)) void log_block(struct worker *w, uint64_t tsc, 
 		/* In a function with inlined code, only the part with IP's
 		 * inline chain: the blocks where it changes are logged, and
 		 * the replay sees inline frames that call nothing. */
-		mt_inl_span(&w->inl, &w->d->funcs, w->proc, &fn, ip, &w->fn_lo, &w->fn_hi);
+		if (!mt_inl_known_none(&w->inl, fn.id))
+			mt_inl_span(&w->inl, &w->d->funcs, w->proc, &fn, ip, &w->fn_lo, &w->fn_hi);
 	}
 }
 

@@ -36,7 +36,7 @@ void mt_inl_fini(struct mt_inl *in)
 	in->nopen = in->cap = 0;
 }
 
-static void end_above(struct mt_inl *in, size_t depth, uint64_t ts, unsigned int flags)
+void mt_inl_end_above(struct mt_inl *in, size_t depth, uint64_t ts, unsigned int flags)
 {
 	while (in->nopen && in->open[in->nopen - 1].depth > depth) {
 		struct mt_ev ev = { .ts = ts, .kind = MT_EV_END, .flags = (uint8_t)flags,
@@ -46,43 +46,46 @@ static void end_above(struct mt_inl *in, size_t depth, uint64_t ts, unsigned int
 	}
 }
 
-void mt_inl_event(struct mt_inl *in, const struct mt_cs *cs, const struct mt_ev *ev)
-{
-	/* The call stack pops before it emits: its depth is the one left. */
-	if (ev->kind == MT_EV_END)
-		end_above(in, cs->depth, ev->ts, MT_EV_INLINE | (ev->flags & MT_EV_TRUNCATED));
-	in->emit(in->ctx, ev);
-}
 
-/* The inline ranges of FN (the function holding IP in P), relative to its
- * start, through the cache. */
-static const struct mt_inl_range *ranges(struct mt_inl_ranges *rs, struct mt_funcs *fs,
-					 const struct mt_proc *p, const struct mt_cs_fn *fn,
-					 uint64_t ip, int *n)
+/* Reads the inline ranges of FN (the function holding IP in P) into the
+ * cache, relative to its start; returns their count (0 when out of memory). */
+static __attribute__((noinline)) int read_ranges(struct mt_inl_ranges *rs, struct mt_funcs *fs,
+						 const struct mt_proc *p, const struct mt_cs_fn *fn,
+						 uint64_t ip)
 {
 	size_t cap = rs->nfuncs;
+	struct mt_inl_range *r = NULL;
+	int k;
 
-	*n = 0;
 	if (fn->id >= rs->nfuncs) {
 		if (MT_ARRAY_GROW_TO(rs->funcs, cap, (size_t)fn->id + 1))
-			return NULL;
+			return 0;
 		for (size_t i = rs->nfuncs; i < cap; i++)
 			rs->funcs[i].n = -1;
 		rs->nfuncs = cap;
 	}
-	if (rs->funcs[fn->id].n < 0) {
-		struct mt_inl_range *r = NULL;
-		int k = mt_funcs_inline_ranges(fs, p, ip, &r);
-
-		for (int i = 0; i < k; i++) {
-			r[i].lo -= fn->start;
-			r[i].hi -= fn->start;
-		}
-		rs->funcs[fn->id].n = k;
-		rs->funcs[fn->id].r = r;
+	k = mt_funcs_inline_ranges(fs, p, ip, &r);
+	for (int i = 0; i < k; i++) {
+		r[i].lo -= fn->start;
+		r[i].hi -= fn->start;
 	}
-	*n = rs->funcs[fn->id].n;
-	return rs->funcs[fn->id].r;
+	rs->funcs[fn->id].n = k;
+	rs->funcs[fn->id].r = r;
+	return k;
+}
+
+/* The inline ranges of FN (the function holding IP in P), relative to its
+ * start, through the cache (inline: every logged block and replayed op
+ * asks, and most functions have none). */
+static inline const struct mt_inl_range *ranges(struct mt_inl_ranges *rs, struct mt_funcs *fs,
+						const struct mt_proc *p,
+						const struct mt_cs_fn *fn, uint64_t ip, int *n)
+{
+	if (fn->id < rs->nfuncs && rs->funcs[fn->id].n >= 0)
+		*n = rs->funcs[fn->id].n;
+	else
+		*n = read_ranges(rs, fs, p, fn, ip);
+	return *n > 0 ? rs->funcs[fn->id].r : NULL;
 }
 
 void mt_inl_span(struct mt_inl_ranges *rs, struct mt_funcs *fs, const struct mt_proc *p,
@@ -154,18 +157,16 @@ static void begin(struct mt_inl *in, uint64_t ts, uint32_t id, uint32_t depth, u
 	in->emit(in->ctx, &ev);
 }
 
-void mt_inl_at(struct mt_inl *in, const struct mt_cs *cs, uint64_t ts, uint64_t ip)
+/* The rest of mt_inl_at(), whose checks have passed. */
+void mt_inl_follow(struct mt_inl *in, const struct mt_cs *cs, uint64_t ts, uint64_t ip)
 {
-	const struct mt_cs_frame *top;
+	const struct mt_cs_frame *top = &cs->stack[cs->depth - 1];
 	const uint32_t *ids;
 	size_t n, base, keep = 0;
 
-	if (!cs->depth || cs->off || cs->hidden)
-		return;
-	top = &cs->stack[cs->depth - 1];
-	if (ip < top->fn.start || ip >= top->fn.end || top->fn.id < MT_FN_FIRST_USER)
-		return;
 	ids = chain(in, &top->fn, ip, &n);
+	if (!n && (!in->nopen || in->open[in->nopen - 1].depth != cs->depth))
+		return;
 	base = in->nopen;
 	while (base && in->open[base - 1].depth == cs->depth)
 		base--;

@@ -51,6 +51,14 @@ void mt_inl_ranges_fini(struct mt_inl_ranges *rs);
 void mt_inl_span(struct mt_inl_ranges *rs, struct mt_funcs *fs, const struct mt_proc *p,
 		 const struct mt_cs_fn *fn, uint64_t ip, uint64_t *lo, uint64_t *hi);
 
+/* Whether function ID is known to have no inline ranges (mt_inl_span()
+ * would leave the extent alone): inline, the decoder asks for every
+ * logged block and most code has none. */
+static inline int mt_inl_known_none(const struct mt_inl_ranges *rs, uint32_t id)
+{
+	return id < rs->nfuncs && rs->funcs[id].n == 0;
+}
+
 struct mt_inl {
 	struct mt_funcs *fs;
 	const struct mt_proc *proc;
@@ -76,10 +84,40 @@ struct mt_inl {
 void mt_inl_init(struct mt_inl *in, struct mt_funcs *fs, const struct mt_proc *proc,
 		 void (*emit)(void *ctx, const struct mt_ev *ev), void *ctx);
 void mt_inl_fini(struct mt_inl *in);
+/* Ends the inline frames open on call-stack frames deeper than DEPTH. */
+void mt_inl_end_above(struct mt_inl *in, size_t depth, uint64_t ts, unsigned int flags);
+
 /* Every event of the call stack CS goes through here on its way to the
- * consumer: an END first ends the inline frames of the frame it closes. */
-void mt_inl_event(struct mt_inl *in, const struct mt_cs *cs, const struct mt_ev *ev);
-/* The top frame of CS ran IP at TS: its inline frames follow IP's chain. */
-void mt_inl_at(struct mt_inl *in, const struct mt_cs *cs, uint64_t ts, uint64_t ip);
+ * consumer: an END first ends the inline frames of the frame it closes.
+ * Inline: it runs for every event. */
+static inline void mt_inl_event(struct mt_inl *in, const struct mt_cs *cs, const struct mt_ev *ev)
+{
+	/* The call stack pops before it emits: its depth is the one left. */
+	if (ev->kind == MT_EV_END && in->nopen && in->open[in->nopen - 1].depth > cs->depth)
+		mt_inl_end_above(in, cs->depth, ev->ts, MT_EV_INLINE | (ev->flags & MT_EV_TRUNCATED));
+	in->emit(in->ctx, ev);
+}
+/* mt_inl_at() past its checks. */
+void mt_inl_follow(struct mt_inl *in, const struct mt_cs *cs, uint64_t ts, uint64_t ip);
+
+/* The top frame of CS ran IP at TS: its inline frames follow IP's chain.
+ * Inline, the cases where nothing can change (the replay asks at nearly
+ * every op): no top frame holding IP, or a function known to have no
+ * inline ranges and no inline frame open on the top frame (they nest by
+ * depth, the deepest last). */
+static inline void mt_inl_at(struct mt_inl *in, const struct mt_cs *cs, uint64_t ts, uint64_t ip)
+{
+	const struct mt_cs_frame *top;
+
+	if (!cs->depth || cs->off || cs->hidden)
+		return;
+	top = &cs->stack[cs->depth - 1];
+	if (ip < top->fn.start || ip >= top->fn.end || top->fn.id < MT_FN_FIRST_USER)
+		return;
+	if (mt_inl_known_none(&in->ranges, top->fn.id) &&
+	    (!in->nopen || in->open[in->nopen - 1].depth != cs->depth))
+		return;
+	mt_inl_follow(in, cs, ts, ip);
+}
 
 #endif

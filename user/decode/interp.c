@@ -3,6 +3,7 @@
 #include "decode/interp.h"
 
 #include "decode/oplog.h"
+#include "decode/udiv.h"
 #include "util/mt_array.h"
 
 #include <stdlib.h>
@@ -26,6 +27,8 @@ static void hand_on(const struct mt_interp *q, const struct mt_interp_item *it, 
 	switch (it->kind) {
 	case MT_OP_BLOCK:
 		h->block(h->ctx, t, it->a);
+		if (it->has_x)
+			h->transfer(h->ctx, (enum mt_xfer)it->x, it->ret);
 		break;
 	case MT_OP_XFER:
 		h->transfer(h->ctx, (enum mt_xfer)it->x, it->a);
@@ -39,16 +42,29 @@ static void hand_on(const struct mt_interp *q, const struct mt_interp_item *it, 
 	}
 }
 
-/* Hands on the queue spread over [FROM, TO] (nothing spread when TO <= FROM). */
+/* Hands on the queue spread over [FROM, TO] (nothing spread when TO <= FROM).
+ * The time of an item is FROM + SPAN * DONE / INSNS: with a multiply by
+ * the divisor's inverse (udiv.h) when the product cannot overflow (nearly
+ * always; a hardware division per block took tens of cycles), in 128
+ * bits otherwise, the same quotient either way. */
 static void spread(struct mt_interp *q, uint64_t from, uint64_t to)
 {
 	uint64_t span = to > from && !q->offs && q->insns ? to - from : 0, done = 0;
+	int narrow = span && span <= UINT64_MAX / q->insns;
+	struct mt_udiv per_insn;
 
+	if (narrow)
+		mt_udiv_init(&per_insn, q->insns);
+	q->open_block = 0;
 	for (size_t i = 0; i < q->n; i++) {
 		const struct mt_interp_item *it = &q->v[i];
+		uint64_t t = it->tsc;
 
-		hand_on(q, it,
-			span ? from + (uint64_t)(((unsigned __int128)span * done) / q->insns) : it->tsc);
+		if (narrow)
+			t = from + mt_udiv(&per_insn, span * done);
+		else if (span)
+			t = from + (uint64_t)(((unsigned __int128)span * done) / q->insns);
+		hand_on(q, it, t);
 		done += it->insns;
 	}
 	q->n = 0;
@@ -63,39 +79,76 @@ void mt_interp_flush(struct mt_interp *q, uint64_t end)
 		q->base = end;
 }
 
-/* Queues IT at time TSC; the queue moves on first when TSC is a new time. */
-static void put(struct mt_interp *q, uint64_t tsc, const struct mt_interp_item *it)
+/*
+ * Queues an item of KIND at time TSC; the queue moves on first when TSC is
+ * a new time. The fields are stored straight into the queue: a copy of an
+ * item just built on the stack stalled on store forwarding (the copy's
+ * wide loads cannot take the narrower stores just made). Inline: it runs
+ * for every block.
+ */
+static inline __attribute__((always_inline)) void put(struct mt_interp *q, uint64_t tsc,
+						      uint8_t kind, uint64_t a,
+						      uint64_t insns, uint8_t x)
 {
+	struct mt_interp_item *it;
+
 	if (tsc > q->base || !q->n)
 		mt_interp_flush(q, tsc);
+	q->open_block = 0;
 	if (MT_ARRAY_RESERVE(q->v, q->cap, q->n, 1)) {
+		const struct mt_interp_item one = { .a = a, .insns = insns, .tsc = tsc, .kind = kind,
+						    .x = x };
+
 		/* Unspread but never lost: everything goes out now. */
 		spread(q, q->base, q->base);
-		hand_on(q, it, it->tsc);
+		hand_on(q, &one, tsc);
 		return;
 	}
-	q->v[q->n++] = *it;
-	q->insns += it->insns;
-	if (it->kind == MT_OP_DISABLE || it->kind == MT_OP_GAP)
+	it = &q->v[q->n++];
+	it->a = a;
+	it->insns = insns;
+	it->tsc = tsc;
+	it->kind = kind;
+	it->x = x;
+	it->has_x = 0;
+	q->insns += insns;
+	if (kind == MT_OP_DISABLE || kind == MT_OP_GAP)
 		q->offs++;
+	q->open_block = kind == MT_OP_BLOCK;
 }
 
 void mt_interp_block(struct mt_interp *q, uint64_t tsc, uint64_t ip, uint64_t insns)
 {
-	put(q, tsc, &(struct mt_interp_item){ ip, insns, tsc, MT_OP_BLOCK, 0 });
+	put(q, tsc, MT_OP_BLOCK, ip, insns, 0);
+}
+
+void mt_interp_block_ending(struct mt_interp *q, uint64_t tsc, uint64_t ip, uint64_t insns,
+			    enum mt_xfer x, uint64_t ret_addr)
+{
+	put(q, tsc, MT_OP_BLOCK, ip, insns, 0);
+	mt_interp_transfer(q, x, ret_addr);
 }
 
 void mt_interp_transfer(struct mt_interp *q, enum mt_xfer x, uint64_t ret_addr)
 {
-	put(q, q->base, &(struct mt_interp_item){ ret_addr, 0, q->base, MT_OP_XFER, (uint8_t)x });
+	if (q->open_block) {
+		struct mt_interp_item *last = &q->v[q->n - 1];
+
+		last->x = (uint8_t)x;
+		last->ret = ret_addr;
+		last->has_x = 1;
+		q->open_block = 0;
+		return;
+	}
+	put(q, q->base, MT_OP_XFER, ret_addr, 0, (uint8_t)x);
 }
 
 void mt_interp_disable(struct mt_interp *q, uint64_t tsc, uint64_t at)
 {
-	put(q, tsc, &(struct mt_interp_item){ at, 0, tsc, MT_OP_DISABLE, 0 });
+	put(q, tsc, MT_OP_DISABLE, at, 0, 0);
 }
 
 void mt_interp_gap(struct mt_interp *q, uint64_t tsc, uint32_t reason)
 {
-	put(q, tsc, &(struct mt_interp_item){ reason, 0, tsc, MT_OP_GAP, 0 });
+	put(q, tsc, MT_OP_GAP, reason, 0, 0);
 }

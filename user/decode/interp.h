@@ -32,8 +32,10 @@ struct mt_interp_item {
 	uint64_t a;		/* BLOCK: ip; XFER: return address; DISABLE: at; GAP: reason */
 	uint64_t insns;		/* BLOCK: its instructions */
 	uint64_t tsc;		/* as reported (an event's own time may be earlier) */
+	uint64_t ret;		/* BLOCK with a transfer: its return address */
 	uint8_t kind;		/* enum mt_op_kind */
-	uint8_t x;		/* XFER: the transfer */
+	uint8_t x;		/* XFER, BLOCK with a transfer: the transfer */
+	uint8_t has_x;		/* BLOCK: the transfer that ended it came too */
 };
 
 struct mt_interp {
@@ -43,6 +45,10 @@ struct mt_interp {
 	uint64_t base;		/* the queued items' time */
 	uint64_t insns;		/* instructions queued */
 	size_t offs;		/* disables and gaps queued */
+	/* The last item queued is a block still open to the transfer that
+	 * ends it: the transfer goes into the block's item (half the items
+	 * to queue and spread; handed on in the same order). */
+	int open_block;
 };
 
 void mt_interp_init(struct mt_interp *q, const struct mt_blk_handler *h);
@@ -51,6 +57,10 @@ void mt_interp_fini(struct mt_interp *q);
 /* Control flow at time TSC (the decoder's current time). When TSC differs
  * from the queued items' time, they are handed on first, spread up to TSC. */
 void mt_interp_block(struct mt_interp *q, uint64_t tsc, uint64_t ip, uint64_t insns);
+/* A block and the transfer X that ended it (RET_ADDR as for the transfer):
+ * mt_interp_block() and mt_interp_transfer() in one call. */
+void mt_interp_block_ending(struct mt_interp *q, uint64_t tsc, uint64_t ip, uint64_t insns,
+			    enum mt_xfer x, uint64_t ret_addr);
 void mt_interp_transfer(struct mt_interp *q, enum mt_xfer x, uint64_t ret_addr);
 void mt_interp_disable(struct mt_interp *q, uint64_t tsc, uint64_t at);
 void mt_interp_gap(struct mt_interp *q, uint64_t tsc, uint32_t reason);

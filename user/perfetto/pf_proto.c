@@ -210,29 +210,33 @@ static int seq_start(struct pf_writer *w, struct seq *s, uint64_t ts)
 	return write_packet(w, b);
 }
 
-/* Writes the event in te (with the interned data in in) on @s at @ts.
- * The hot path: the packet is laid out straight into the output buffer. */
-static int write_event(struct pf_writer *w, struct seq *s, uint64_t ts)
+/*
+ * Starts a packet for a track event of TELEN bytes, with interned data IN
+ * of INLEN bytes (possibly none), on @s at @ts: reserves its TOTAL bytes in
+ * the output buffer and lays out everything up to the event's bytes, which
+ * the caller writes at the pointer returned before pf_sink_commit(TOTAL).
+ * NULL with *RC set on failure. The hot path: straight into the buffer.
+ */
+static uint8_t *packet_start(struct pf_writer *w, struct seq *s, uint64_t ts, size_t telen,
+			     const uint8_t *in, size_t inlen, size_t *total, int *rc)
 {
-	struct proto *st = state(w);
 	uint64_t delta;
-	size_t pkt, total;
+	size_t pkt;
 	uint8_t *p;
-	int rc;
 
-	if (st->te.oom || st->in.oom)
-		return -PF_ENOMEM;
-	if (!s->started && (rc = seq_start(w, s, ts)))
-		return rc;
+	if (!s->started && (*rc = seq_start(w, s, ts)))
+		return NULL;
 	delta = ts - s->last_ts;
 	pkt = 1 + pb_varint_len(delta) + 1 + pb_varint_len(s->id) + 2 +
-	      1 + pb_varint_len(st->te.len) + st->te.len;
-	if (st->in.len)
-		pkt += 1 + pb_varint_len(st->in.len) + st->in.len;
-	total = 1 + pb_varint_len(pkt) + pkt;
-	p = pf_sink_reserve(&w->sink, total);
-	if (!p)
-		return -PF_EIO;
+	      1 + pb_varint_len(telen) + telen;
+	if (inlen)
+		pkt += 1 + pb_varint_len(inlen) + inlen;
+	*total = 1 + pb_varint_len(pkt) + pkt;
+	p = pf_sink_reserve(&w->sink, *total);
+	if (!p) {
+		*rc = -PF_EIO;
+		return NULL;
+	}
 	*p++ = TRACE_PACKET << 3 | PB_LEN;
 	p = pb_put_varint(p, pkt);
 	*p++ = PKT_TIMESTAMP << 3 | PB_VARINT;
@@ -241,17 +245,65 @@ static int write_event(struct pf_writer *w, struct seq *s, uint64_t ts)
 	p = pb_put_varint(p, s->id);
 	*p++ = PKT_SEQ_FLAGS << 3 | PB_VARINT;
 	*p++ = SEQ_NEEDS_INCREMENTAL_STATE;
-	if (st->in.len) {
+	if (inlen) {
 		*p++ = PKT_INTERNED_DATA << 3 | PB_LEN;
-		p = pb_put_varint(p, st->in.len);
-		memcpy(p, st->in.data, st->in.len);
-		p += st->in.len;
+		p = pb_put_varint(p, inlen);
+		memcpy(p, in, inlen);
+		p += inlen;
 	}
 	*p++ = PKT_TRACK_EVENT << 3 | PB_LEN;
-	p = pb_put_varint(p, st->te.len);
+	s->last_ts = ts;
+	return pb_put_varint(p, telen);
+}
+
+/* Writes the event in te (with the interned data in in) on @s at @ts. */
+static int write_event(struct pf_writer *w, struct seq *s, uint64_t ts)
+{
+	struct proto *st = state(w);
+	size_t total;
+	uint8_t *p;
+	int rc;
+
+	if (st->te.oom || st->in.oom)
+		return -PF_ENOMEM;
+	p = packet_start(w, s, ts, st->te.len, st->in.data, st->in.len, &total, &rc);
+	if (!p)
+		return rc;
 	memcpy(p, st->te.data, st->te.len);
 	pf_sink_commit(&w->sink, total);
-	s->last_ts = ts;
+	return 0;
+}
+
+/*
+ * The common events, nearly all of a trace's tens of millions: a BEGIN of
+ * a function already interned on the sequence (IID), with no category
+ * and not inferred, and an END without annotations (IID 0). Their fields
+ * (type, name iid, source location iid unless !WITH_LOCATION) are written
+ * straight into the output buffer, the same bytes as the general path,
+ * which writes the fields in this order, at a third of its cost and
+ * with no copy of bytes just stored (a store-forwarding stall).
+ */
+static int small_event(struct pf_writer *w, struct seq *s, uint64_t ts, unsigned int type,
+		       uint32_t iid, bool with_location)
+{
+	unsigned int n = iid ? pb_varint_len(iid) : 0;
+	size_t telen = 2 + (iid ? 1 + n + (with_location ? 2 + n : 0) : 0), total;
+	int rc;
+	uint8_t *p = packet_start(w, s, ts, telen, NULL, 0, &total, &rc);
+
+	if (!p)
+		return rc;
+	*p++ = TE_TYPE << 3 | PB_VARINT;
+	*p++ = (uint8_t)type;
+	if (iid) {
+		*p++ = TE_NAME_IID << 3 | PB_VARINT;
+		p = pb_put_varint(p, iid);
+		if (with_location) {
+			p = pb_put_varint(p, TE_SOURCE_LOCATION_IID << 3 | PB_VARINT);
+			pb_put_varint(p, iid);
+		}
+	}
+	pf_sink_commit(&w->sink, total);
 	return 0;
 }
 
@@ -405,8 +457,11 @@ static int begin(struct pf_writer *w, struct pf_thread *t, uint64_t ts, int32_t 
 {
 	struct seq *s = thread_seq(w, t);
 	bool marker = func == w->marker_func;
+	uint32_t iid = pf_idmap_get(&s->names, (uint32_t)func);
 	int rc;
 
+	if (iid && !inferred && !(w->funcs.v[func].flags & (PF_FRAME_UNTRACED | PF_FRAME_INLINE)))
+		return small_event(w, s, ts, TYPE_SLICE_BEGIN, iid, !marker);
 	new_event(w, TYPE_SLICE_BEGIN);
 	rc = put_name(w, s, func, !marker);
 	if (rc)
@@ -424,6 +479,8 @@ static int end(struct pf_writer *w, struct pf_thread *t, uint64_t ts, const stru
 {
 	struct seq *s = thread_seq(w, t);
 
+	if (!e->truncated && !e->hidden)
+		return small_event(w, s, ts, TYPE_SLICE_END, 0, false);
 	new_event(w, TYPE_SLICE_END);
 	if (e->truncated)
 		annot_uint(w, s, ANN_TRUNCATED, DA_BOOL, 1);

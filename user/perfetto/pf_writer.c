@@ -468,6 +468,16 @@ static int release(struct pf_writer *w, struct pf_thread *t)
 	return rc;
 }
 
+/* Marks the segment started. Stored only when it changes: a byte store on
+ * every event stalled the next event's wider load of the flags beside it
+ * (the compiler tests two of them at once; the load cannot be forwarded
+ * from the narrower store). */
+static void start_segment(struct pf_thread *t)
+{
+	if (!t->seg_started)
+		t->seg_started = true;
+}
+
 int pf_begin(struct pf_writer *w, int thread, uint64_t ts, int32_t func, unsigned int flags)
 {
 	bool inferred = flags & PF_BEGIN_INFERRED;
@@ -489,7 +499,7 @@ int pf_begin(struct pf_writer *w, int thread, uint64_t ts, int32_t func, unsigne
 			    "thread %" PRId64 ": inferred frame at %" PRIu64 " after the segment's first event",
 			    t->tid, ts);
 	if (!inferred)
-		t->seg_started = true;
+		start_segment(t);
 	if (t->depth == UINT32_MAX)
 		return fail(w, PF_EINVAL, "thread %" PRId64 ": nesting overflow", t->tid);
 	t->depth++;
@@ -538,7 +548,7 @@ int pf_end(struct pf_writer *w, int thread, uint64_t ts)
 	rc = event_start(w, thread, ts, &t, false);
 	if (rc)
 		return rc;
-	t->seg_started = true;
+	start_segment(t);
 	return pop_frame(w, t, ts, false);
 }
 
@@ -584,7 +594,7 @@ int pf_instant(struct pf_writer *w, int thread, uint64_t ts, const char *name)
 	rc = event_start(w, thread, ts, &t, false);
 	if (rc)
 		return rc;
-	t->seg_started = true;
+	start_segment(t);
 	/* Under the depth-cap marker an instant would be past Perfetto's
 	 * limit too: it goes with the hidden frames. */
 	if (capped_depth(w, t) >= depth_cap(w))
