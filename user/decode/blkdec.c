@@ -28,10 +28,12 @@ struct insn_memo {
 	uint8_t cls;
 };
 
-/* A TSC packet: its offset in the stream and its value. */
+/* A TSC packet: its offset in the stream and its value, which has 56 bits
+ * (the packet carries TSC[55:0]); 16 bytes, as there is one per enable. */
 struct tsc_mark {
-	uint64_t offset, tsc;
-	bool ends_trace;	/* sent with packet generation off */
+	uint64_t offset;
+	uint64_t tsc : 56;
+	uint64_t ends_trace : 1;	/* sent with packet generation off */
 };
 
 /* Where one window of the stream ends and the next begins: a PSB, and the
@@ -60,6 +62,9 @@ struct blkdec {
 	struct mt_blk_stats *stats;
 	struct mt_insn_dec *insn;
 	uint64_t tsc;
+	/* libipt's time at window offset time_off (see now()). */
+	uint64_t time_off, time_tsc;
+	bool time_known;
 	struct pt_packet_decoder *pkt;	/* for looking at packets around errors */
 	uint64_t *psbs;		/* stream offsets of every PSB */
 	size_t npsbs;
@@ -129,13 +134,27 @@ static uint64_t reached(struct blkdec *b, uint64_t tsc)
 	return b->tsc;
 }
 
+/* libipt's time moves only with the packets it reads, so it is asked
+ * again only when the decoder's offset has moved (most blocks consume no
+ * packet); a new decoder or a resync forgets it. */
 static uint64_t now(struct blkdec *b)
 {
-	uint64_t tsc = cyc_time(b);
+	uint64_t tsc = cyc_time(b), off;
 	uint32_t lost_mtc, lost_cyc;
 
-	if (!tsc && pt_blk_time(b->dec, &tsc, &lost_mtc, &lost_cyc) < 0)
+	if (tsc)
+		return reached(b, tsc);
+	if (pt_blk_get_offset(b->dec, &off) < 0) {
+		b->time_known = false;
+	} else if (b->time_known && off == b->time_off) {
+		return reached(b, b->time_tsc);
+	} else {
+		b->time_off = off;
+		b->time_known = true;
+	}
+	if (pt_blk_time(b->dec, &tsc, &lost_mtc, &lost_cyc) < 0)
 		tsc = 0;
+	b->time_tsc = tsc;
 	return reached(b, tsc);
 }
 
@@ -606,6 +625,7 @@ static uint64_t decode_from_sync(struct blkdec *b, int st, bool cont)
 	unsigned int idle = 0;
 
 	blk_sync_offset(b, &sync);
+	b->time_known = false;
 	b->cyc_now = cyc_time(b);
 	if (!(st & pts_ip_suppressed) && !(cont && b->on))
 		enable(b, now(b), 0);
