@@ -134,6 +134,9 @@ int rd_payload(struct mt_bundle_reader *r, struct rd_section *s, const uint8_t *
 int rd_stream_open(struct mt_bundle_reader *r, const struct rd_section *s,
 		   struct mt_bundle_stream **out);
 
+/* The reader's message becomes the stream's; returns CODE. */
+int rd_stream_err(struct mt_bundle_reader *r, const struct mt_bundle_stream *st, int code);
+
 /* Drops the whole pages of [P, P + LEN) out of memory; returns how far
  * into it they end (0: none). */
 size_t rd_drop_pages(const uint8_t *p, size_t len);

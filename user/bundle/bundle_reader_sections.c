@@ -289,11 +289,9 @@ static int load_switches(struct mt_bundle_reader *r, struct rd_section *s)
 	while (n >= 0 && !left &&
 	       (n = mt_bundle_stream_read(st, step, (size_t)SWITCHES_STEP * d.entry_size)) > 0)
 		;	/* the pool, unused: read for the frame's checks */
-	if (n < 0) {
-		/* The stream's message names the section already. */
-		snprintf(r->errmsg, sizeof(r->errmsg), "%s", mt_bundle_stream_errmsg(st));
-		err = (int)n;
-	} else if (left)
+	if (n < 0)
+		err = rd_stream_err(r, st, (int)n);
+	else if (left)
 		err = rd_err(r, s, -EBADMSG, "payload ends inside entry %llu",
 			     (unsigned long long)(d.count - left));
 	mt_bundle_stream_close(st);

@@ -69,6 +69,13 @@ int rd_stream_open(struct mt_bundle_reader *r, const struct rd_section *s,
 	return 0;
 }
 
+int rd_stream_err(struct mt_bundle_reader *r, const struct mt_bundle_stream *st, int code)
+{
+	/* The stream's message names the section already. */
+	snprintf(r->errmsg, sizeof(r->errmsg), "%s", st->errmsg);
+	return code;
+}
+
 int mt_bundle_pt_stream_open(struct mt_bundle_reader *r, size_t i, struct mt_bundle_stream **out)
 {
 	*out = NULL;
@@ -161,10 +168,7 @@ int mt_bundle_pt_check(struct mt_bundle_reader *r, size_t i, uint64_t *len)
 	if (!buf)
 		rc = rd_err(r, st->s, -ENOMEM, "out of memory");
 	else if (n < 0)
-		rc = (int)n;
-	/* The stream's message names the section already. */
-	if (n < 0)
-		snprintf(r->errmsg, sizeof(r->errmsg), "%s", st->errmsg);
+		rc = rd_stream_err(r, st, (int)n);
 	free(buf);
 	mt_bundle_stream_close(st);
 	return rc;

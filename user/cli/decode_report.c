@@ -167,7 +167,8 @@ static size_t print_silent_threads(const struct decode_report *rep, struct mt_bu
 static void explain_nothing(const struct decode_report *rep, struct mt_bundle_reader *r,
 			    const struct mt_decode_stats *s)
 {
-	size_t npt = mt_bundle_pt_count(r), psb = (size_t)s->cpus_with_psb;
+	/* Only the streams decoded were scanned for PSBs. */
+	size_t npt = (size_t)s->cpus_decoded, psb = (size_t)s->cpus_with_psb;
 
 	if (!s->pt_bytes)
 		cli_err("no instructions decoded: the snapshot holds no PT data (nothing ran on a traced CPU while armed)");

@@ -53,7 +53,7 @@ struct blkdec {
 	uint64_t stop;
 	bool at_stop;
 	bool on;			/* tracing is on (after an enable) */
-	bool failed;			/* the source could not be read */
+	bool failed;			/* the scan could not read the source */
 	struct cut *cuts;
 	size_t ncuts;
 	struct pt_image_section_cache *iscache;
@@ -740,10 +740,8 @@ static int decode(struct blkdec *b)
 		if (b->cyc && i)
 			mt_cyctime_read_to(b->cyc, start);
 		p = b->src->window(b->src->ctx, start, end, &got);
-		if (!p) {
-			b->failed = true;
+		if (!p)
 			return -pte_nomem;
-		}
 		b->stop = i < b->ncuts ? b->cuts[i].psb : UINT64_MAX;
 		b->at_stop = false;
 		if (!open_window(b, p, got, start)) {
@@ -776,9 +774,12 @@ int mt_blk_decode_stream(const struct pt_config *cfg, const struct mt_pt_source 
 	mt_interp_init(&b->q, h);
 	b->stats = stats;
 	b->insn = mt_insn_dec_new();
-	/* Windows are not shorter than a few packets, nor longer than the stream. */
-	window = window < MIN_WINDOW ? MIN_WINDOW : window > src->size ? src->size : window;
-	if (scan_packets(b, window ? window : 1))
+	/* Windows are not longer than the stream, nor shorter than a few packets. */
+	if (window > src->size)
+		window = src->size;
+	if (window < MIN_WINDOW)
+		window = MIN_WINDOW;
+	if (scan_packets(b, window))
 		b->cyc = mt_cyctime_new(cfg, b->psbs, b->npsbs);
 	stats->psbs = b->npsbs;
 	b->cfg.flags.variant.block.enable_tick_events = b->cyc != NULL;

@@ -259,6 +259,7 @@ int mt_decode_run(struct mt_decode *d, const struct mt_decode_sink *sink)
 		d->stats.errors += s->errors;
 		d->stats.overflows += s->overflows;
 		d->stats.pt_windows += s->windows;
+		d->stats.cpus_decoded += s->windows > 0;
 		d->stats.cpus_with_psb += s->psbs > 0;
 		if (d->cpus[i].pt_held > d->stats.pt_held)
 			d->stats.pt_held = d->cpus[i].pt_held;
