@@ -61,6 +61,28 @@ static void stream_ok(struct mt_bundle_reader *r, size_t i, int rc, const uint8_
 	mt_bundle_stream_close(st);
 }
 
+/* The switch table read at open reads back the same whole and as a
+ * stream, in steps of any size. */
+static void switches_ok(struct mt_bundle_reader *r)
+{
+	const struct mt_bundle_switch_entry *all;
+	struct mt_bundle_switch_entry step[7];
+	struct mt_bundle_switch_stream *ss;
+	size_t n, at = 0;
+	ssize_t got;
+
+	must(mt_bundle_switches(r, &all, &n) == 0 && n == mt_bundle_switch_count(r),
+	     "switch table", mt_bundle_reader_errmsg(r));
+	must(mt_bundle_switch_stream_open(r, &ss) == 0, "switch stream open", "");
+	while ((got = mt_bundle_switch_stream_read(ss, step, 1 + at % 7)) > 0) {
+		must(at + (size_t)got <= n && !memcmp(step, all + at, (size_t)got * sizeof(*step)),
+		     "switch stream", "differs from the table");
+		at += (size_t)got;
+	}
+	must(got == 0 && at == n, "switch stream end", mt_bundle_switch_stream_errmsg(ss));
+	mt_bundle_switch_stream_close(ss);
+}
+
 static void read_all(struct mt_bundle_reader *r)
 {
 	const struct mt_bundle_map *maps;
@@ -88,6 +110,7 @@ static void read_all(struct mt_bundle_reader *r)
 	rc = mt_bundle_kallsyms(r, &text, &len);
 	if (rc != -ENOENT)
 		payload_ok(r, rc, (const uint8_t *)text, len);
+	switches_ok(r);
 	/* Strings handed out must be in bounds and terminated: strlen touches them all. */
 	n = mt_bundle_maps(r, &maps);
 	for (size_t i = 0; i < n; i++)

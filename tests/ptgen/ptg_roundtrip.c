@@ -403,7 +403,8 @@ static int bundle_verify(struct mt_bundle_reader *br, const struct ptg_run *run,
 		if (ptg_check_cpu_config(g, d.cpu, &run->image, &cfg, &r))
 			return snprintf(msg, len, "cpu %u from the bundle: %s", d.cpu, r.msg), -1;
 	}
-	n = mt_bundle_switches(br, &sw);
+	if (mt_bundle_switches(br, &sw, &n))
+		return snprintf(msg, len, "switch records: %s", mt_bundle_reader_errmsg(br)), -1;
 	if (n != g->nsw)
 		return snprintf(msg, len, "%zu switch records, %zu expected", n, g->nsw), -1;
 	for (size_t i = 0; i < n; i++)

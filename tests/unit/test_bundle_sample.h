@@ -296,7 +296,7 @@ static inline void sample_check(struct sample *sm, struct mt_bundle_reader *r, i
 	MT_ASSERT_MEMEQ(&trig.d, &etrig.d, sizeof(trig.d));
 	MT_ASSERT_STREQ(trig.spec, etrig.spec);
 
-	n = mt_bundle_switches(r, &sw);
+	MT_ASSERT_EQ(mt_bundle_switches(r, &sw, &n), 0);
 	MT_ASSERT_EQ(n, 2 * sm->nswitch);
 	for (size_t s = 0; s < 2; s++)
 		for (size_t i = 0; i < sm->nswitch; i++) {

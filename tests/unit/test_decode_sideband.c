@@ -6,8 +6,12 @@
  * traced; never in system-wide mode).
  */
 #include "../lib/mt_test.h"
+#include "test_bundle_sample.h"
 
+#include "bundle/bundle.h"
 #include "decode/sideband.h"
+
+#include <stdlib.h>
 
 /* Target pid 7: threads 7 and 8. Other process 9; idle 0. */
 static const struct mt_bundle_switch_entry sw[] = {
@@ -19,49 +23,127 @@ static const struct mt_bundle_switch_entry sw[] = {
 	{ .tsc = 250, .cpu = 1, .prev_pid = 0, .prev_tid = 0, .next_pid = 7, .next_tid = 8 },
 };
 
-static struct mt_sideband open_sb(uint32_t target)
+/* A table written to a bundle (RAW: uncompressed); the caller closes and
+ * unlinks it. */
+static struct mt_bundle_reader *table_bundle(const struct mt_bundle_switch_entry *v, size_t n,
+					     int raw, char *path, size_t len)
 {
-	struct mt_sideband sb;
+	struct mt_bundle_writer_opts opts = { sizeof(opts), 0, raw };
+	struct mt_bundle_writer *w;
+	struct mt_bundle_reader *r;
+	char err[512];
 
-	/* Out of order on purpose: the sideband sorts. */
-	MT_ASSERT_EQ(mt_sideband_init(&sb, sw, sizeof(sw) / sizeof(sw[0]),
-				      (struct mt_task){ target, target }), 0);
-	return sb;
+	sample_tmp(path, len, "switches");
+	MT_ASSERT_EQ(mt_bundle_writer_create(&w, path, &opts, err, sizeof(err)), 0);
+	MT_ASSERT_EQ(mt_bundle_write_switches(w, v, n), 0);
+	MT_ASSERT_EQ(mt_bundle_writer_finish(w), 0);
+	mt_bundle_writer_free(w);
+	MT_ASSERT_MSG(mt_bundle_open(&r, path, err, sizeof(err)) == 0, "open: %s", err);
+	return r;
+}
+
+/* The table above, held in memory or (STREAMED) read from a bundle by
+ * each view. */
+struct fixture {
+	struct mt_sideband sb;
+	struct mt_bundle_reader *r;
+	char path[256];
+};
+
+static void open_fx(struct fixture *f, uint32_t target, int streamed)
+{
+	struct mt_task fallback = { target, target };
+	char err[512];
+
+	f->r = NULL;
+	if (streamed) {
+		f->r = table_bundle(sw, sizeof(sw) / sizeof(sw[0]), 0, f->path, sizeof(f->path));
+		MT_ASSERT_EQ(mt_sideband_open(&f->sb, f->r, fallback, err, sizeof(err)), 0);
+		/* Each CPU's records are in time order: none held. */
+		MT_ASSERT(f->sb.from == f->r);
+		return;
+	}
+	mt_sideband_init(&f->sb, fallback);
+	MT_ASSERT_EQ(mt_sideband_add(&f->sb, sw, sizeof(sw) / sizeof(sw[0])), 0);
+	MT_ASSERT_EQ(mt_sideband_finish(&f->sb), 0);
+}
+
+static void close_fx(struct fixture *f)
+{
+	mt_sideband_fini(&f->sb);
+	if (f->r) {
+		mt_bundle_close(f->r);
+		unlink(f->path);
+	}
+}
+
+/* Each query with a view of its own. */
+static struct mt_task task_at(const struct mt_sideband *sb, uint32_t cpu, uint64_t tsc)
+{
+	struct mt_sb_view v;
+	struct mt_task t;
+
+	mt_sb_view_open(&v, sb, cpu);
+	t = mt_sideband_task(&v, tsc);
+	MT_ASSERT_EQ(v.err, 0);
+	mt_sb_view_close(&v);
+	return t;
+}
+
+static uint64_t trace_off(const struct mt_sideband *sb, uint32_t cpu, uint64_t tsc)
+{
+	struct mt_sb_view v;
+	uint64_t t;
+
+	mt_sb_view_open(&v, sb, cpu);
+	t = mt_sideband_trace_off(&v, tsc);
+	MT_ASSERT_EQ(v.err, 0);
+	mt_sb_view_close(&v);
+	return t;
 }
 
 MT_TEST(task_at_a_time)
 {
-	struct mt_sideband sb = open_sb(7);
+	for (int streamed = 0; streamed < 2; streamed++) {
+		struct fixture f;
 
-	MT_ASSERT_EQ(mt_sideband_task(&sb, 0, 50).tid, 9);	/* before the first: its prev */
-	MT_ASSERT_EQ(mt_sideband_task(&sb, 0, 100).tid, 7);	/* a record's own time: next */
-	MT_ASSERT_EQ(mt_sideband_task(&sb, 0, 299).tid, 8);
-	MT_ASSERT_EQ(mt_sideband_task(&sb, 0, 350).tid, 0);
-	MT_ASSERT_EQ(mt_sideband_task(&sb, 1, 260).tid, 8);
-	MT_ASSERT_EQ(mt_sideband_task(&sb, 2, 260).tid, 7);	/* no records: fallback */
-	mt_sideband_fini(&sb);
+		open_fx(&f, 7, streamed);
+		MT_ASSERT_EQ(task_at(&f.sb, 0, 50).tid, 9);	/* before the first: its prev */
+		MT_ASSERT_EQ(task_at(&f.sb, 0, 100).tid, 7);	/* a record's own time: next */
+		MT_ASSERT_EQ(task_at(&f.sb, 0, 299).tid, 8);
+		MT_ASSERT_EQ(task_at(&f.sb, 0, 350).tid, 0);
+		MT_ASSERT_EQ(task_at(&f.sb, 1, 260).tid, 8);
+		MT_ASSERT_EQ(task_at(&f.sb, 2, 260).tid, 7);	/* no records: fallback */
+		close_fx(&f);
+	}
 }
 
 MT_TEST(trace_off_skips_switches_inside_the_target)
 {
-	struct mt_sideband sb = open_sb(7);
+	for (int streamed = 0; streamed < 2; streamed++) {
+		struct fixture f;
 
-	/* 7 -> 8 keeps TraceEn on; 8 -> idle clears it. */
-	MT_ASSERT_EQ(mt_sideband_trace_off(&sb, 0, 100), 300);
-	MT_ASSERT_EQ(mt_sideband_trace_off(&sb, 0, 250), 300);
-	/* Strictly later than the time asked about. */
-	MT_ASSERT_EQ(mt_sideband_trace_off(&sb, 0, 300), 500);
-	MT_ASSERT_EQ(mt_sideband_trace_off(&sb, 0, 500), UINT64_MAX);
-	MT_ASSERT_EQ(mt_sideband_trace_off(&sb, 1, 0), UINT64_MAX);
-	mt_sideband_fini(&sb);
+		open_fx(&f, 7, streamed);
+		/* 7 -> 8 keeps TraceEn on; 8 -> idle clears it. */
+		MT_ASSERT_EQ(trace_off(&f.sb, 0, 100), 300);
+		MT_ASSERT_EQ(trace_off(&f.sb, 0, 250), 300);
+		/* Strictly later than the time asked about. */
+		MT_ASSERT_EQ(trace_off(&f.sb, 0, 300), 500);
+		MT_ASSERT_EQ(trace_off(&f.sb, 0, 500), UINT64_MAX);
+		MT_ASSERT_EQ(trace_off(&f.sb, 1, 0), UINT64_MAX);
+		close_fx(&f);
+	}
 }
 
 MT_TEST(system_wide_trace_stays_on)
 {
-	struct mt_sideband sb = open_sb(0);
+	for (int streamed = 0; streamed < 2; streamed++) {
+		struct fixture f;
 
-	MT_ASSERT_EQ(mt_sideband_trace_off(&sb, 0, 100), UINT64_MAX);
-	mt_sideband_fini(&sb);
+		open_fx(&f, 0, streamed);
+		MT_ASSERT_EQ(trace_off(&f.sb, 0, 100), UINT64_MAX);
+		close_fx(&f);
+	}
 }
 
 /* Records of one CPU at one time keep their file order: the later one is
@@ -74,11 +156,123 @@ MT_TEST(equal_times_keep_file_order)
 	for (uint32_t i = 0; i < 64; i++)
 		many[i] = (struct mt_bundle_switch_entry){ .tsc = i % 2 ? 100 : 50, .cpu = 63 - i % 3,
 							   .prev_tid = i, .next_tid = 1000 + i };
-	MT_ASSERT_EQ(mt_sideband_init(&sb, many, 64, (struct mt_task){ 0, 0 }), 0);
+	/* Taken in over several calls, as the decoder streams them. */
+	mt_sideband_init(&sb, (struct mt_task){ 0, 0 });
+	for (size_t i = 0; i < 64; i += 5)
+		MT_ASSERT_EQ(mt_sideband_add(&sb, many + i, i + 5 < 64 ? 5 : 64 - i), 0);
+	MT_ASSERT_EQ(mt_sideband_finish(&sb), 0);
 	/* CPU 63 holds i = 0, 3, 6, ..., 63: at 100 the last odd one, 63. */
-	MT_ASSERT_EQ(mt_sideband_task(&sb, 63, 100).tid, 1063);
-	MT_ASSERT_EQ(mt_sideband_task(&sb, 63, 99).tid, 1060);
-	MT_ASSERT_EQ(mt_sideband_task(&sb, 61, 50).tid, 1062);
-	MT_ASSERT_EQ(mt_sideband_task(&sb, 61, 49).tid, 2);
+	MT_ASSERT_EQ(task_at(&sb, 63, 100).tid, 1063);
+	MT_ASSERT_EQ(task_at(&sb, 63, 99).tid, 1060);
+	MT_ASSERT_EQ(task_at(&sb, 61, 50).tid, 1062);
+	MT_ASSERT_EQ(task_at(&sb, 61, 49).tid, 2);
 	mt_sideband_fini(&sb);
+}
+
+/* Bytes on the heap now: the unit tests run under ASan, which counts them. */
+size_t __sanitizer_get_current_allocated_bytes(void);
+
+/* N records of 64 threads on 3 CPUs, 10 ticks apart; when SWAP, every
+ * 1000th pair of a CPU swapped (a table not in time order). */
+static struct mt_bundle_switch_entry *many_switches(size_t n, int swap)
+{
+	struct mt_bundle_switch_entry *v = malloc(n * sizeof(*v));
+
+	MT_ASSERT(v);
+	for (uint32_t i = 0; i < n; i++)
+		v[i] = (struct mt_bundle_switch_entry){ .tsc = 10 * (uint64_t)i + 5, .cpu = i % 3,
+							.prev_pid = 1, .prev_tid = 100 + (i + 63) % 64,
+							.next_pid = 1, .next_tid = 100 + i % 64 };
+	for (size_t i = 0; swap && i + 3 < n; i += 1000) {
+		struct mt_bundle_switch_entry t = v[i];
+
+		v[i] = v[i + 3];
+		v[i + 3] = t;
+	}
+	return v;
+}
+
+/* CPU's task at T by the whole table, as the SDM's reader would. */
+static uint32_t task_by_table(const struct mt_bundle_switch_entry *all, size_t n, uint32_t cpu,
+			      uint64_t t)
+{
+	uint64_t best = 0, first = UINT64_MAX;
+	uint32_t want = 0;
+
+	for (size_t i = cpu; i < n; i += 3) {	/* swaps keep the CPU */
+		MT_ASSERT_EQ(all[i].cpu, cpu);
+		/* Before the first: the thread the first one switched out. */
+		if (all[i].tsc < first && !best)
+			first = all[i].tsc, want = all[i].prev_tid;
+		if (all[i].tsc <= t && all[i].tsc >= best)
+			best = all[i].tsc, want = all[i].next_tid;
+	}
+	return want;
+}
+
+/*
+ * A snapshot of a busy machine holds millions of switches. Open keeps
+ * none; with each CPU's records in time order the sideband holds none
+ * either, and a view keeps a window of them whatever the table's size,
+ * read over from the start only when asked about a time before it. Out
+ * of order, they are held, sorted. Either way the answers are the whole
+ * table's.
+ */
+MT_TEST(switches_held_by_window_not_by_table)
+{
+	const size_t n = 300000;
+
+	for (int swap = 0; swap < 2; swap++) {
+		struct mt_bundle_switch_entry *v = many_switches(n, swap);
+		const struct mt_bundle_switch_entry *all;
+		struct mt_bundle_reader *r;
+		struct mt_sideband sb;
+		struct mt_sb_view view;
+		char path[256], err[512];
+		size_t base, opened, held, most = 0, nall;
+
+		base = __sanitizer_get_current_allocated_bytes();
+		/* Uncompressed, so that what a view holds is its own (zstd's
+		 * window is the writer's, at most 2^MT_BUNDLE_ZSTD_WINDOW_LOG_MAX). */
+		r = table_bundle(v, n, !swap, path, sizeof(path));
+		opened = __sanitizer_get_current_allocated_bytes();
+		MT_ASSERT_MSG(opened - base < (256 << 10), "open holds %zu bytes", opened - base);
+		MT_ASSERT_EQ(mt_bundle_switch_count(r), n);
+		MT_ASSERT_EQ(mt_sideband_open(&sb, r, (struct mt_task){ 1, 1 }, err, sizeof(err)), 0);
+		MT_ASSERT(sb.from == (swap ? NULL : r));
+		held = __sanitizer_get_current_allocated_bytes() - opened;
+		if (swap)
+			MT_ASSERT(held >= 16 * n);
+		else
+			MT_ASSERT_MSG(held < (16 << 10), "the sideband holds %zu bytes", held);
+
+		MT_ASSERT_EQ(mt_bundle_switches(r, &all, &nall), 0);
+		MT_ASSERT_EQ(nall, n);
+		opened = __sanitizer_get_current_allocated_bytes();
+		for (uint32_t cpu = 0; cpu < 3; cpu++) {
+			mt_sb_view_open(&view, &sb, cpu);
+			/* Forward, a little back now and then, as decoding asks. */
+			for (uint64_t t = 0; t < 10 * n + 20; t += 7 + t / 64) {
+				uint64_t back = t > 300 ? t - 300 : 0;
+
+				MT_ASSERT_EQ(mt_sideband_task(&view, t).tid, task_by_table(all, n, cpu, t));
+				MT_ASSERT_EQ(mt_sideband_task(&view, back).tid,
+					     task_by_table(all, n, cpu, back));
+				if (__sanitizer_get_current_allocated_bytes() - opened > most)
+					most = __sanitizer_get_current_allocated_bytes() - opened;
+			}
+			MT_ASSERT_EQ(view.rewinds, 0);
+			/* Far back: read over (streamed), still right. */
+			MT_ASSERT_EQ(mt_sideband_task(&view, 20).tid, task_by_table(all, n, cpu, 20));
+			MT_ASSERT_EQ(view.rewinds, swap ? 0 : 1);
+			MT_ASSERT_EQ(view.err, 0);
+			mt_sb_view_close(&view);
+		}
+		if (!swap)
+			MT_ASSERT_MSG(most < (512 << 10), "a view held %zu bytes", most);
+		mt_sideband_fini(&sb);
+		mt_bundle_close(r);
+		free(v);
+		unlink(path);
+	}
 }

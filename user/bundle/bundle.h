@@ -245,9 +245,31 @@ void mt_bundle_stream_close(struct mt_bundle_stream *st);
  * message) and its length in *LEN, holding none of it. */
 int mt_bundle_pt_check(struct mt_bundle_reader *r, size_t i, uint64_t *len);
 
+/*
+ * The context-switch table (all its sections, in file order), read in
+ * steps: snapshots of busy machines hold millions of switches, which the
+ * decoder takes in without a copy of them all. A read stores up to MAX
+ * entries at OUT and returns how many (0 at the end) or a negative errno,
+ * with the message in mt_bundle_switch_stream_errmsg(). Streams are
+ * independent of each other and of the reader's other calls.
+ */
+struct mt_bundle_switch_stream;
+int mt_bundle_switch_stream_open(struct mt_bundle_reader *r,
+				 struct mt_bundle_switch_stream **out);
+ssize_t mt_bundle_switch_stream_read(struct mt_bundle_switch_stream *ss,
+				     struct mt_bundle_switch_entry *out, size_t max);
+const char *mt_bundle_switch_stream_errmsg(const struct mt_bundle_switch_stream *ss);
+void mt_bundle_switch_stream_close(struct mt_bundle_switch_stream *ss);
+size_t mt_bundle_switch_count(const struct mt_bundle_reader *r);
+/*
+ * The whole table in memory, read on the first call and kept until close
+ * (not safe beside another thread's first call); 0 or a negative errno,
+ * with the reader's message.
+ */
+int mt_bundle_switches(struct mt_bundle_reader *r, const struct mt_bundle_switch_entry **sw,
+		       size_t *n);
+
 /* Tables: all sections of one type, concatenated in file order. */
-size_t mt_bundle_switches(const struct mt_bundle_reader *r,
-			  const struct mt_bundle_switch_entry **sw);
 size_t mt_bundle_maps(const struct mt_bundle_reader *r, const struct mt_bundle_map **maps);
 size_t mt_bundle_threads(const struct mt_bundle_reader *r, const struct mt_bundle_thread **t);
 size_t mt_bundle_modules(const struct mt_bundle_reader *r, const struct mt_bundle_module **m);

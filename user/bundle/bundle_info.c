@@ -66,7 +66,7 @@ static void print_summary(struct mt_bundle_reader *r, FILE *out)
 			" skid %" PRIu64 " ns\n", trig.spec, trig.d.cpu, trig.d.pid, trig.d.tid,
 			trig.d.ip, trig.d.tsc, trig.d.skid_ns);
 	fprintf(out, "records: %zu switches, %zu maps, %zu threads, %zu modules, ",
-		mt_bundle_switches(r, NULL), mt_bundle_maps(r, NULL), mt_bundle_threads(r, NULL),
+		mt_bundle_switch_count(r), mt_bundle_maps(r, NULL), mt_bundle_threads(r, NULL),
 		mt_bundle_modules(r, NULL));
 	fprintf(out, "%zu files, %zu kernel text ranges\n", mt_bundle_file_count(r),
 		mt_bundle_ktext_count(r));

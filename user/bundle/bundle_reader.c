@@ -379,6 +379,7 @@ void mt_bundle_close(struct mt_bundle_reader *r)
 	free(r->pts);
 	free(r->files);
 	free(r->ktexts);
+	free(r->swsecs);
 	free(r->sw);
 	free(r->maps);
 	free(r->threads);

@@ -93,14 +93,6 @@ int mt_bundle_pt_release(struct mt_bundle_reader *r, size_t i)
 	return 0;
 }
 
-size_t mt_bundle_switches(const struct mt_bundle_reader *r,
-			  const struct mt_bundle_switch_entry **sw)
-{
-	if (sw)
-		*sw = r ? r->sw : NULL;
-	return r ? r->nsw : 0;
-}
-
 size_t mt_bundle_maps(const struct mt_bundle_reader *r, const struct mt_bundle_map **maps)
 {
 	if (maps)

@@ -61,6 +61,13 @@ struct rd_pt {
 	struct mt_bundle_pt_desc d;
 };
 
+/* A section of the switch table: its entries are read as a stream. */
+struct rd_switches {
+	size_t sec;
+	uint64_t count;
+	uint32_t entry_size;
+};
+
 #define RD_NONE ((size_t)-1)
 
 struct mt_bundle_reader {
@@ -88,8 +95,10 @@ struct mt_bundle_reader {
 	struct rd_ktext *ktexts;
 	size_t nktexts, ktexts_cap;
 
-	struct mt_bundle_switch_entry *sw;
-	size_t nsw, sw_cap;
+	struct rd_switches *swsecs;
+	size_t nswsecs, swsecs_cap;
+	size_t nsw;                     /* switch entries in all of them */
+	struct mt_bundle_switch_entry *sw;	/* all, once mt_bundle_switches() asked */
 	struct mt_bundle_map *maps;
 	size_t nmaps, maps_cap;
 	struct mt_bundle_thread *threads;
@@ -123,6 +132,10 @@ int rd_err(struct mt_bundle_reader *r, const struct rd_section *s, int code,
 int rd_desc_get(struct mt_bundle_reader *r, const struct rd_section *s, void *out,
 		size_t out_size, size_t v1_size, const uint8_t **tail, size_t *tail_len);
 
+/* out_size bytes from src_size at src: a prefix of a longer one, zero-filled past a shorter. */
+void rd_copy_prefix(void *out, size_t out_size, const void *src, size_t src_size);
+/* Reads switch section K (of r->swsecs) through for its errors, keeping none. */
+int rd_switches_check(struct mt_bundle_reader *r, size_t k);
 /* Decodes a known section after its framing and checksums were verified. */
 int rd_section_load(struct mt_bundle_reader *r, struct rd_section *s);
 

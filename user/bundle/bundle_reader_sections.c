@@ -14,8 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* out_size bytes from src_size at src: a prefix of a longer one, zero-filled past a shorter. */
-static void copy_prefix(void *out, size_t out_size, const void *src, size_t src_size)
+void rd_copy_prefix(void *out, size_t out_size, const void *src, size_t src_size)
 {
 	size_t n = src_size < out_size ? src_size : out_size;
 
@@ -41,7 +40,7 @@ int rd_desc_get(struct mt_bundle_reader *r, const struct rd_section *s, void *ou
 		return rd_err(r, s, -EBADMSG,
 			      "descriptor size %u outside [%zu, %u] (descriptor bytes)", fixed,
 			      v1_size, s->h.desc_size);
-	copy_prefix(out, out_size, s->desc, fixed);
+	rd_copy_prefix(out, out_size, s->desc, fixed);
 	if (tail) {
 		*tail = s->desc + fixed;
 		*tail_len = s->h.desc_size - fixed;
@@ -215,7 +214,7 @@ static int tbl_open(struct mt_bundle_reader *r, struct rd_section *s, void *desc
 /* Entry i as this version knows it (size bytes): longer ones cut, shorter ones zero-filled. */
 static void tbl_entry(const struct tbl *t, uint64_t i, void *out, size_t size)
 {
-	copy_prefix(out, size, t->entries + i * t->entry_size, t->entry_size);
+	rd_copy_prefix(out, size, t->entries + i * t->entry_size, t->entry_size);
 }
 
 /* A pool string: in bounds and NUL-terminated; text must hold no inner NUL. */
@@ -245,58 +244,24 @@ static int tbl_grow(const struct tbl *t, void *arr, size_t *cap, size_t have, si
 	return 0;
 }
 
-/* Entries read per step when the switch table streams. */
-#define SWITCHES_STEP 4096
-
 /*
- * Context-switch tables hold millions of entries on busy machines: the
- * payload is read in steps into the reader's copy, never held whole
- * beside it, and through to its end (the frame's checks, as for others).
+ * Context-switch tables hold millions of entries on busy machines: open
+ * reads each through once, for its errors, and keeps only where it is;
+ * its entries are read again as a stream (mt_bundle_switch_stream_open()).
  */
 static int load_switches(struct mt_bundle_reader *r, struct rd_section *s)
 {
 	struct mt_bundle_table_desc desc, d;
-	struct mt_bundle_stream *st;
-	uint8_t *step = NULL;
-	uint64_t left;
-	ssize_t n = 0;
 	int err;
 
 	if ((err = tbl_desc(r, s, &desc, sizeof(desc), MT_BUNDLE_V1_TABLE_DESC,
 			    MT_BUNDLE_V1_SWITCH_ENTRY, &d)))
 		return err;
-	if (mt_array_reserve(&r->sw, &r->sw_cap, r->nsw, (size_t)d.count, sizeof(*r->sw)) ||
-	    !(step = malloc((size_t)SWITCHES_STEP * d.entry_size))) {
-		free(step);
-		return rd_err(r, s, -ENOMEM, "out of memory for %llu entries",
-			      (unsigned long long)d.count);
-	}
-	if ((err = rd_stream_open(r, s, &st))) {
-		free(step);
-		return err;
-	}
-	for (left = d.count; left && n >= 0;) {
-		size_t k = left < SWITCHES_STEP ? (size_t)left : SWITCHES_STEP;
-
-		n = mt_bundle_stream_read(st, step, k * d.entry_size);
-		if (n != (ssize_t)(k * d.entry_size))
-			break;
-		for (size_t i = 0; i < k; i++)
-			copy_prefix(&r->sw[r->nsw++], sizeof(*r->sw), step + i * d.entry_size,
-				    d.entry_size);
-		left -= k;
-	}
-	while (n >= 0 && !left &&
-	       (n = mt_bundle_stream_read(st, step, (size_t)SWITCHES_STEP * d.entry_size)) > 0)
-		;	/* the pool, unused: read for the frame's checks */
-	if (n < 0)
-		err = rd_stream_err(r, st, (int)n);
-	else if (left)
-		err = rd_err(r, s, -EBADMSG, "payload ends inside entry %llu",
-			     (unsigned long long)(d.count - left));
-	mt_bundle_stream_close(st);
-	free(step);
-	return err;
+	if (MT_ARRAY_RESERVE(r->swsecs, r->swsecs_cap, r->nswsecs, 1))
+		return rd_err(r, s, -ENOMEM, "out of memory");
+	r->swsecs[r->nswsecs++] = (struct rd_switches){ s->index, d.count, d.entry_size };
+	r->nsw += (size_t)d.count;
+	return rd_switches_check(r, r->nswsecs - 1);
 }
 
 static int load_clock(struct mt_bundle_reader *r, struct rd_section *s)

@@ -142,17 +142,17 @@ static struct mt_task fallback_task(const struct mt_decode *d, uint32_t target)
 	return (struct mt_task){ target, target };
 }
 
+
 int mt_decode_open(struct mt_decode **out, struct mt_bundle_reader *r,
 		   const struct mt_decode_opts *opts, char *err, size_t errlen)
 {
 	struct mt_bundle_pt_config_desc ptc;
 	const struct mt_bundle_clock_entry *anchors = NULL;
-	const struct mt_bundle_switch_entry *sw;
 	struct mt_bundle_clock_desc clk = { 0 };
 	struct mt_bundle_cpu_desc cpu;
 	struct mt_sym_options symopt = { 0 };
 	struct mt_decode *d;
-	size_t nanchors = 0, nsw;
+	size_t nanchors = 0;
 	int rc;
 
 	*out = NULL;
@@ -189,13 +189,13 @@ int mt_decode_open(struct mt_decode **out, struct mt_bundle_reader *r,
 	d->have_trigger = mt_bundle_get_trigger(r, &d->trigger) == 0;
 	if (mt_bundle_clock(r, &clk, &anchors, &nanchors) < 0)
 		nanchors = 0;
-	nsw = mt_bundle_switches(r, &sw);
 	d->iscache = pt_iscache_alloc("mtrace");
 	if (mt_clock_init(&d->clock, anchors, nanchors, clk.tsc_hz) || !d->iscache ||
-	    mt_sideband_init(&d->sb, sw, nsw, fallback_task(d, ptc.target_pid)) ||
 	    build_procs(d))
 		goto nomem;
-	rc = load_kernel(d, err, errlen);
+	rc = mt_sideband_open(&d->sb, r, fallback_task(d, ptc.target_pid), err, errlen);
+	if (!rc)
+		rc = load_kernel(d, err, errlen);
 	if (!rc)
 		rc = load_cpus(d, err, errlen);
 	if (rc)
@@ -264,6 +264,7 @@ int mt_decode_run(struct mt_decode *d, const struct mt_decode_sink *sink)
 		if (d->cpus[i].pt_held > d->stats.pt_held)
 			d->stats.pt_held = d->cpus[i].pt_held;
 		d->stats.clamped += d->cpus[i].clamped;
+		d->stats.sb_rewinds += d->cpus[i].sb_rewinds;
 		d->stats.log_bytes += d->cpus[i].ops.len;
 	}
 	d->stats.log_peak = d->pipe.log_peak;

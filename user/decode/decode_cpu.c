@@ -42,6 +42,7 @@ struct worker {
 	unsigned int blocks;
 	struct pt_image **images;	/* this worker's copy per process */
 	struct mt_cpu_log *log;		/* the CPU being decoded */
+	struct mt_sb_view sb;		/* its context switches */
 	int have_seg;
 	/* The open segment's last op, still open to the transfer ending its
 	 * block (see h_transfer()); written to the log by the next op. */
@@ -102,7 +103,7 @@ static void close_seg(struct worker *w, uint64_t last_tsc)
 	w->key_floor = s->first_tsc;
 	s->lo = w->lo;
 	if (!w->attributed)
-		s->task = mt_sideband_task(&w->d->sb, w->log->cpu, last_tsc);
+		s->task = mt_sideband_task(&w->sb, last_tsc);
 	w->have_seg = 0;
 }
 
@@ -178,9 +179,9 @@ static void cut_open_segment(struct worker *w)
 	struct mt_task task;
 
 	if (!w->have_seg || !w->seg_ops ||
-	    (!w->attributed && !mt_sideband_no_switch(&w->d->sb, w->log->cpu, w->log_tsc, hi)))
+	    (!w->attributed && !mt_sideband_no_switch(&w->sb, w->log_tsc, hi)))
 		return;
-	task = w->attributed ? s->task : mt_sideband_task(&w->d->sb, w->log->cpu, w->log_tsc);
+	task = w->attributed ? s->task : mt_sideband_task(&w->sb, w->log_tsc);
 	s->task = task;
 	w->attributed = 1;
 	close_seg(w, w->log_tsc);
@@ -290,7 +291,7 @@ static struct pt_image *h_enable(void *ctx, uint64_t tsc, uint64_t ip)
 	struct worker *w = ctx;
 	uint64_t floor = w->log->stats.tsc_floor, ceil = w->log->stats.tsc_ceil,
 		 end = w->log->stats.tsc_end,
-		 off = mt_sideband_trace_off(&w->d->sb, w->log->cpu, floor),
+		 off = mt_sideband_trace_off(&w->sb, floor),
 		 lo = last_tsc(w, 0) > floor ? last_tsc(w, 0) : floor;
 	struct mt_task task;
 	const struct mt_proc *proc;
@@ -309,7 +310,7 @@ static struct pt_image *h_enable(void *ctx, uint64_t tsc, uint64_t ip)
 		w->log->clamped++;
 	}
 	w->log->segs[w->log->nsegs - 1].first_tsc = w->log->segs[w->log->nsegs - 1].last_tsc = tsc;
-	task = mt_sideband_task(&w->d->sb, w->log->cpu, tsc);
+	task = mt_sideband_task(&w->sb, tsc);
 	proc = mt_decode_proc(w->d, task.pid);
 	if (w->d->cyc) {
 		w->log->segs[w->log->nsegs - 1].task = task;
@@ -471,6 +472,7 @@ static void decode_one(struct worker *w)
 	int rc;
 
 	h.ctx = w;
+	mt_sb_view_open(&w->sb, &w->d->sb, log->cpu);
 	mt_pt_reader_init(&pr, w->d->r, (size_t)(log - w->d->cpus), log->len);
 	rc = mt_blk_decode_stream(&w->d->cfg, &pr.src,
 				  w->d->opts.pt_window ? w->d->opts.pt_window : DEFAULT_PT_WINDOW,
@@ -480,6 +482,10 @@ static void decode_one(struct worker *w)
 	log->pt_held = pr.cap;
 	mt_pt_reader_fini(&pr);
 	close_seg(w, last_tsc(w, 0));
+	if (w->sb.err && !log->failed)
+		log->failed = w->sb.err;
+	log->sb_rewinds = w->sb.rewinds;
+	mt_sb_view_close(&w->sb);
 	if (w->progress)
 		report(w, log->len);
 }

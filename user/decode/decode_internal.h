@@ -48,6 +48,7 @@ struct mt_cpu_log {
 	int oom;
 	int failed;		/* negative errno: the PT could not be read or decoded */
 	size_t pt_held;		/* most of its PT in memory at once */
+	uint64_t sb_rewinds;	/* its switches read over (mt_sb_view) */
 	/* Shared, under mt_decode.lock: */
 	struct mt_seg *ready;	/* handed over, not yet taken */
 	size_t nready, ready_cap;

@@ -2,100 +2,399 @@
 /* Thread on a CPU at a TSC; see sideband.h. */
 #include "decode/sideband.h"
 
+#include "util/errmsg.h"
+#include "util/mt_array.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Records in (cpu, tsc) order; equal ones in file order, the later wins. */
-static int cmp_switch(const void *a, const void *b, void *arg)
-{
-	const struct mt_bundle_switch_entry *sw = arg;
-	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-	const struct mt_bundle_switch_entry *x = &sw[i], *y = &sw[j];
+/* Entries read from the bundle at a time. */
+#define SB_STEP 4096
+/* Records a view keeps before the last one a query reached: queries go
+ * back a little (a segment's end is asked after the next one's start). */
+#define VIEW_KEEP 1024
 
-	if (x->cpu != y->cpu)
-		return x->cpu < y->cpu ? -1 : 1;
-	if (x->tsc != y->tsc)
-		return x->tsc < y->tsc ? -1 : 1;
-	return i < j ? -1 : i > j;
+/* ---- CPU numbers to indexes ---- */
+
+static size_t map_slot(const struct mt_sb_map *m, uint64_t key)
+{
+	/* Fibonacci hashing: cap is a power of two. */
+	size_t i = (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 32) & (m->cap - 1);
+
+	while (m->vals[i] && m->keys[i] != key)
+		i = (i + 1) & (m->cap - 1);
+	return i;
 }
 
-int mt_sideband_init(struct mt_sideband *sb, const struct mt_bundle_switch_entry *sw, size_t n,
-		     struct mt_task fallback)
+/* KEY's index, or -1. */
+static int64_t map_get(const struct mt_sb_map *m, uint64_t key)
 {
-	/* An index of 4 bytes a record, not a copy of 32: switch-heavy
-	 * snapshots hold millions of them. */
-	if (n > UINT32_MAX)
+	size_t i;
+
+	if (!m->cap)
+		return -1;
+	i = map_slot(m, key);
+	return m->vals[i] ? (int64_t)m->vals[i] - 1 : -1;
+}
+
+/* Room for one more key, the map at most half full. */
+static int map_room(struct mt_sb_map *m)
+{
+	struct mt_sb_map g = { 0 };
+
+	if (2 * (m->n + 1) <= m->cap)
+		return 0;
+	g.cap = m->cap ? 2 * m->cap : 64;
+	g.keys = malloc(g.cap * sizeof(*g.keys));
+	g.vals = calloc(g.cap, sizeof(*g.vals));
+	if (!g.keys || !g.vals) {
+		free(g.keys);
+		free(g.vals);
 		return -ENOMEM;
-	sb->order = malloc((n ? n : 1) * sizeof(*sb->order));
-	if (!sb->order)
+	}
+	for (size_t i = 0; i < m->cap; i++) {
+		if (m->vals[i]) {
+			size_t j = map_slot(&g, m->keys[i]);
+
+			g.keys[j] = m->keys[i];
+			g.vals[j] = m->vals[i];
+		}
+	}
+	g.n = m->n;
+	free(m->keys);
+	free(m->vals);
+	*m = g;
+	return 0;
+}
+
+static int map_put(struct mt_sb_map *m, uint64_t key, uint32_t index)
+{
+	size_t i;
+
+	if (map_room(m))
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		sb->order[i] = (uint32_t)i;
-	qsort_r(sb->order, n, sizeof(*sb->order), cmp_switch, (void *)sw);
-	sb->sw = sw;
-	sb->n = n;
-	sb->fallback = fallback;
+	i = map_slot(m, key);
+	m->keys[i] = key;
+	m->vals[i] = index + 1;
+	m->n++;
+	return 0;
+}
+
+/* ---- building ---- */
+
+void mt_sideband_init(struct mt_sideband *sb, struct mt_task fallback)
+{
+	*sb = (struct mt_sideband){ .fallback = fallback };
+}
+
+/* CPU's records, added if new; NULL when out of memory. */
+static struct mt_sb_cpu *cpu_of(struct mt_sideband *sb, uint32_t cpu)
+{
+	int64_t i = map_get(&sb->cpu_ids, cpu);
+
+	if (i >= 0)
+		return &sb->cpus[i];
+	if (sb->ncpus >= UINT32_MAX - 1 || MT_ARRAY_RESERVE(sb->cpus, sb->cpus_cap, sb->ncpus, 1) ||
+	    map_put(&sb->cpu_ids, cpu, (uint32_t)sb->ncpus))
+		return NULL;
+	sb->cpus[sb->ncpus] = (struct mt_sb_cpu){ .cpu = cpu };
+	return &sb->cpus[sb->ncpus++];
+}
+
+/* Counts N records per CPU, and keeps them when HOLD. */
+static int take(struct mt_sideband *sb, const struct mt_bundle_switch_entry *sw, size_t n,
+		bool hold)
+{
+	struct mt_sb_cpu *c = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct mt_bundle_switch_entry *e = &sw[i];
+
+		if ((!c || c->cpu != e->cpu) && !(c = cpu_of(sb, e->cpu)))
+			return -ENOMEM;
+		if (!c->n || e->tsc < c->first_tsc) {
+			c->first_tsc = e->tsc;
+			c->first_prev = (struct mt_task){ e->prev_pid, e->prev_tid };
+		}
+		c->unsorted |= c->n && e->tsc < c->last_tsc;
+		c->last_tsc = e->tsc;
+		if (hold) {
+			if (MT_ARRAY_RESERVE(c->all, c->all_cap, c->n, 1))
+				return -ENOMEM;
+			c->all[c->n] = (struct mt_sb_rec){ e->tsc, { e->next_pid, e->next_tid } };
+		}
+		c->n++;
+	}
+	return 0;
+}
+
+int mt_sideband_add(struct mt_sideband *sb, const struct mt_bundle_switch_entry *sw, size_t n)
+{
+	return take(sb, sw, n, true);
+}
+
+/* Records in time order; equal ones in the order they came. */
+static int cmp_rec(const void *a, const void *b)
+{
+	const struct mt_sb_rec *x = *(const struct mt_sb_rec *const *)a;
+	const struct mt_sb_rec *y = *(const struct mt_sb_rec *const *)b;
+
+	if (x->tsc != y->tsc)
+		return x->tsc < y->tsc ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* A stable sort of C's records (qsort is not stable: it sorts pointers,
+ * which break ties by place). */
+static int sort_cpu(struct mt_sb_cpu *c)
+{
+	struct mt_sb_rec **order = malloc(c->n * sizeof(*order));
+	struct mt_sb_rec *sorted = malloc(c->n * sizeof(*sorted));
+
+	if (!order || !sorted) {
+		free(order);
+		free(sorted);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < c->n; i++)
+		order[i] = &c->all[i];
+	qsort(order, c->n, sizeof(*order), cmp_rec);
+	for (size_t i = 0; i < c->n; i++)
+		sorted[i] = *order[i];
+	free(order);
+	free(c->all);
+	c->all = sorted;
+	c->all_cap = c->n;
+	return 0;
+}
+
+int mt_sideband_finish(struct mt_sideband *sb)
+{
+	for (size_t i = 0; i < sb->ncpus; i++)
+		if (sb->cpus[i].unsorted && sort_cpu(&sb->cpus[i]))
+			return -ENOMEM;
+	return 0;
+}
+
+/* Reads the whole table once into SB, holding the records when HOLD. */
+static int read_table(struct mt_sideband *sb, struct mt_bundle_reader *r, bool hold,
+		      char *err, size_t errlen)
+{
+	struct mt_bundle_switch_entry *step = malloc(SB_STEP * sizeof(*step));
+	struct mt_bundle_switch_stream *ss = NULL;
+	ssize_t got = 0;
+	int rc = step ? mt_bundle_switch_stream_open(r, &ss) : -ENOMEM;
+
+	while (!rc && (got = mt_bundle_switch_stream_read(ss, step, SB_STEP)) > 0)
+		rc = take(sb, step, (size_t)got, hold);
+	if (!rc && got < 0)
+		rc = mt_errmsg(err, errlen, (int)-got, "context switches: %s",
+			       mt_bundle_switch_stream_errmsg(ss));
+	else if (rc == -ENOMEM)
+		rc = mt_errmsg(err, errlen, ENOMEM, "out of memory for %zu context switches",
+			       mt_bundle_switch_count(r));
+	mt_bundle_switch_stream_close(ss);
+	free(step);
+	return rc;
+}
+
+int mt_sideband_open(struct mt_sideband *sb, struct mt_bundle_reader *r,
+		     struct mt_task fallback, char *err, size_t errlen)
+{
+	bool sorted = true;
+	int rc;
+
+	mt_sideband_init(sb, fallback);
+	if ((rc = read_table(sb, r, false, err, errlen)))
+		return rc;
+	for (size_t i = 0; i < sb->ncpus; i++)
+		sorted &= !sb->cpus[i].unsorted;
+	if (sorted) {
+		sb->from = r;
+		return 0;
+	}
+	mt_sideband_fini(sb);
+	mt_sideband_init(sb, fallback);
+	if ((rc = read_table(sb, r, true, err, errlen)))
+		return rc;
+	if (mt_sideband_finish(sb))
+		return mt_errmsg(err, errlen, ENOMEM, "out of memory sorting %zu context switches",
+				 mt_bundle_switch_count(r));
 	return 0;
 }
 
 void mt_sideband_fini(struct mt_sideband *sb)
 {
-	free(sb->order);
-	sb->order = NULL;
-	sb->sw = NULL;
-	sb->n = 0;
+	for (size_t i = 0; i < sb->ncpus; i++)
+		free(sb->cpus[i].all);
+	free(sb->cpus);
+	free(sb->cpu_ids.keys);
+	free(sb->cpu_ids.vals);
+	mt_sideband_init(sb, sb->fallback);
 }
 
-/* The Ith record in (cpu, tsc) order. */
-static const struct mt_bundle_switch_entry *rec(const struct mt_sideband *sb, size_t i)
+/* ---- views ---- */
+
+void mt_sb_view_open(struct mt_sb_view *v, const struct mt_sideband *sb, uint32_t cpu)
 {
-	return &sb->sw[sb->order[i]];
+	int64_t i = map_get(&sb->cpu_ids, cpu);
+
+	*v = (struct mt_sb_view){ .sb = sb, .c = i >= 0 ? &sb->cpus[i] : NULL };
+	if (v->c && !sb->from) {
+		v->recs = v->c->all;	/* held: all of them, nothing to read */
+		v->n = v->c->n;
+	}
 }
 
-/* Index of the first record of a later CPU, or later than TSC on CPU. */
-static size_t after(const struct mt_sideband *sb, uint32_t cpu, uint64_t tsc)
+static void view_drop_stream(struct mt_sb_view *v)
 {
-	size_t lo = 0, hi = sb->n;
+	mt_bundle_switch_stream_close(v->ss);
+	v->ss = NULL;
+	v->pos = v->got = 0;
+}
 
+void mt_sb_view_close(struct mt_sb_view *v)
+{
+	view_drop_stream(v);
+	free(v->step);
+	if (v->sb && v->sb->from)
+		free(v->recs);
+	*v = (struct mt_sb_view){ 0 };
+}
+
+static bool view_at_end(const struct mt_sb_view *v)
+{
+	return !v->c || v->err || v->base + v->n >= v->c->n;
+}
+
+/* The next entry of the view's CPU from the bundle, or NULL (v->err set
+ * on an error). */
+static const struct mt_bundle_switch_entry *view_next_entry(struct mt_sb_view *v)
+{
+	ssize_t got;
+
+	for (;;) {
+		while (v->pos < v->got)
+			if (v->step[v->pos++].cpu == v->c->cpu)
+				return &v->step[v->pos - 1];
+		if (!v->step && !(v->step = malloc(SB_STEP * sizeof(*v->step)))) {
+			v->err = -ENOMEM;
+			return NULL;
+		}
+		if (!v->ss && (v->err = mt_bundle_switch_stream_open(v->sb->from, &v->ss)))
+			return NULL;
+		got = mt_bundle_switch_stream_read(v->ss, v->step, SB_STEP);
+		if (got <= 0) {
+			/* Fewer than counted at open: the file changed. */
+			v->err = got < 0 ? (int)got : -EIO;
+			return NULL;
+		}
+		v->pos = 0;
+		v->got = (size_t)got;
+	}
+}
+
+/* Reads the view's next record, first dropping those before record KEEP;
+ * false at the end. */
+static bool view_read_on(struct mt_sb_view *v, uint64_t keep)
+{
+	const struct mt_bundle_switch_entry *e;
+
+	if (view_at_end(v))
+		return false;
+	if (keep > v->base + v->n)
+		keep = v->base + v->n;
+	/* Dropped in bulk, so each record moves O(1) times. */
+	if (keep > v->base && keep - v->base >= v->n / 2) {
+		v->n -= (size_t)(keep - v->base);
+		memmove(v->recs, v->recs + (keep - v->base), v->n * sizeof(*v->recs));
+		v->base = keep;
+	}
+	if (MT_ARRAY_RESERVE(v->recs, v->cap, v->n, 1)) {
+		v->err = -ENOMEM;
+		return false;
+	}
+	if (!(e = view_next_entry(v)))
+		return false;
+	v->recs[v->n++] = (struct mt_sb_rec){ e->tsc, { e->next_pid, e->next_tid } };
+	return true;
+}
+
+/* Starts the CPU's records over from the bundle. */
+static void view_rewind(struct mt_sb_view *v)
+{
+	view_drop_stream(v);
+	v->base = 0;
+	v->n = 0;
+	v->rewinds++;
+}
+
+/* Record K of the CPU, in time order; NULL past the last. */
+static const struct mt_sb_rec *view_rec(struct mt_sb_view *v, uint64_t k)
+{
+	if (k < v->base)
+		view_rewind(v);
+	while (k >= v->base + v->n)
+		if (!view_read_on(v, k > VIEW_KEEP ? k - VIEW_KEEP : 0))
+			return NULL;
+	return &v->recs[k - v->base];
+}
+
+/* The index of the CPU's first record later than TSC; the one before it,
+ * if any, is in the window. */
+static uint64_t view_after(struct mt_sb_view *v, uint64_t tsc)
+{
+	size_t lo = 0, hi;
+
+	if (v->base && (!v->n || v->recs[0].tsc > tsc))
+		view_rewind(v);
+	while ((!v->n || v->recs[v->n - 1].tsc <= tsc) &&
+	       view_read_on(v, v->base + v->n > VIEW_KEEP ? v->base + v->n - VIEW_KEEP : 0))
+		;
+	hi = v->n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		const struct mt_bundle_switch_entry *s = rec(sb, mid);
 
-		if (s->cpu < cpu || (s->cpu == cpu && s->tsc <= tsc))
+		if (v->recs[mid].tsc <= tsc)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo;
+	return v->base + lo;
 }
 
-struct mt_task mt_sideband_task(const struct mt_sideband *sb, uint32_t cpu, uint64_t tsc)
-{
-	size_t lo = after(sb, cpu, tsc);
+/* ---- queries ---- */
 
-	if (lo > 0 && rec(sb, lo - 1)->cpu == cpu)
-		return (struct mt_task){ rec(sb, lo - 1)->next_pid, rec(sb, lo - 1)->next_tid };
-	if (lo < sb->n && rec(sb, lo)->cpu == cpu)
-		return (struct mt_task){ rec(sb, lo)->prev_pid, rec(sb, lo)->prev_tid };
-	return sb->fallback;
+struct mt_task mt_sideband_task(struct mt_sb_view *v, uint64_t tsc)
+{
+	uint64_t k;
+
+	if (!v->c)
+		return v->sb->fallback;
+	k = view_after(v, tsc);
+	return k ? v->recs[k - 1 - v->base].next : v->c->first_prev;
 }
 
-int mt_sideband_no_switch(const struct mt_sideband *sb, uint32_t cpu, uint64_t from, uint64_t to)
+int mt_sideband_no_switch(struct mt_sb_view *v, uint64_t from, uint64_t to)
 {
-	size_t i = after(sb, cpu, from);
+	const struct mt_sb_rec *r;
 
-	return i == sb->n || rec(sb, i)->cpu != cpu || rec(sb, i)->tsc > to;
+	if (!v->c)
+		return 1;
+	r = view_rec(v, view_after(v, from));
+	return !r || r->tsc > to;
 }
 
-uint64_t mt_sideband_trace_off(const struct mt_sideband *sb, uint32_t cpu, uint64_t tsc)
+uint64_t mt_sideband_trace_off(struct mt_sb_view *v, uint64_t tsc)
 {
-	uint32_t target = sb->fallback.pid;
+	uint32_t target = v->sb->fallback.pid;
+	const struct mt_sb_rec *r;
 
-	if (!target)
+	if (!target || !v->c)
 		return UINT64_MAX;
-	for (size_t i = after(sb, cpu, tsc); i < sb->n && rec(sb, i)->cpu == cpu; i++)
-		if (rec(sb, i)->next_pid != target || !rec(sb, i)->next_tid)
-			return rec(sb, i)->tsc;
+	for (uint64_t k = view_after(v, tsc); (r = view_rec(v, k)); k++)
+		if (r->next.pid != target || !r->next.tid)
+			return r->tsc;
 	return UINT64_MAX;
 }

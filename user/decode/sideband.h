@@ -2,12 +2,20 @@
 /*
  * Which thread ran on a CPU at a given TSC, from the bundle's
  * context-switch records.
+ *
+ * Snapshots of busy machines hold millions of switches, one per few
+ * hundred bytes of PT. When each CPU's records are in time order in the
+ * file (capture and the perf.data import write them so), none are held:
+ * each decoding stream reads its CPU's records from the bundle as its
+ * trace goes on, keeping a window around where it asks (struct
+ * mt_sb_view). Tables out of order are sorted into memory instead.
  */
 #ifndef MTRACE_DECODE_SIDEBAND_H
 #define MTRACE_DECODE_SIDEBAND_H
 
-#include "mtrace/bundle_format.h"
+#include "bundle/bundle.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,38 +23,97 @@ struct mt_task {
 	uint32_t pid, tid;
 };
 
-struct mt_sideband {
-	const struct mt_bundle_switch_entry *sw;	/* the records, as given */
-	uint32_t *order;	/* their indexes in (cpu, tsc) order */
+/* A record as queries see it: its time and the task it switched in. */
+struct mt_sb_rec {
+	uint64_t tsc;
+	struct mt_task next;
+};
+
+/* A map of 64-bit keys to indexes (open addressing). */
+struct mt_sb_map {
+	uint64_t *keys;
+	uint32_t *vals;		/* index + 1; 0: a free slot */
+	size_t cap, n;
+};
+
+/* One CPU's records. */
+struct mt_sb_cpu {
+	uint32_t cpu;
 	size_t n;
+	uint64_t first_tsc;		/* the earliest record's time */
+	struct mt_task first_prev;	/* and the task it switched out */
+	uint64_t last_tsc;		/* the last one's, in file order */
+	bool unsorted;			/* not in time order in the file */
+	struct mt_sb_rec *all;		/* all of them, in time order, when held */
+	size_t all_cap;
+};
+
+struct mt_sideband {
+	struct mt_sb_cpu *cpus;
+	size_t ncpus, cpus_cap;
+	struct mt_sb_map cpu_ids;	/* CPU number -> index into cpus */
+	/* The bundle each view reads its records from; NULL: they are held. */
+	struct mt_bundle_reader *from;
 	struct mt_task fallback;	/* when a CPU has no record at all */
 };
 
-/* Orders the N records at SW, which must outlive the sideband (records of
- * equal CPU and time keep their order: the later one wins); FALLBACK is
- * the task assumed on CPUs without records, and its pid the target
- * process (0: system-wide). Returns 0 or -ENOMEM. */
-int mt_sideband_init(struct mt_sideband *sb, const struct mt_bundle_switch_entry *sw, size_t n,
-		     struct mt_task fallback);
+/* An empty sideband holding its records; FALLBACK is the task assumed on
+ * CPUs without records, and its pid the target process (0: system-wide). */
+void mt_sideband_init(struct mt_sideband *sb, struct mt_task fallback);
+/* Takes in N records, in file order, in as many calls as it takes; then
+ * mt_sideband_finish() puts each CPU's in time order (records of equal CPU
+ * and time keep their file order: the later one wins). 0 or -ENOMEM. */
+int mt_sideband_add(struct mt_sideband *sb, const struct mt_bundle_switch_entry *sw, size_t n);
+int mt_sideband_finish(struct mt_sideband *sb);
+/*
+ * The bundle's records: read through once for each CPU's count and order;
+ * held (as above) only when some CPU's are out of time order, else read
+ * again by each view. R must outlive the sideband. 0 or a negative errno
+ * with the message in ERR.
+ */
+int mt_sideband_open(struct mt_sideband *sb, struct mt_bundle_reader *r,
+		     struct mt_task fallback, char *err, size_t errlen);
 void mt_sideband_fini(struct mt_sideband *sb);
 
 /*
- * The task on CPU at TSC: the one switched in by the last record at or
+ * One CPU's records for one user (a decoding stream), queried at times
+ * that mostly grow: a query before its window starts the CPU's records
+ * over (counted in rewinds). When reading the bundle fails, a view acts as
+ * if the records ended there and keeps the error in err.
+ */
+struct mt_sb_view {
+	const struct mt_sideband *sb;
+	const struct mt_sb_cpu *c;	/* NULL: the CPU has no records */
+	struct mt_sb_rec *recs;		/* records [base, base + n) */
+	size_t n, cap;
+	uint64_t base;
+	struct mt_bundle_switch_stream *ss;	/* reading on, when not held */
+	struct mt_bundle_switch_entry *step;	/* entries read, [pos, got) unused */
+	size_t pos, got;
+	uint64_t rewinds;
+	int err;
+};
+
+void mt_sb_view_open(struct mt_sb_view *v, const struct mt_sideband *sb, uint32_t cpu);
+void mt_sb_view_close(struct mt_sb_view *v);
+
+/*
+ * The task on the CPU at TSC: the one switched in by the last record at or
  * before TSC, or, before the CPU's first record, the one that record
  * switched out.
  */
-struct mt_task mt_sideband_task(const struct mt_sideband *sb, uint32_t cpu, uint64_t tsc);
+struct mt_task mt_sideband_task(struct mt_sb_view *v, uint64_t tsc);
 /*
  * When tracing one process, the module clears TraceEn when a switch brings
  * in a task of another process (or the idle task) and sets it again, with
  * a TSC packet, when one of the target's threads comes back. So the trace
  * after a TSC packet at TSC ends before the time this returns: that of
- * CPU's first record later than TSC switching to another process.
+ * the CPU's first record later than TSC switching to another process.
  * UINT64_MAX if there is none, or in system-wide mode (PT stays on).
  */
-uint64_t mt_sideband_trace_off(const struct mt_sideband *sb, uint32_t cpu, uint64_t tsc);
-/* Whether CPU has no switch record in (FROM, TO]: its task is the same
+uint64_t mt_sideband_trace_off(struct mt_sb_view *v, uint64_t tsc);
+/* Whether the CPU has no switch record in (FROM, TO]: its task is the same
  * all along. */
-int mt_sideband_no_switch(const struct mt_sideband *sb, uint32_t cpu, uint64_t from, uint64_t to);
+int mt_sideband_no_switch(struct mt_sb_view *v, uint64_t from, uint64_t to);
 
 #endif

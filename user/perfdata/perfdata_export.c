@@ -76,6 +76,8 @@ struct exp {
 	struct mt_bundle_pt_config_desc cfg;
 	uint64_t pt_id, sb_id;
 	uint64_t t0;            /* earliest time: maps seen in a walk date from it */
+	const struct mt_bundle_switch_entry *sw;
+	size_t nsw;
 	const char *symfs;
 	const char *dir;        /* with --kcore: the perf.data directory being built */
 	struct perfdata_export_stats *st;
@@ -315,9 +317,7 @@ static uint32_t cpu_of(const struct mt_bundle_switch_entry *sw, size_t n, uint32
 
 static int put_comms(struct exp *x)
 {
-	const struct mt_bundle_switch_entry *sw;
 	const struct mt_bundle_thread *t;
-	size_t nsw = mt_bundle_switches(x->r, &sw);
 	size_t n = mt_bundle_threads(x->r, &t);
 
 	for (size_t i = 0; i < n; i++) {
@@ -325,7 +325,7 @@ static int put_comms(struct exp *x)
 			uint32_t pid, tid;
 			char comm[24];
 		} body = { t[i].pid, t[i].tid, { 0 } };
-		struct perfdata_sample_id s = sid(x, t[i].pid, t[i].tid, 0, cpu_of(sw, nsw, t[i].tid),
+		struct perfdata_sample_id s = sid(x, t[i].pid, t[i].tid, 0, cpu_of(x->sw, x->nsw, t[i].tid),
 						  x->sb_id);
 
 		s.time = x->t0;
@@ -420,9 +420,7 @@ static int put_binary(struct exp *x, const struct mt_bundle_map *m, char *name, 
 
 static int put_maps(struct exp *x)
 {
-	const struct mt_bundle_switch_entry *sw;
 	const struct mt_bundle_map *m;
-	size_t nsw = mt_bundle_switches(x->r, &sw);
 	size_t n = mt_bundle_maps(x->r, &m);
 	int e = 0;
 
@@ -457,7 +455,7 @@ static int put_maps(struct exp *x)
 			if ((e = add_build_id(x, rec.name, rec.h.build_id, rec.h.build_id_size)))
 				break;
 		}
-		s = sid(x, m[i].pid, m[i].pid, m[i].tsc, cpu_of(sw, nsw, m[i].pid), x->sb_id);
+		s = sid(x, m[i].pid, m[i].pid, m[i].tsc, cpu_of(x->sw, x->nsw, m[i].pid), x->sb_id);
 		if (m[i].event == MT_BUNDLE_MAP_PRESENT)
 			s.time = x->t0;
 		nl = strlen(rec.name) + 1;
@@ -541,8 +539,7 @@ static int put_itrace_starts(struct exp *x, const struct mt_bundle_switch_entry 
 
 static int put_switches(struct exp *x)
 {
-	const struct mt_bundle_switch_entry *sw;
-	size_t n = mt_bundle_switches(x->r, &sw);
+	size_t n = x->nsw;
 	struct mt_bundle_switch_entry *v = malloc((n ? n : 1) * sizeof(*v));
 	int e = 0;
 
@@ -551,7 +548,7 @@ static int put_switches(struct exp *x)
 		return -ENOMEM;
 	}
 	if (n)
-		memcpy(v, sw, n * sizeof(*v));
+		memcpy(v, x->sw, n * sizeof(*v));
 	qsort(v, n, sizeof(*v), cmp_switch);
 	e = put_itrace_starts(x, v, n);
 	for (size_t i = 0; i < n && !e; i++)
@@ -615,17 +612,16 @@ static int put_features(struct exp *x)
 }
 
 /* The earliest time of the sideband: what maps seen in a walk date from. */
-static uint64_t first_tsc(struct mt_bundle_reader *r)
+static uint64_t first_tsc(const struct exp *x)
 {
-	const struct mt_bundle_switch_entry *sw;
+	struct mt_bundle_reader *r = x->r;
 	const struct mt_bundle_map *m;
 	const struct mt_bundle_thread *t;
 	size_t n;
 	uint64_t lo = UINT64_MAX;
 
-	n = mt_bundle_switches(r, &sw);
-	for (size_t i = 0; i < n; i++)
-		lo = sw[i].tsc < lo ? sw[i].tsc : lo;
+	for (size_t i = 0; i < x->nsw; i++)
+		lo = x->sw[i].tsc < lo ? x->sw[i].tsc : lo;
 	n = mt_bundle_maps(r, &m);
 	for (size_t i = 0; i < n; i++)
 		lo = m[i].tsc < lo ? m[i].tsc : lo;
@@ -645,7 +641,8 @@ int perfdata_export(struct mt_bundle_reader *r, const char *out,
 	int e;
 
 	memset(st, 0, sizeof(*st));
-	if ((e = mt_bundle_get_cpu(r, &x.cpu)) || (e = mt_bundle_get_pt_config(r, &x.cfg))) {
+	if ((e = mt_bundle_get_cpu(r, &x.cpu)) || (e = mt_bundle_get_pt_config(r, &x.cfg)) ||
+	    (e = mt_bundle_switches(r, &x.sw, &x.nsw))) {
 		snprintf(err, errlen, "%s", mt_bundle_reader_errmsg(r));
 		return e;
 	}
@@ -659,7 +656,7 @@ int perfdata_export(struct mt_bundle_reader *r, const char *out,
 		snprintf(st->symfs, sizeof(st->symfs), "%s.symfs", out);
 	x.symfs = st->symfs;
 	perfdata_tsc_conv_from_bundle(r, &x.tc);
-	x.t0 = ns(&x, first_tsc(r));
+	x.t0 = ns(&x, first_tsc(&x));
 	snprintf(data, sizeof(data), "%s", out);
 	if (opts && opts->kcore) {
 		if ((e = perfdata_dir_begin(&dir, out, err, errlen)))

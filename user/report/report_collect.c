@@ -6,6 +6,7 @@
 #include "decode/blkdec.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -261,37 +262,58 @@ uint64_t mt_report_total(const struct mt_rep_fn *fn)
 	return s;
 }
 
-/* Each thread's time switched out within its data, from the bundle's
- * context switches. */
-static void desched(struct mt_report *rep, struct mt_decode *d, struct mt_bundle_reader *r)
-{
-	const struct mt_bundle_switch_entry *sw;
-	size_t n = mt_bundle_switches(r, &sw);
+/* A thread's last switch out, while it is out. */
+struct out_since {
+	uint64_t ns;
+	bool out;
+};
 
+/* Thread T's switches among N records at SW, in file order. */
+static void desched_step(struct mt_rep_thread *t, struct out_since *o, struct mt_decode *d,
+			 const struct mt_bundle_switch_entry *sw, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t ns = mt_decode_ns(d, sw[i].tsc);
+
+		if (sw[i].prev_tid == t->tid && sw[i].prev_pid == t->pid && !o->out) {
+			*o = (struct out_since){ ns, true };
+		} else if (sw[i].next_tid == t->tid && sw[i].next_pid == t->pid && o->out) {
+			uint64_t a = o->ns > t->first ? o->ns : t->first;
+			uint64_t b = ns < t->last ? ns : t->last;
+
+			t->desched += b > a ? b - a : 0;
+			o->out = false;
+		}
+	}
+}
+
+/* Each thread's time switched out within its data, from the bundle's
+ * context switches, read in steps (there may be millions). */
+static int desched(struct mt_report *rep, struct mt_decode *d, struct mt_bundle_reader *r)
+{
+	struct mt_bundle_switch_entry step[256];
+	struct mt_bundle_switch_stream *ss = NULL;
+	struct out_since *o = calloc(rep->nthreads + 1, sizeof(*o));
+	ssize_t got = 0;
+
+	if (!o || mt_bundle_switch_stream_open(r, &ss)) {
+		free(o);
+		return -1;
+	}
+	while ((got = mt_bundle_switch_stream_read(ss, step, sizeof(step) / sizeof(*step))) > 0)
+		for (size_t k = 0; k < rep->nthreads; k++)
+			desched_step(&rep->threads[k], &o[k], d, step, (size_t)got);
+	mt_bundle_switch_stream_close(ss);
+	free(o);
 	for (size_t k = 0; k < rep->nthreads; k++) {
 		struct mt_rep_thread *t = &rep->threads[k];
-		uint64_t out = 0;
-		int is_out = 0;
 
-		for (size_t i = 0; i < n; i++) {
-			uint64_t ns = mt_decode_ns(d, sw[i].tsc);
-
-			if (sw[i].prev_tid == t->tid && sw[i].prev_pid == t->pid && !is_out) {
-				out = ns;
-				is_out = 1;
-			} else if (sw[i].next_tid == t->tid && sw[i].next_pid == t->pid && is_out) {
-				uint64_t a = out > t->first ? out : t->first;
-				uint64_t b = ns < t->last ? ns : t->last;
-
-				t->desched += b > a ? b - a : 0;
-				is_out = 0;
-			}
-		}
 		/* Only [untraced] time can be descheduled time. */
 		if (t->desched > t->untraced)
 			t->desched = t->untraced;
 		t->untraced -= t->desched;
 	}
+	return got < 0 ? -1 : 0;
 }
 
 static void names(struct mt_report *rep, struct mt_bundle_reader *r)
@@ -336,7 +358,8 @@ int mt_report_finish(struct mt_report *rep, struct mt_decode *d, struct mt_bundl
 	}
 	if (r && d) {
 		names(rep, r);
-		desched(rep, d, r);
+		if (desched(rep, d, r))
+			rep->oom = 1;
 	}
 	return rep->oom ? -1 : 0;
 }

@@ -167,8 +167,10 @@ static void check_switches(struct mt_bundle_reader *r, const struct want *w)
 	const struct mt_bundle_switch_entry *sw;
 	const struct mt_bundle_clock_entry *a;
 	struct mt_bundle_clock_desc cd;
-	size_t n = mt_bundle_switches(r, &sw), na, in = 0;
+	size_t n, na, in = 0;
 
+	if (mt_bundle_switches(r, &sw, &n))
+		fail("switch records unreadable: %s", mt_bundle_reader_errmsg(r));
 	if (mt_bundle_clock(r, &cd, &a, &na) || na != 4)
 		fail("clock anchors missing (expected 4)");
 	if (!a[0].tsc || a[2].tsc < a[0].tsc || a[2].monotonic_ns < a[0].monotonic_ns ||
