@@ -48,6 +48,7 @@ struct mt_cpu_log {
 	int oom;
 	int failed;		/* negative errno: the PT could not be read or decoded */
 	size_t pt_held;		/* most of its PT in memory at once */
+	size_t scan_held;	/* at most what its scan held: marks, offsets, PT */
 	/* Shared, under mt_decode.lock: */
 	struct mt_seg *ready;	/* handed over, not yet taken */
 	size_t nready, ready_cap;
