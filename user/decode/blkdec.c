@@ -543,8 +543,10 @@ static void drop_front(void *v, size_t *n, size_t k, size_t elem)
  * resync, which is to a PSB after the last sync point).
  *
  * PSBs before START: resync_point() looks only at PSBs after the sync
- * point, which is in the window, and mt_cyctime_at() only at the last PSB
- * at or before the offset, when it is in the window.
+ * point, which is in the window, up to the error's offset (a forward sync
+ * past them is libipt's own search of the window's bytes), and
+ * mt_cyctime_at() only at the last PSB at or before the offset, when it
+ * is in the window.
  *
  * TSC marks: tsc_bounds() asks for the mark before its N (the floor), N
  * itself and later ones, with N the number of marks before the enable's
@@ -555,21 +557,22 @@ static void drop_front(void *v, size_t *n, size_t k, size_t elem)
  * of the event (pt_event.tsc): its decoder's time since its last sync,
  * which is at or after START, restarted there and set by every TSC packet
  * it read since (there is one, or pt_event.has_tsc is 0 and the time is
- * now()), and never below the last of them: MTC and CYC only add to it.
+ * now()), and never below the last of them: in a well-formed stream MTC
+ * and CYC only add to it.
  * The values of TSC packets grow along the stream (the SDM: the TSC is
  * invariant, and TSC packets carry it), so (b) is at least every mark
  * before START, and (a) at least the marks up to b->tsc: N is never below
  * the smaller of the two counts, and the marks before the one before it
  * are never asked for again. The block decoder's read-ahead only makes
- * OFF later, which the first count allows for. A corrupt stream whose TSC
- * values go back may get other bounds than from all marks; the bounds only
- * clamp times, and it has errors anyway.
+ * OFF later, which the first count allows for. A corrupt stream (TSC
+ * values that go back, a PSBEND without its PSB) may get other bounds than
+ * a scan of the whole stream first would give; they only clamp times.
  *
  * The decoder asks for marks and PSBs after its offset only up to its
  * window's end, which the scan has passed (it found the end there), and
  * for the first mark ending the trace, which tsc_bounds() scans on for.
- * So what the scan holds spans the window, the piece it read last, and on
- * to that mark.
+ * So what the scan holds spans the window, a window more (decode()), the
+ * piece it read last, and on to that mark.
  */
 static void forget_behind(struct blkdec *b, uint64_t start)
 {
@@ -867,7 +870,14 @@ static int decode(struct blkdec *b)
 		if (b->cyc && i)
 			mt_cyctime_read_to(b->cyc, start);
 		forget_behind(b, start);
-		while (!b->ncuts && scan_more(b))
+		/* The window's end, and a window more. Each reader of a
+		 * bundle's stream drops the mapped file's pages behind it;
+		 * where both read the same pages at once, a fault of one maps
+		 * the pages around it again (fault-around, 64 KiB by default),
+		 * some the other had dropped and passed, and those stay: 30 MB
+		 * of the 1 GiB benchmark walk's file. A window's lead keeps
+		 * them apart (zstd reads blocks of at most 128 KiB). */
+		while ((!b->ncuts || b->sc.pos < b->cuts[0].end + b->sc.window) && scan_more(b))
 			;
 		if (b->failed)
 			return -pte_nomem;
