@@ -468,12 +468,11 @@ static void decode_one(struct worker *w)
 	struct mt_blk_handler h = ops;
 	struct mt_cpu_log *log = w->log;
 	struct mt_pt_reader pr, scan;	/* the decoding's reading, the scan's */
-	size_t i = (size_t)(log - w->d->cpus);
 	int rc;
 
 	h.ctx = w;
-	mt_pt_reader_init(&pr, w->d->r, i, log->len);
-	mt_pt_reader_init(&scan, w->d->r, i, log->len);
+	mt_pt_reader_init(&pr, w->d->r, (size_t)(log - w->d->cpus), log->len);
+	mt_pt_reader_init(&scan, w->d->r, (size_t)(log - w->d->cpus), log->len);
 	rc = mt_blk_decode_stream(&w->d->cfg, &pr.src, &scan.src,
 				  w->d->opts.pt_window ? w->d->opts.pt_window : DEFAULT_PT_WINDOW,
 				  NULL, w->d->iscache, &h, &log->stats);

@@ -47,8 +47,8 @@ struct mt_cpu_log {
 	uint64_t clamped;	/* times outside their stretch's bounds */
 	int oom;
 	int failed;		/* negative errno: the PT could not be read or decoded */
-	size_t pt_held;		/* most of its PT in memory at once */
 	size_t scan_held;	/* at most what its scan held: marks, offsets, PT */
+	size_t pt_held;		/* most of its PT in memory at once */
 	/* Shared, under mt_decode.lock: */
 	struct mt_seg *ready;	/* handed over, not yet taken */
 	size_t nready, ready_cap;
