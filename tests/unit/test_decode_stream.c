@@ -129,3 +129,36 @@ MT_TEST(pt_windows_change_nothing_and_bound_the_pt_held)
 	MT_ASSERT(s64.pt_held * 4 < sw.pt_held);
 	free(whole.v);
 }
+
+/* The scan runs ahead of the decoding only as far as it asks, and drops
+ * what it can no longer ask for: with many enables (a switch every 300
+ * instructions, a TSC packet each) and 16 KiB windows, the same steps as
+ * in one window, and what the scan holds does not grow with the stream,
+ * where in one window it holds every PSB and TSC packet. */
+MT_TEST(scan_held_does_not_grow_with_the_stream)
+{
+	const struct mt_decode_opts one = { .pt_window = (size_t)1 << 30 };
+	struct mt_decode_stats sw[2], s16[2];
+	char extra[128];
+
+	for (int i = 0; i < 2; i++) {
+		struct steps whole = { 0 };
+		const char *b;
+
+		snprintf(extra, sizeof(extra), "--cpus 2 --slice 300 --seed 3 --psb-freq 0 --insns %d",
+			 i ? 8000000 : 1000000);
+		b = walk(i ? "ws8.mtrace" : "ws1.mtrace", extra);
+		sw[i] = steps_decode_with(b, &whole, &one, NULL);
+		s16[i] = in_windows(b, 16 << 10, &whole);
+		printf("# %" PRIu64 " bytes of PT, %zu steps: the scan held %" PRIu64
+		       " bytes in one window, %" PRIu64 " in %" PRIu64 " of 16 KiB\n",
+		       sw[i].pt_bytes, whole.n, sw[i].scan_held, s16[i].scan_held,
+		       s16[i].pt_windows);
+		MT_ASSERT(whole.n > 100000);
+		free(whole.v);
+	}
+	MT_ASSERT(sw[1].pt_bytes >= 6 * sw[0].pt_bytes);
+	/* Its arrays grow by doubling. */
+	MT_ASSERT(s16[1].scan_held <= 2 * s16[0].scan_held);
+	MT_ASSERT(s16[1].scan_held * 8 < sw[1].scan_held);
+}

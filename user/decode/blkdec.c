@@ -18,6 +18,9 @@
 #define INSN_CACHE_SIZE 4096
 /* The shortest window: a few packets, and more than a PSB. */
 #define MIN_WINDOW 64
+/* The scan reads the stream in pieces of at most this (what it finds does
+ * not depend on their size, see scan_piece()). */
+#define SCAN_PIECE (64u << 10)
 /* Packet sizes (SDM "Packet Definitions"). */
 #define PSB_SIZE 16
 #define PSBEND_SIZE 2
@@ -42,6 +45,23 @@ struct cut {
 	uint64_t psb, end;
 };
 
+/* The scan's state, kept across the pieces it reads (see scan_more()). */
+struct scan {
+	const struct mt_pt_source *src;	/* its own reading of the stream */
+	uint64_t pos;		/* where the next piece starts */
+	uint64_t piece;		/* bytes read at a time */
+	uint64_t window;
+	uint64_t next_cut;	/* no window ends before this */
+	uint64_t psb;		/* the PSB+ being read */
+	uint64_t npsbs;		/* PSBs found so far */
+	size_t pcap, tcap, ccap;
+	size_t psb_tsc;		/* the first TSC mark of the PSB+ being read */
+	bool sync;		/* the next piece starts with a search for a PSB */
+	bool done;		/* at the stream's end (or it could not be read) */
+	bool probe;		/* only looking for a CYC packet, keeping nothing */
+	bool on, in_psb, psb_on, psb_mode, cyc, oom;
+};
+
 struct blkdec {
 	struct pt_block_decoder *dec;	/* on the current window */
 	struct pt_image *image;		/* the image decoding uses now */
@@ -53,7 +73,11 @@ struct blkdec {
 	uint64_t stop;
 	bool at_stop;
 	bool on;			/* tracing is on (after an enable) */
-	bool failed;			/* the scan could not read the source */
+	bool failed;			/* the scan could not read its source, or ran out of memory */
+	struct scan sc;
+	/* What the scan found and the decoder may still ask for, in stream
+	 * order (see forget_behind()): window ends not reached yet, PSBs and
+	 * TSC packets. */
 	struct cut *cuts;
 	size_t ncuts;
 	struct pt_image_section_cache *iscache;
@@ -66,9 +90,9 @@ struct blkdec {
 	uint64_t time_off, time_tsc;
 	bool time_known;
 	struct pt_packet_decoder *pkt;	/* for looking at packets around errors */
-	uint64_t *psbs;		/* stream offsets of every PSB */
+	uint64_t *psbs;		/* stream offsets of PSBs */
 	size_t npsbs;
-	struct tsc_mark *tscs;	/* every TSC packet, in stream order */
+	struct tsc_mark *tscs;
 	size_t ntscs;
 	struct mt_cyctime *cyc;	/* with CYC packets: exact times */
 	uint64_t cyc_now;	/* with CYC: the time the last event or tick brought */
@@ -118,7 +142,7 @@ static uint64_t cyc_time(const struct blkdec *b)
 {
 	uint64_t off = 0;
 
-	return b->cyc && !blk_offset(b, &off) ? mt_cyctime_at(b->cyc, off) : 0;
+	return b->cyc && !blk_offset(b, &off) ? mt_cyctime_at(b->cyc, off, b->psbs, b->npsbs) : 0;
 }
 
 /* The stream's time, TSC now: b->tsc only grows, the stream's first time
@@ -289,18 +313,13 @@ static void set_image(struct blkdec *b, struct pt_image *img)
 	pt_blk_set_image(b->dec, img);
 }
 
-/* The scan's state across the windows (see scan_packets()). */
-struct scan {
-	size_t pcap, tcap, ccap, psb_tsc;
-	uint64_t psb;		/* the PSB+ being read */
-	uint64_t next_cut;	/* no window ends before this */
-	uint64_t window;
-	bool on, in_psb, psb_on, psb_mode, cyc, oom;
-};
-
 /* Notes the packet P at stream offset OFF. */
 static void scan_packet(struct blkdec *b, struct scan *sc, const struct pt_packet *p, uint64_t off)
 {
+	if (sc->probe) {
+		sc->cyc |= p->type == ppt_cyc;
+		return;
+	}
 	switch (p->type) {
 	case ppt_psb:
 		if (MT_ARRAY_RESERVE(b->psbs, sc->pcap, b->npsbs, 1)) {
@@ -308,6 +327,7 @@ static void scan_packet(struct blkdec *b, struct scan *sc, const struct pt_packe
 			return;
 		}
 		b->psbs[b->npsbs++] = off;
+		sc->npsbs++;
 		sc->psb = off;
 		sc->in_psb = true;
 		sc->psb_on = sc->psb_mode = false;
@@ -332,9 +352,6 @@ static void scan_packet(struct blkdec *b, struct scan *sc, const struct pt_packe
 		break;
 	case ppt_mode:
 		sc->psb_mode |= sc->in_psb && p->payload.mode.leaf == pt_mol_exec;
-		break;
-	case ppt_cyc:
-		sc->cyc = true;
 		break;
 	case ppt_fup:
 		if (sc->in_psb)
@@ -361,11 +378,13 @@ static void scan_packet(struct blkdec *b, struct scan *sc, const struct pt_packe
 }
 
 /*
- * Scans the window at POS (GOT bytes at P) from its start (or its first
- * PSB when SYNC); returns where the next window starts, and whether it
- * must look for a PSB, in *SYNC.
+ * Scans the piece at POS (GOT bytes at P) from its start (or its first
+ * PSB when SYNC); returns where the next piece starts, and whether it
+ * must look for a PSB, in *SYNC. A packet running on past the piece is
+ * read again whole in the next, a PSB cut by it is found there: in a
+ * well-formed stream, pieces of any size find the same packets.
  */
-static uint64_t scan_window(struct blkdec *b, struct scan *sc, const uint8_t *p, size_t got,
+static uint64_t scan_piece(struct blkdec *b, struct scan *sc, const uint8_t *p, size_t got,
 			    uint64_t pos, bool *sync)
 {
 	uint64_t off = 0, end = pos + got, tail;
@@ -396,52 +415,80 @@ static uint64_t scan_window(struct blkdec *b, struct scan *sc, const uint8_t *p,
 	pt_pkt_free_decoder(pkt);
 	*sync = !synced;
 	if (synced)
-		return pos + off;	/* a packet may run on into the next window */
-	/* No PSB from OFF on: one may begin in the window's last bytes. */
+		return pos + off;	/* a packet may run on into the next piece */
+	/* No PSB from OFF on: one may begin in the piece's last bytes. */
 	tail = got > PSB_SIZE - 1 ? end - (PSB_SIZE - 1) : end;
 	off = pos + off > tail ? pos + off : tail;
 	return off > pos ? off : end;
 }
 
 /*
- * Offsets of all PSBs and TSC packets, and where the windows end (at the
- * first suitable PSB WINDOW bytes or more after the last window's start),
- * read window by window with libipt's packet decoder. Resync after an
- * error needs the PSBs: the block decoder reads ahead, so by the time an
- * error is reported it may already have consumed the next PSB, and a
- * plain forward sync would skip a whole PSB period. TSC packets are the
- * stream's exact times (see tsc_bounds()). A TSC packet sent while packet
- * generation is off (TraceEn 0->1, or a PSB+ without FUP) ends the trace
- * before it: what came before ran before its time.
- * Returns whether the stream holds CYC packets.
+ * The scan, read with libipt's packet decoder through its own reading of
+ * the stream, a piece at a time ahead of the decoder, as far as it asks
+ * (see forget_behind() for what it keeps): the PSBs, the TSC packets and
+ * where the windows end (at the first suitable PSB WINDOW bytes or more
+ * after the last window's start). Resync after an error needs the PSBs:
+ * the block decoder reads ahead, so by the time an error is reported it
+ * may already have consumed the next PSB, and a plain forward sync would
+ * skip a whole PSB period. TSC packets are the stream's exact times (see
+ * tsc_bounds()). A TSC packet sent while packet generation is off
+ * (TraceEn 0->1, or a PSB+ without FUP) ends the trace before it: what
+ * came before ran before its time.
+ * Scans the next piece; false when there is none (the stream's end, or it
+ * could not be read: then b->failed).
  */
-static bool scan_packets(struct blkdec *b, uint64_t window)
+static bool scan_more(struct blkdec *b)
 {
-	struct scan sc = { .next_cut = window, .window = window };
-	uint64_t pos = 0;
-	bool sync = true;
+	struct scan *sc = &b->sc;
+	uint64_t pos = sc->pos, next;
+	const uint8_t *p;
+	size_t got;
 
-	while (pos < b->src->size && !sc.oom) {
-		size_t got;
-		const uint8_t *p = b->src->window(b->src->ctx, pos, pos + window, &got);
-		uint64_t next;
-
-		if (!p) {
-			b->failed = true;
-			break;
-		}
-		next = scan_window(b, &sc, p, got, pos, &sync);
-		/* A packet cut by the stream's end ends the scan. */
-		pos = next > pos && pos + got < b->src->size ? next : b->src->size;
-	}
-	return sc.cyc;
+	if (sc->done)
+		return false;
+	p = sc->src->window(sc->src->ctx, pos, pos + sc->piece, &got);
+	next = p ? scan_piece(b, sc, p, got, pos, &sc->sync) : pos;
+	/* A packet cut by the stream's end ends the scan. */
+	sc->pos = next > pos && pos + got < sc->src->size ? next : sc->src->size;
+	sc->done = sc->pos >= sc->src->size || !p || sc->oom;
+	b->failed |= !p || sc->oom;
+	return !b->failed;
 }
 
-/* The number of TSC packets before OFF, and of those worth at most TSC
- * (0: any), whichever is smaller: the values grow along a CPU's stream. */
-static size_t tscs_before(const struct blkdec *b, uint64_t off, uint64_t tsc)
+/* The scan of SRC from its start, with windows of WINDOW bytes; nothing
+ * found yet. */
+static void scan_start(struct blkdec *b, const struct mt_pt_source *src, uint64_t window)
 {
-	size_t lo = 0, hi = b->ntscs, n;
+	b->sc = (struct scan){ .src = src, .window = window, .next_cut = window, .sync = true,
+			       .piece = window < SCAN_PIECE ? window : SCAN_PIECE };
+}
+
+/* Whether the stream holds CYC packets (they decide how it is decoded):
+ * the scan, until it finds one, keeping nothing; then it starts over. */
+static bool has_cyc(struct blkdec *b, const struct mt_pt_source *src, uint64_t window)
+{
+	bool cyc;
+
+	scan_start(b, src, window);
+	b->sc.probe = true;
+	while (!b->sc.cyc && scan_more(b))
+		;
+	cyc = b->sc.cyc;
+	scan_start(b, src, window);
+	return cyc;
+}
+
+/* The TSC marks whose ends_trace is settled: all but those of a PSB+ the
+ * scan has not read to its end (see scan_packet()). */
+static size_t settled_marks(const struct blkdec *b)
+{
+	return b->sc.in_psb && !b->sc.done ? b->sc.psb_tsc : b->ntscs;
+}
+
+/* The number of TSC marks before offset OFF. */
+static size_t marks_before(const struct blkdec *b, uint64_t off)
+{
+	size_t lo = 0, hi = b->ntscs;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -451,9 +498,16 @@ static size_t tscs_before(const struct blkdec *b, uint64_t off, uint64_t tsc)
 		else
 			hi = mid;
 	}
-	n = lo;
-	lo = 0;
-	while (tsc && lo < hi) {
+	return lo;
+}
+
+/* Of the first N TSC marks, the number worth at most TSC: the values grow
+ * along a CPU's stream. */
+static size_t marks_up_to(const struct blkdec *b, size_t n, uint64_t tsc)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
 		if (b->tscs[mid].tsc <= tsc)
@@ -461,7 +515,77 @@ static size_t tscs_before(const struct blkdec *b, uint64_t off, uint64_t tsc)
 		else
 			hi = mid;
 	}
-	return tsc && lo < n ? lo : n;
+	return lo;
+}
+
+/* The number of TSC marks before OFF, and of those worth at most TSC
+ * (0: any), whichever is smaller. */
+static size_t tscs_before(const struct blkdec *b, uint64_t off, uint64_t tsc)
+{
+	size_t n = marks_before(b, off);
+
+	return tsc ? marks_up_to(b, n, tsc) : n;
+}
+
+/* Drops the first K of the *N elements of ELEM bytes at V. */
+static void drop_front(void *v, size_t *n, size_t k, size_t elem)
+{
+	if (!k)
+		return;
+	memmove(v, (char *)v + k * elem, (*n - k) * elem);
+	*n -= k;
+}
+
+/*
+ * Drops what the scan found that the decoder can no longer ask for, now
+ * that it decodes from START on (the next window's start; decoding never
+ * goes back before a window's start, and its offsets only grow but for a
+ * resync, which is to a PSB after the last sync point).
+ *
+ * PSBs before START: resync_point() looks only at PSBs after the sync
+ * point, which is in the window, up to the error's offset (a forward sync
+ * past them is libipt's own search of the window's bytes), and
+ * mt_cyctime_at() only at the last PSB at or before the offset, when it
+ * is in the window.
+ *
+ * TSC marks: tsc_bounds() asks for the mark before its N (the floor), N
+ * itself and later ones, with N the number of marks before the enable's
+ * offset OFF, or of those worth at most its time TSC if fewer. OFF is at
+ * or after START, so the first count is at least K, the marks before
+ * START. The time is (a) now() or an exact CYC time, both through
+ * reached(), never below b->tsc, which only grows, or (b) libipt's time
+ * of the event (pt_event.tsc): its decoder's time since its last sync,
+ * which is at or after START, restarted there and set by every TSC packet
+ * it read since (there is one, or pt_event.has_tsc is 0 and the time is
+ * now()), and never below the last of them: in a well-formed stream MTC
+ * and CYC only add to it.
+ * The values of TSC packets grow along the stream (the SDM: the TSC is
+ * invariant, and TSC packets carry it), so (b) is at least every mark
+ * before START, and (a) at least the marks up to b->tsc: N is never below
+ * the smaller of the two counts, and the marks before the one before it
+ * are never asked for again. The block decoder's read-ahead only makes
+ * OFF later, which the first count allows for. A corrupt stream (TSC
+ * values that go back, a PSBEND without its PSB) may get other bounds than
+ * a scan of the whole stream first would give; they only clamp times.
+ *
+ * The decoder asks for marks and PSBs after its offset only up to its
+ * window's end, which the scan has passed (it found the end there), and
+ * for the first mark ending the trace, which tsc_bounds() scans on for.
+ * So what the scan holds spans the window, a window more (decode()), the
+ * piece it read last, and on to that mark.
+ */
+static void forget_behind(struct blkdec *b, uint64_t start)
+{
+	size_t k = marks_before(b, start), t = marks_up_to(b, k, b->tsc), p = 0;
+
+	k = t < k ? t : k;
+	if (k > 1) {
+		drop_front(b->tscs, &b->ntscs, k - 1, sizeof(*b->tscs));
+		b->sc.psb_tsc = b->sc.psb_tsc > k - 1 ? b->sc.psb_tsc - (k - 1) : 0;
+	}
+	while (p < b->npsbs && b->psbs[p] < start)
+		p++;
+	drop_front(b->psbs, &b->npsbs, p, sizeof(*b->psbs));
 }
 
 /*
@@ -476,17 +600,24 @@ static size_t tscs_before(const struct blkdec *b, uint64_t off, uint64_t tsc)
  * enable (no later time is earlier), the first one after it (the enable
  * is earlier) and the first one after it sent with packets off (the
  * stretch ends earlier); 0 or UINT64_MAX when there is none. The packet
- * carries TSC[55:0]: no counter reaches bit 56 (decades).
+ * carries TSC[55:0]: no counter reaches bit 56 (decades). The scan has
+ * passed OFF (the window's end); it goes on for the marks after it.
  */
-static void tsc_bounds(const struct blkdec *b, uint64_t off, uint64_t tsc, struct mt_blk_stats *s)
+static void tsc_bounds(struct blkdec *b, uint64_t off, uint64_t tsc, struct mt_blk_stats *s)
 {
 	size_t n = tscs_before(b, off, tsc);
 
 	s->tsc_floor = n ? b->tscs[n - 1].tsc : 0;
+	while (n == b->ntscs && scan_more(b))
+		;
 	s->tsc_ceil = n < b->ntscs ? b->tscs[n].tsc : UINT64_MAX;
-	while (n < b->ntscs && !b->tscs[n].ends_trace)
-		n++;
-	s->tsc_end = n < b->ntscs ? b->tscs[n].tsc : UINT64_MAX;
+	for (;;) {
+		while (n < settled_marks(b) && !b->tscs[n].ends_trace)
+			n++;
+		if (n < settled_marks(b) || !scan_more(b))
+			break;
+	}
+	s->tsc_end = n < settled_marks(b) ? b->tscs[n].tsc : UINT64_MAX;
 }
 
 /* Trace (re)starts: tells the handler, with the exact bounds. What ran
@@ -726,12 +857,11 @@ static void close_window(struct blkdec *b)
  */
 static int decode(struct blkdec *b)
 {
-	uint64_t prev_sync = 0;
-	bool first = true;
+	uint64_t prev_sync = 0, start = 0;
+	bool first = true, last = false;
 
-	for (size_t i = 0; i <= b->ncuts; i++) {
-		uint64_t start = i ? b->cuts[i - 1].psb : 0;
-		uint64_t end = i < b->ncuts ? b->cuts[i].end : b->src->size;
+	for (size_t i = 0; !last; i++) {
+		uint64_t end;
 		const uint8_t *p;
 		size_t got;
 		bool cont = b->at_stop;
@@ -739,10 +869,24 @@ static int decode(struct blkdec *b)
 		/* The CYC reading goes on in the next window from here. */
 		if (b->cyc && i)
 			mt_cyctime_read_to(b->cyc, start);
+		forget_behind(b, start);
+		/* The window's end, and a window more. Each reader of a
+		 * bundle's stream drops the mapped file's pages behind it;
+		 * where both read the same pages at once, a fault of one maps
+		 * the pages around it again (fault-around, 64 KiB by default),
+		 * some the other had dropped and passed, and those stay: 30 MB
+		 * of the 1 GiB benchmark walk's file. A window's lead keeps
+		 * them apart (zstd reads blocks of at most 128 KiB). */
+		while ((!b->ncuts || b->sc.pos < b->cuts[0].end + b->sc.window) && scan_more(b))
+			;
+		if (b->failed)
+			return -pte_nomem;
+		last = !b->ncuts;
+		end = last ? b->src->size : b->cuts[0].end;
 		p = b->src->window(b->src->ctx, start, end, &got);
 		if (!p)
 			return -pte_nomem;
-		b->stop = i < b->ncuts ? b->cuts[i].psb : UINT64_MAX;
+		b->stop = last ? UINT64_MAX : b->cuts[0].psb;
 		b->at_stop = false;
 		if (!open_window(b, p, got, start)) {
 			close_window(b);
@@ -751,12 +895,16 @@ static int decode(struct blkdec *b)
 		decode_window(b, cont, &first, &prev_sync);
 		close_window(b);
 		b->stats->windows++;
+		if (b->failed)
+			return -pte_nomem;
+		start = b->stop;
+		drop_front(b->cuts, &b->ncuts, !last, sizeof(*b->cuts));
 	}
 	return 0;
 }
 
 int mt_blk_decode_stream(const struct pt_config *cfg, const struct mt_pt_source *src,
-			 uint64_t window, struct pt_image *image,
+			 const struct mt_pt_source *scan, uint64_t window, struct pt_image *image,
 			 struct pt_image_section_cache *iscache, const struct mt_blk_handler *h,
 			 struct mt_blk_stats *stats)
 {
@@ -779,15 +927,18 @@ int mt_blk_decode_stream(const struct pt_config *cfg, const struct mt_pt_source 
 		window = src->size;
 	if (window < MIN_WINDOW)
 		window = MIN_WINDOW;
-	if (scan_packets(b, window))
-		b->cyc = mt_cyctime_new(cfg, b->psbs, b->npsbs);
-	stats->psbs = b->npsbs;
+	if (has_cyc(b, scan, window))
+		b->cyc = mt_cyctime_new(cfg);
 	b->cfg.flags.variant.block.enable_tick_events = b->cyc != NULL;
 	rc = b->failed ? -pte_nomem : decode(b);
 	/* Nothing bounds the last interval: its code keeps the last time. */
 	mt_interp_flush(&b->q, 0);
 	mt_interp_fini(&b->q);
 	stats->last_tsc = b->tsc;
+	stats->psbs = b->sc.npsbs;
+	/* The arrays never shrink: their size now is the most they held. */
+	stats->scan_held = b->sc.pcap * sizeof(*b->psbs) + b->sc.tcap * sizeof(*b->tscs) +
+			   b->sc.ccap * sizeof(*b->cuts);
 	mt_insn_dec_free(b->insn);
 	free(b->psbs);
 	free(b->tscs);
@@ -805,5 +956,5 @@ int mt_blk_decode(const struct pt_config *cfg, struct pt_image *image,
 	size_t len = (size_t)(cfg->end - cfg->begin);
 
 	mt_pt_buffer_init(&buf, cfg->begin, len);
-	return mt_blk_decode_stream(cfg, &buf.src, len, image, iscache, h, stats);
+	return mt_blk_decode_stream(cfg, &buf.src, &buf.src, len, image, iscache, h, stats);
 }

@@ -40,6 +40,10 @@ struct mt_blk_stats {
 	uint64_t overflows;
 	uint64_t windows;	/* windows of the stream decoded */
 	uint64_t psbs;		/* PSBs in the stream */
+	/* Most bytes the scan's PSB offsets, TSC marks and window ends took
+	 * at once (blkdec.c, forget_behind()): bounded by the window, not the
+	 * stream. */
+	uint64_t scan_held;
 	uint64_t first_tsc, last_tsc;
 	uint64_t offset;	/* how far into the stream decoding got */
 	/* At an enable, exact bounds from TSC packets (blkdec.c): no later
@@ -56,16 +60,19 @@ struct mt_pt_source;
 /*
  * Decodes SRC's stream (CFG selects errata and timing; its buffer is not
  * used) against IMAGE, whose sections come from ISCACHE (used to read
- * instructions that libipt leaves unclassified), reading it twice: once
- * for its PSBs and TSC packets, then to decode. Each read holds one window
- * of the stream in memory: WINDOW bytes or more, up to a PSB where libipt
- * can start (a stream without PSBs is one window). The result does not
- * depend on WINDOW. Never fails on bad trace data: that becomes gaps.
- * Returns 0, or a negative libipt error when no decoder could be created
- * or the source could not be read.
+ * instructions that libipt leaves unclassified). SCAN reads the same
+ * stream, a little ahead of the decoding, for its PSBs, TSC packets and
+ * window ends (SRC itself for a buffer; a second reader for a bundle's
+ * stream), and before that from its start until its first CYC packet.
+ * SRC holds one window of the stream in memory: WINDOW bytes or more, up
+ * to a PSB where libipt can start (a stream without PSBs is one window);
+ * SCAN a piece of at most 64 KiB. The result does not depend on WINDOW.
+ * Never fails on bad trace data: that becomes gaps. Returns 0, or a
+ * negative libipt error when no decoder could be created or a source could
+ * not be read.
  */
 int mt_blk_decode_stream(const struct pt_config *cfg, const struct mt_pt_source *src,
-			 uint64_t window, struct pt_image *image,
+			 const struct mt_pt_source *scan, uint64_t window, struct pt_image *image,
 			 struct pt_image_section_cache *iscache, const struct mt_blk_handler *h,
 			 struct mt_blk_stats *stats);
 

@@ -7,8 +7,6 @@
 
 struct mt_cyctime {
 	struct pt_packet_decoder *pkt;	/* NULL: no more packets */
-	const uint64_t *psbs;
-	size_t npsbs;
 	uint64_t base;		/* stream offset of the window's first byte */
 	/* Stream offsets of the last packet read and the next. */
 	uint64_t last, next;
@@ -124,16 +122,13 @@ static void resync(struct mt_cyctime *t, uint64_t off, bool at_off)
 	t->pkt = NULL;
 }
 
-struct mt_cyctime *mt_cyctime_new(const struct pt_config *cfg, const uint64_t *psbs,
-				  size_t npsbs)
+struct mt_cyctime *mt_cyctime_new(const struct pt_config *cfg)
 {
 	struct mt_cyctime *t;
 
 	if (!cfg->nom_freq || !(t = calloc(1, sizeof(*t))))
 		return NULL;
 	t->nom = cfg->nom_freq;
-	t->psbs = psbs;
-	t->npsbs = npsbs;
 	return t;
 }
 
@@ -173,18 +168,18 @@ void mt_cyctime_read_to(struct mt_cyctime *t, uint64_t pos)
 	}
 }
 
-uint64_t mt_cyctime_at(struct mt_cyctime *t, uint64_t pos)
+uint64_t mt_cyctime_at(struct mt_cyctime *t, uint64_t pos, const uint64_t *psbs, size_t npsbs)
 {
 	if (pos <= t->last && pos >= t->reread) {
 		/* The block decoder went back (a resync): from the last PSB
 		 * before it, which is in the window (windows start at PSBs). */
-		size_t i = t->npsbs;
+		size_t i = npsbs;
 
-		while (i && t->psbs[i - 1] > pos)
+		while (i && psbs[i - 1] > pos)
 			i--;
-		if (!i || t->psbs[i - 1] < t->base)
+		if (!i || psbs[i - 1] < t->base)
 			return 0;
-		resync(t, t->psbs[i - 1], true);
+		resync(t, psbs[i - 1], true);
 	}
 	mt_cyctime_read_to(t, pos);
 	return t->at;

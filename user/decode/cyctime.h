@@ -30,10 +30,9 @@
 
 struct mt_cyctime;
 
-/* For a stream timed as CFG says, whose PSBs are at PSBS (kept, not
- * copied); NULL when the bundle has no nominal ratio or memory ran out. */
-struct mt_cyctime *mt_cyctime_new(const struct pt_config *cfg, const uint64_t *psbs,
-				  size_t npsbs);
+/* For a stream timed as CFG says; NULL when the bundle has no nominal
+ * ratio or memory ran out. */
+struct mt_cyctime *mt_cyctime_new(const struct pt_config *cfg);
 void mt_cyctime_free(struct mt_cyctime *t);
 
 /*
@@ -51,8 +50,10 @@ void mt_cyctime_read_to(struct mt_cyctime *t, uint64_t pos);
  * The exact time libipt's block decoder stands for when at offset POS:
  * that of the last packet before POS that its query decoder does not read
  * ahead over (timing packets, and the FUP that begins an asynchronous
- * event, which takes its TIP's time). 0 when not known.
+ * event, which takes its TIP's time). 0 when not known. PSBS (NPSBS, in
+ * stream order) holds at least the PSBs of the window up to POS: where the
+ * reading goes back to when the block decoder did (a resync).
  */
-uint64_t mt_cyctime_at(struct mt_cyctime *t, uint64_t pos);
+uint64_t mt_cyctime_at(struct mt_cyctime *t, uint64_t pos, const uint64_t *psbs, size_t npsbs);
 
 #endif

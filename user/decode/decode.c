@@ -263,6 +263,8 @@ int mt_decode_run(struct mt_decode *d, const struct mt_decode_sink *sink)
 		d->stats.cpus_with_psb += s->psbs > 0;
 		if (d->cpus[i].pt_held > d->stats.pt_held)
 			d->stats.pt_held = d->cpus[i].pt_held;
+		if (d->cpus[i].scan_held > d->stats.scan_held)
+			d->stats.scan_held = d->cpus[i].scan_held;
 		d->stats.clamped += d->cpus[i].clamped;
 		d->stats.sb_rewinds += d->cpus[i].sb_rewinds;
 		d->stats.log_bytes += d->cpus[i].ops.len;

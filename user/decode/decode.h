@@ -85,6 +85,9 @@ struct mt_decode_stats {
 	uint64_t log_bytes;	/* control-flow log written, all streams */
 	uint64_t log_peak;	/* most of it held at once */
 	uint64_t pt_windows;	/* windows the PT was decoded in (pt_window) */
+	/* At most what one stream's scan (ahead of its decoding) held: its
+	 * TSC marks, PSB offsets and window ends, and its piece of PT. */
+	uint64_t scan_held;
 	uint64_t pt_held;	/* most PT one stream held in memory at once */
 	uint64_t sb_rewinds;	/* a stream's switches read again from the start */
 	uint64_t cpus_decoded;	/* streams decoded (the rest narrowed away) */

@@ -468,19 +468,22 @@ static void decode_one(struct worker *w)
 						   h_gap, NULL };
 	struct mt_blk_handler h = ops;
 	struct mt_cpu_log *log = w->log;
-	struct mt_pt_reader pr;
+	struct mt_pt_reader pr, scan;	/* the decoding's reading, the scan's */
 	int rc;
 
 	h.ctx = w;
 	mt_sb_view_open(&w->sb, &w->d->sb, log->cpu);
 	mt_pt_reader_init(&pr, w->d->r, (size_t)(log - w->d->cpus), log->len);
-	rc = mt_blk_decode_stream(&w->d->cfg, &pr.src,
+	mt_pt_reader_init(&scan, w->d->r, (size_t)(log - w->d->cpus), log->len);
+	rc = mt_blk_decode_stream(&w->d->cfg, &pr.src, &scan.src,
 				  w->d->opts.pt_window ? w->d->opts.pt_window : DEFAULT_PT_WINDOW,
 				  NULL, w->d->iscache, &h, &log->stats);
 	if (rc < 0)
-		log->failed = pr.err ? pr.err : -ENOMEM;
+		log->failed = pr.err ? pr.err : scan.err ? scan.err : -ENOMEM;
 	log->pt_held = pr.cap;
+	log->scan_held = log->stats.scan_held + scan.cap;
 	mt_pt_reader_fini(&pr);
+	mt_pt_reader_fini(&scan);
 	close_seg(w, last_tsc(w, 0));
 	if (w->sb.err && !log->failed)
 		log->failed = w->sb.err;

@@ -47,6 +47,7 @@ struct mt_cpu_log {
 	uint64_t clamped;	/* times outside their stretch's bounds */
 	int oom;
 	int failed;		/* negative errno: the PT could not be read or decoded */
+	size_t scan_held;	/* at most what its scan held: marks, offsets, PT */
 	size_t pt_held;		/* most of its PT in memory at once */
 	uint64_t sb_rewinds;	/* its switches read over (mt_sb_view) */
 	/* Shared, under mt_decode.lock: */
