@@ -106,7 +106,7 @@ static void fuzz_pt(const uint8_t *data, size_t size)
 	depth = 0;
 	mt_cs_init(&cs, &ops);
 	/* The shortest windows: a window ends at every PSB that can end one. */
-	must(mt_blk_decode_stream(&cfg, &buf.src, &buf.src, 1, image, isc, &h, &st) == 0,
+	must(mt_blk_decode_stream(&cfg, &buf.src, &buf.src, false, 1, image, isc, &h, &st) == 0,
 	     "decoder set-up");
 	mt_cs_finish(&cs, st.last_tsc);
 	mt_cs_fini(&cs);

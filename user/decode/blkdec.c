@@ -904,9 +904,9 @@ static int decode(struct blkdec *b)
 }
 
 int mt_blk_decode_stream(const struct pt_config *cfg, const struct mt_pt_source *src,
-			 const struct mt_pt_source *scan, uint64_t window, struct pt_image *image,
-			 struct pt_image_section_cache *iscache, const struct mt_blk_handler *h,
-			 struct mt_blk_stats *stats)
+			 const struct mt_pt_source *scan, bool cyc_off, uint64_t window,
+			 struct pt_image *image, struct pt_image_section_cache *iscache,
+			 const struct mt_blk_handler *h, struct mt_blk_stats *stats)
 {
 	struct blkdec *b = calloc(1, sizeof(*b));
 	int rc;
@@ -927,7 +927,9 @@ int mt_blk_decode_stream(const struct pt_config *cfg, const struct mt_pt_source 
 		window = src->size;
 	if (window < MIN_WINDOW)
 		window = MIN_WINDOW;
-	if (has_cyc(b, scan, window))
+	if (cyc_off)
+		scan_start(b, scan, window);
+	else if (has_cyc(b, scan, window))
 		b->cyc = mt_cyctime_new(cfg);
 	b->cfg.flags.variant.block.enable_tick_events = b->cyc != NULL;
 	rc = b->failed ? -pte_nomem : decode(b);
@@ -956,5 +958,5 @@ int mt_blk_decode(const struct pt_config *cfg, struct pt_image *image,
 	size_t len = (size_t)(cfg->end - cfg->begin);
 
 	mt_pt_buffer_init(&buf, cfg->begin, len);
-	return mt_blk_decode_stream(cfg, &buf.src, &buf.src, len, image, iscache, h, stats);
+	return mt_blk_decode_stream(cfg, &buf.src, &buf.src, false, len, image, iscache, h, stats);
 }

@@ -12,6 +12,7 @@
 #include "decode/callstack.h"
 
 #include <intel-pt.h>
+#include <stdbool.h>
 
 /* Why data is missing; GAP events carry these. */
 enum mt_gap_reason {
@@ -63,7 +64,9 @@ struct mt_pt_source;
  * instructions that libipt leaves unclassified). SCAN reads the same
  * stream, a little ahead of the decoding, for its PSBs, TSC packets and
  * window ends (SRC itself for a buffer; a second reader for a bundle's
- * stream), and before that from its start until its first CYC packet.
+ * stream), and before that from its start until its first CYC packet,
+ * unless CYC_OFF says the stream holds none (RTIT_CTL.CYCEn clear: a
+ * stream without CYC would be read whole once more to find out).
  * SRC holds one window of the stream in memory: WINDOW bytes or more, up
  * to a PSB where libipt can start (a stream without PSBs is one window);
  * SCAN a piece of at most 64 KiB. The result does not depend on WINDOW.
@@ -72,9 +75,9 @@ struct mt_pt_source;
  * not be read.
  */
 int mt_blk_decode_stream(const struct pt_config *cfg, const struct mt_pt_source *src,
-			 const struct mt_pt_source *scan, uint64_t window, struct pt_image *image,
-			 struct pt_image_section_cache *iscache, const struct mt_blk_handler *h,
-			 struct mt_blk_stats *stats);
+			 const struct mt_pt_source *scan, bool cyc_off, uint64_t window,
+			 struct pt_image *image, struct pt_image_section_cache *iscache,
+			 const struct mt_blk_handler *h, struct mt_blk_stats *stats);
 
 /* The same for CFG's buffer, in one window. */
 int mt_blk_decode(const struct pt_config *cfg, struct pt_image *image,

@@ -475,7 +475,7 @@ static void decode_one(struct worker *w)
 	mt_sb_view_open(&w->sb, &w->d->sb, log->cpu);
 	mt_pt_reader_init(&pr, w->d->r, (size_t)(log - w->d->cpus), log->len);
 	mt_pt_reader_init(&scan, w->d->r, (size_t)(log - w->d->cpus), log->len);
-	rc = mt_blk_decode_stream(&w->d->cfg, &pr.src, &scan.src,
+	rc = mt_blk_decode_stream(&w->d->cfg, &pr.src, &scan.src, !w->d->cyc,
 				  w->d->opts.pt_window ? w->d->opts.pt_window : DEFAULT_PT_WINDOW,
 				  NULL, w->d->iscache, &h, &log->stats);
 	if (rc < 0)
