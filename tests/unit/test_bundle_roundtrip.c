@@ -201,6 +201,56 @@ static size_t mapped_rss(const char *path)
 }
 
 /*
+ * Two streams over one payload, one behind the other by a varying amount
+ * (each CPU's view of the switch table, a scan beside its decoding), leave
+ * none of the file's pages behind them: a fault of one maps cached pages
+ * around it, some of them behind it, which it had dropped.
+ */
+MT_TEST(streams_side_by_side_leave_no_pages)
+{
+	const size_t n = 1u << 20;
+	struct mt_bundle_switch_entry *v = malloc(n * sizeof(*v)), step[8192];
+	struct mt_bundle_switch_stream *ahead, *behind;
+	struct mt_bundle_writer *w;
+	struct mt_bundle_reader *r;
+	char path[256], err[512];
+	size_t got_a = 0, got_b = 0;
+	uint64_t seed = 3;
+
+	MT_ASSERT(v);
+	for (uint32_t i = 0; i < n; i++)
+		v[i] = (struct mt_bundle_switch_entry){ .tsc = 1000 * (uint64_t)i +
+							      sample_rand(&seed) % 1000,
+							.cpu = i % 2, .next_tid = (uint32_t)(i % 5) };
+	sample_tmp(path, sizeof(path), "sidebyside");
+	MT_ASSERT_EQ(mt_bundle_writer_create(&w, path, NULL, err, sizeof(err)), 0);
+	MT_ASSERT_EQ(mt_bundle_write_switches(w, v, n), 0);
+	MT_ASSERT_EQ(mt_bundle_writer_finish(w), 0);
+	mt_bundle_writer_free(w);
+	MT_ASSERT_MSG(mt_bundle_open(&r, path, err, sizeof(err)) == 0, "open: %s", err);
+	MT_ASSERT_EQ(mt_bundle_switch_stream_open(r, &ahead), 0);
+	MT_ASSERT_EQ(mt_bundle_switch_stream_open(r, &behind), 0);
+	while (got_a < n * 3 / 4) {
+		ssize_t k = mt_bundle_switch_stream_read(ahead, step, 1 + sample_rand(&seed) % 8192);
+
+		MT_ASSERT(k > 0);
+		got_a += (size_t)k;
+		while (got_b + 20000 < got_a) {
+			k = mt_bundle_switch_stream_read(behind, step, 1 + sample_rand(&seed) % 4096);
+			MT_ASSERT(k > 0);
+			MT_ASSERT_MEMEQ(step, v + got_b, (size_t)k * sizeof(*step));
+			got_b += (size_t)k;
+		}
+	}
+	MT_ASSERT_MSG(mapped_rss(path) <= 512 * 1024, "%zu bytes resident", mapped_rss(path));
+	mt_bundle_switch_stream_close(ahead);
+	mt_bundle_switch_stream_close(behind);
+	mt_bundle_close(r);
+	free(v);
+	unlink(path);
+}
+
+/*
  * The file's pages of a payload leave memory behind the checksums at open,
  * and again once it is decompressed (the compressed bytes) or released
  * (uncompressed PT), and the payload reads back the same afterwards.
