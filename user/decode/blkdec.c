@@ -571,8 +571,8 @@ static void drop_front(void *v, size_t *n, size_t k, size_t elem)
  * The decoder asks for marks and PSBs after its offset only up to its
  * window's end, which the scan has passed (it found the end there), and
  * for the first mark ending the trace, which tsc_bounds() scans on for.
- * So what the scan holds spans the window, a window more (decode()), the
- * piece it read last, and on to that mark.
+ * So what the scan holds spans the window, the piece it read last, and on
+ * to that mark.
  */
 static void forget_behind(struct blkdec *b, uint64_t start)
 {
@@ -870,14 +870,8 @@ static int decode(struct blkdec *b)
 		if (b->cyc && i)
 			mt_cyctime_read_to(b->cyc, start);
 		forget_behind(b, start);
-		/* The window's end, and a window more. Each reader of a
-		 * bundle's stream drops the mapped file's pages behind it;
-		 * where both read the same pages at once, a fault of one maps
-		 * the pages around it again (fault-around, 64 KiB by default),
-		 * some the other had dropped and passed, and those stay: 30 MB
-		 * of the 1 GiB benchmark walk's file. A window's lead keeps
-		 * them apart (zstd reads blocks of at most 128 KiB). */
-		while ((!b->ncuts || b->sc.pos < b->cuts[0].end + b->sc.window) && scan_more(b))
+		/* The scan on to the window's end. */
+		while (!b->ncuts && scan_more(b))
 			;
 		if (b->failed)
 			return -pte_nomem;
