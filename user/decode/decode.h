@@ -90,6 +90,10 @@ struct mt_decode_stats {
 	uint64_t scan_held;
 	uint64_t pt_held;	/* most PT one stream held in memory at once */
 	uint64_t sb_rewinds;	/* a stream's switches read again from the start */
+	/* Most bytes the replay's queues of segments (per stream, per
+	 * thread) held: with a following replay, what is queued, not every
+	 * segment of the snapshot. */
+	uint64_t seg_queues_held;
 	uint64_t cpus_decoded;	/* streams decoded (the rest narrowed away) */
 	uint64_t cpus_with_psb;	/* of those, the ones holding a PSB, where decoding can start */
 };

@@ -436,11 +436,8 @@ static int give(struct merge *m, const struct mt_seg *s)
 	if (MT_ARRAY_RESERVE(t->segs, t->segs_cap, t->nsegs, 1))
 		return -ENOMEM;
 	/* Replayed segments go, when the replay follows the decoding. */
-	if (m->d->streaming && t->seg > 64 && t->seg * 2 > t->nsegs) {
-		memmove(t->segs, t->segs + t->seg, (t->nsegs - t->seg) * sizeof(*t->segs));
-		t->nsegs -= t->seg;
-		t->seg = 0;
-	}
+	if (m->d->streaming)
+		MT_ARRAY_DROP_HEAD(t->segs, t->seg, t->nsegs, 64);
 	t->segs[t->nsegs++] = *s;
 	return 0;
 }
@@ -457,11 +454,7 @@ static void free_replayed(struct merge *m, size_t c)
 		v->live_head++;
 		v->live_base++;
 	}
-	if (v->live_head > 1024 && v->live_head * 2 > v->nlive) {
-		memmove(v->live, v->live + v->live_head, (v->nlive - v->live_head) * sizeof(*v->live));
-		v->nlive -= v->live_head;
-		v->live_head = 0;
-	}
+	MT_ARRAY_DROP_HEAD(v->live, v->live_head, v->nlive, 1024);
 	released = v->live_head < v->nlive ? v->live[v->live_head].begin : v->taken_end;
 	if (released == log->released)
 		return;
@@ -490,8 +483,9 @@ static int take(struct merge *m, uint64_t *seen)
 		struct mt_cpu_log *log = &d->cpus[c];
 		struct cpu_view *v = &m->cpus[c];
 
-		if (v->pending_head == v->npending)
-			v->pending_head = v->npending = 0;
+		/* Another stream's watermark can keep this queue from ever
+		 * emptying: what was given goes all the same. */
+		MT_ARRAY_DROP_HEAD(v->pending, v->pending_head, v->npending, 0);
 		if (MT_ARRAY_RESERVE(v->pending, v->pending_cap, v->npending, log->nready) ||
 		    (d->streaming && MT_ARRAY_RESERVE(v->live, v->live_cap, v->nlive, log->nready)))
 			return -ENOMEM;
@@ -655,11 +649,16 @@ static int start_batch(struct merge *m)
 	return 0;
 }
 
+/* Frees the merge; notes the most its segment queues held (their
+ * capacities, which never shrink). */
 static void free_merge(struct merge *m)
 {
+	uint64_t held = 0;
+
 	for (size_t i = 0; i < m->ntls; i++) {
 		struct timeline *t = m->tls[i];
 
+		held += t->segs_cap * sizeof(*t->segs);
 		m->d->stats.backsteps += t->cs.backsteps;
 		mt_cs_fini(&t->cs);
 		mt_inl_fini(&t->rep.inl);
@@ -670,9 +669,12 @@ static void free_merge(struct merge *m)
 		free(t);
 	}
 	for (size_t c = 0; m->cpus && c < m->d->ncpus; c++) {
+		held += m->cpus[c].pending_cap * sizeof(*m->cpus[c].pending) +
+			m->cpus[c].live_cap * sizeof(*m->cpus[c].live);
 		free(m->cpus[c].pending);
 		free(m->cpus[c].live);
 	}
+	m->d->stats.seg_queues_held = held;
 	free(m->cpus);
 	free(m->tls);
 }

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* PT streams read in windows; see ptsource.h. */
 #include "decode/ptsource.h"
-#include "util/mt_array.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -100,6 +99,29 @@ static int advance(struct mt_pt_reader *pr, uint64_t begin)
 	return 0;
 }
 
+/*
+ * Room for NEED bytes. Windows all have about the requested size, a few
+ * bytes more or less (they end at a PSB): a sixteenth more is enough
+ * slack, where doubling would keep, and touch, twice the window.
+ */
+static int grow(struct mt_pt_reader *pr, size_t need)
+{
+	size_t cap = need + need / 16;
+	uint8_t *p;
+
+	if (need <= pr->cap)
+		return 0;
+	p = cap < need ? NULL : realloc(pr->buf, cap);
+	if (!p) {
+		pr->err = -ENOMEM;
+		snprintf(pr->errmsg, sizeof(pr->errmsg), "out of memory for %zu bytes of PT", need);
+		return -ENOMEM;
+	}
+	pr->buf = p;
+	pr->cap = cap;
+	return 0;
+}
+
 static const uint8_t *reader_window(void *ctx, uint64_t begin, uint64_t end, size_t *got)
 {
 	struct mt_pt_reader *pr = ctx;
@@ -110,11 +132,8 @@ static const uint8_t *reader_window(void *ctx, uint64_t begin, uint64_t end, siz
 	need = (size_t)(end - begin);
 	if (pr->err)
 		return NULL;
-	if (MT_ARRAY_GROW_TO(pr->buf, pr->cap, need ? need : 1)) {
-		pr->err = -ENOMEM;
-		snprintf(pr->errmsg, sizeof(pr->errmsg), "out of memory for %zu bytes of PT", need);
+	if (grow(pr, need ? need : 1) < 0)
 		return NULL;
-	}
 	if ((!pr->st || begin < pr->base) && restart(pr) < 0)
 		return NULL;
 	if (advance(pr, begin) < 0 || (pr->len < need && fill(pr, need - pr->len) < 0))

@@ -40,6 +40,24 @@ static inline int mt_array_has_room(size_t cap, size_t n, size_t more)
 	(mt_array_has_room((cap), (n), (more)) ? 0 \
 	 : mt_array_reserve(&(arr), &(cap), (n), (more), sizeof(*(arr))))
 
+/*
+ * An array used as a queue, its elements [*head, *n) still wanted: once
+ * more than MIN are done with and they are most of it, moves the rest to
+ * the front (amortized O(1) per element), so that a queue that never
+ * empties holds what is queued, not everything it ever held.
+ */
+static inline void mt_array_drop_head(void *arr, size_t *head, size_t *n, size_t elem, size_t min)
+{
+	if (*head <= min || *head * 2 <= *n)
+		return;
+	memmove(arr, (char *)arr + *head * elem, (*n - *head) * elem);
+	*n -= *head;
+	*head = 0;
+}
+
+#define MT_ARRAY_DROP_HEAD(arr, head, n, min) \
+	mt_array_drop_head((arr), &(head), &(n), sizeof(*(arr)), (min))
+
 /* Capacity for at least n elements of an array indexed by id. */
 #define MT_ARRAY_GROW_TO(arr, cap, n) MT_ARRAY_RESERVE(arr, cap, 0, n)
 
