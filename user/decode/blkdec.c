@@ -159,16 +159,17 @@ static uint64_t reached(struct blkdec *b, uint64_t tsc)
 }
 
 /* libipt's time moves only with the packets it reads, so it is asked
- * again only when the decoder's offset has moved (most blocks consume no
- * packet); a new decoder or a resync forgets it. */
-static uint64_t now(struct blkdec *b)
+ * again only when the decoder's offset (OFF, window-relative; OFF_RC <
+ * 0: unknown) has moved (most blocks consume no packet); a new decoder
+ * or a resync forgets it. */
+static uint64_t now_at(struct blkdec *b, int off_rc, uint64_t off)
 {
-	uint64_t tsc = cyc_time(b), off;
+	uint64_t tsc = b->cyc ? cyc_time(b) : 0;
 	uint32_t lost_mtc, lost_cyc;
 
 	if (tsc)
 		return reached(b, tsc);
-	if (pt_blk_get_offset(b->dec, &off) < 0) {
+	if (off_rc < 0) {
 		b->time_known = false;
 	} else if (b->time_known && off == b->time_off) {
 		return reached(b, b->time_tsc);
@@ -180,6 +181,14 @@ static uint64_t now(struct blkdec *b)
 		tsc = 0;
 	b->time_tsc = tsc;
 	return reached(b, tsc);
+}
+
+static uint64_t now(struct blkdec *b)
+{
+	uint64_t off = 0;
+	int rc = pt_blk_get_offset(b->dec, &off);
+
+	return now_at(b, rc, off);
 }
 
 /* Length and class of the block's last instruction, from the section
@@ -754,6 +763,7 @@ static uint64_t decode_from_sync(struct blkdec *b, int st, bool cont)
 {
 	uint64_t last_off = 0, sync = 0, off = 0;
 	unsigned int idle = 0;
+	int off_rc;
 
 	blk_sync_offset(b, &sync);
 	b->time_known = false;
@@ -768,15 +778,20 @@ static uint64_t decode_from_sync(struct blkdec *b, int st, bool cont)
 			break;
 		blk.ninsn = 0;
 		st = pt_blk_next(b->dec, &blk, sizeof(blk));
+		/* One offset for the time and the progress below (a third of
+		 * the calls into libipt per block otherwise). */
+		off_rc = pt_blk_get_offset(b->dec, &off);
 		/* With exact CYC times a block starts at the time the last
 		 * event or tick brought (tick events end blocks where the
 		 * time changes), else it gets libipt's time after it. */
 		if (blk.ninsn)
-			on_block(b, &blk, b->cyc_now ? reached(b, b->cyc_now) : now(b));
+			on_block(b, &blk,
+				 b->cyc_now ? reached(b, b->cyc_now) : now_at(b, off_rc, off));
 		if (st < 0)
 			break;
-		if (blk_offset(b, &off))
+		if (off_rc < 0)
 			continue;
+		off += b->base;
 		if (off != last_off) {
 			idle = 0;
 			last_off = off;
