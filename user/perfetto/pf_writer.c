@@ -482,7 +482,7 @@ int pf_begin(struct pf_writer *w, int thread, uint64_t ts, int32_t func, unsigne
 {
 	bool inferred = flags & PF_BEGIN_INFERRED;
 	bool late = inferred && w && w->opt.late_inferred;
-	struct pf_thread *t;
+	struct pf_thread *t = NULL;
 	uint32_t depth;
 	int rc;
 
@@ -539,7 +539,7 @@ static int pop_frame(struct pf_writer *w, struct pf_thread *t, uint64_t ts, bool
 
 int pf_end(struct pf_writer *w, int thread, uint64_t ts)
 {
-	struct pf_thread *t;
+	struct pf_thread *t = NULL;
 	int rc;
 
 	if (w && thread >= 0 && (size_t)thread < w->nthreads && !w->threads[thread].depth)
@@ -585,7 +585,7 @@ static int emit_instant(struct pf_writer *w, struct pf_thread *t, uint64_t ts, i
 
 int pf_instant(struct pf_writer *w, int thread, uint64_t ts, const char *name)
 {
-	struct pf_thread *t;
+	struct pf_thread *t = NULL;
 	int32_t func;
 	int rc;
 
@@ -607,7 +607,7 @@ int pf_instant(struct pf_writer *w, int thread, uint64_t ts, const char *name)
 
 int pf_gap(struct pf_writer *w, int thread, uint64_t ts, const char *reason)
 {
-	struct pf_thread *t;
+	struct pf_thread *t = NULL;
 	int rc;
 
 	rc = event_start(w, thread, ts, &t, false);
