@@ -70,24 +70,30 @@
 #define TARGET_RSS 1.0		/* peak RSS over PT bytes, image cache aside */
 #define TARGET_GROWTH 1.10	/* peak RSS of the large walk over the small one's */
 
+/* CPU time of the process and of the calling thread, and wall time. */
 struct times {
-	double cpu, wall;
+	double cpu, self, wall;
 };
+
+static double seconds(clockid_t clock)
+{
+	struct timespec t;
+
+	clock_gettime(clock, &t);
+	return t.tv_sec + t.tv_nsec * 1e-9;
+}
 
 static struct times now(void)
 {
-	struct timespec c, w;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c);
-	clock_gettime(CLOCK_MONOTONIC, &w);
-	return (struct times){ c.tv_sec + c.tv_nsec * 1e-9, w.tv_sec + w.tv_nsec * 1e-9 };
+	return (struct times){ seconds(CLOCK_PROCESS_CPUTIME_ID), seconds(CLOCK_THREAD_CPUTIME_ID),
+			       seconds(CLOCK_MONOTONIC) };
 }
 
 static struct times since(struct times t0)
 {
 	struct times t = now();
 
-	return (struct times){ t.cpu - t0.cpu, t.wall - t0.wall };
+	return (struct times){ t.cpu - t0.cpu, t.self - t0.self, t.wall - t0.wall };
 }
 
 /* The one-minute load average: other processes make every figure noisier. */
@@ -328,6 +334,7 @@ static double vm_status(const char *field)
 /* What one child run reports (one line on its standard output). */
 struct run {
 	double hwm, cpu, wall;
+	double self;	/* CPU time of the decode's calling thread: the replay's */
 	double rss;	/* VmRSS with the reader (and decoder) open */
 	unsigned long long pt_bytes, insns, events, out_events, out_bytes;
 };
@@ -367,7 +374,7 @@ static int child(const char *mode, const char *bundle, const char *out)
 				res.pt_bytes += len;
 		}
 		if (!strcmp(mode, "bare")) {
-			struct times t = { 0, 0 };
+			struct times t = { 0, 0, 0 };
 			uint64_t insns = 0;
 
 			rc = bare_libipt(r, &t, &insns);
@@ -383,6 +390,7 @@ static int child(const char *mode, const char *bundle, const char *out)
 		} else if (strcmp(mode, "bundle")) {
 			rc = full_decode(r, strcmp(mode, "full2") ? 1 : 2, out, &fr);
 			res.cpu = fr.t.cpu;
+			res.self = fr.t.self;
 			res.wall = fr.t.wall;
 			res.insns = fr.insns;
 			res.events = fr.events;
@@ -393,8 +401,8 @@ static int child(const char *mode, const char *bundle, const char *out)
 			res.rss = vm_status("VmRSS");
 		mt_bundle_close(r);
 	}
-	printf("%.0f %.0f %.6f %.6f %llu %llu %llu %llu %llu\n", vm_status("VmHWM"), res.rss,
-	       res.cpu, res.wall, res.pt_bytes, res.insns, res.events, res.out_events,
+	printf("%.0f %.0f %.6f %.6f %.6f %llu %llu %llu %llu %llu\n", vm_status("VmHWM"), res.rss,
+	       res.cpu, res.self, res.wall, res.pt_bytes, res.insns, res.events, res.out_events,
 	       res.out_bytes);
 	return rc ? 1 : 0;
 }
@@ -418,15 +426,15 @@ static int run_child(const char *mode, const char *bundle, const char *out, stru
 	close(p[1]);
 	f = fdopen(p[0], "r");
 	if (f)
-		got = fscanf(f, "%lf %lf %lf %lf %llu %llu %llu %llu %llu", &res->hwm, &res->rss,
-			     &res->cpu, &res->wall, &res->pt_bytes, &res->insns, &res->events,
-			     &res->out_events, &res->out_bytes);
+		got = fscanf(f, "%lf %lf %lf %lf %lf %llu %llu %llu %llu %llu", &res->hwm, &res->rss,
+			     &res->cpu, &res->self, &res->wall, &res->pt_bytes, &res->insns,
+			     &res->events, &res->out_events, &res->out_bytes);
 	if (f)
 		fclose(f);
 	else
 		close(p[0]);
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
-	    WEXITSTATUS(status) || got != 9) {
+	    WEXITSTATUS(status) || got != 10) {
 		fprintf(stderr, "bench_decode: the %s run failed\n", mode);
 		return -1;
 	}
@@ -452,6 +460,7 @@ struct speed {
 	struct run bare, one, two;	/* the last round's (counts) */
 	double bare_cpu, one_cpu, one_wall, two_cpu, two_wall;	/* best of the rounds */
 	double speedup;			/* median of the rounds' one/two wall times */
+	double replay;			/* the replay thread's share of one job's CPU time */
 	double load;			/* load average after the last round */
 };
 
@@ -480,6 +489,7 @@ static int measure_speed(const char *bundle, const char *out, int rounds, struct
 			sp->one.wall, sp->two.wall, load_average());
 	}
 	unlink(out);
+	sp->replay = sp->one.cpu > 0 ? sp->one.self / sp->one.cpu : 0;
 	qsort(ratio, (size_t)rounds, sizeof(ratio[0]), cmp_double);
 	sp->speedup = rounds % 2 ? ratio[rounds / 2] :
 		      (ratio[rounds / 2 - 1] + ratio[rounds / 2]) / 2;
@@ -487,11 +497,32 @@ static int measure_speed(const char *bundle, const char *out, int rounds, struct
 	return 0;
 }
 
+static double max3(double a, double b, double c)
+{
+	return a > b ? (a > c ? a : c) : (b > c ? b : c);
+}
+
+/*
+ * What two jobs can gain over one at best on this machine's CORES, from
+ * one job's split of the CPU time (the total taken as 1): the replay
+ * thread's share R beside the decoding threads' D = 1 - R, two streams of
+ * about equal size. The replay runs in a thread of its own, beside one
+ * decoding job already, so one job takes at least max(D, R, 1/CORES) in
+ * wall time and two at least max(R, D/2, 1/CORES).
+ */
+static double two_job_bound(double r, long cores)
+{
+	double d = 1 - r, n = cores > 0 ? (double)cores : 1;
+
+	return max3(d, r, 1 / n) / max3(r, d / 2, 1 / n);
+}
+
 /* The speed figures of one workload, each with the load average. */
 static void speed_results(const char *name, const struct speed *sp)
 {
 	double ratio = sp->bare_cpu / sp->one_cpu;
-	char fig[96], val[64], tgt[32];
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	char fig[112], val[64], tgt[32];
 
 	snprintf(fig, sizeof(fig), "decode / bare libipt, %s (CPU)", name);
 	snprintf(val, sizeof(val), "%.2fx (load %.1f)", ratio, sp->load);
@@ -501,6 +532,10 @@ static void speed_results(const char *name, const struct speed *sp)
 	snprintf(val, sizeof(val), "%.2fx (load %.1f)", sp->speedup, sp->load);
 	snprintf(tgt, sizeof(tgt), ">= %.2fx", TARGET_SPEEDUP);
 	result(fig, val, tgt, sp->speedup >= TARGET_SPEEDUP);
+	snprintf(fig, sizeof(fig), "decode 2 jobs / 1 job at best, %s (replay %.0f%% of CPU, %ld cores)",
+		 name, 100 * sp->replay, cores);
+	snprintf(val, sizeof(val), "%.2fx", two_job_bound(sp->replay, cores));
+	result(fig, val, "(info)", 1);
 }
 
 /* Memory on one bundle: the set-up processes and the decode from the file. */
