@@ -164,7 +164,7 @@ MT_TEST(scan_held_does_not_grow_with_the_stream)
 }
 
 /* The replay's queues of segments hold what is queued: with a switch
- * every 300 instructions on two streams, eight times the stream does not
+ * every 300 instructions on two streams, 24 times the stream does not
  * take more queue (a stream's queue of segments waiting for the other
  * stream's watermark never empties, and once kept all it ever held). */
 MT_TEST(segment_queues_do_not_grow_with_the_stream)
@@ -176,8 +176,8 @@ MT_TEST(segment_queues_do_not_grow_with_the_stream)
 		const char *b;
 
 		snprintf(extra, sizeof(extra), "--cpus 2 --slice 300 --seed 4 --insns %d",
-			 i ? 8000000 : 1000000);
-		b = walk(i ? "wq8.mtrace" : "wq1.mtrace", extra);
+			 i ? 24000000 : 1000000);
+		b = walk(i ? "wq24.mtrace" : "wq1.mtrace", extra);
 		for (unsigned int jobs = 1; jobs <= 2; jobs++) {
 			struct steps got = { 0 };
 
