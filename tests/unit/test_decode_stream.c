@@ -58,9 +58,10 @@ static const char *walk(const char *name, const char *extra)
 }
 
 /* The same steps both ways; while following, each of the two streams
- * holds at most its window, what it logs between two hand-overs (256 KiB;
- * twice, when the replay cannot go on until the next one) and a segment,
- * while waiting holds all of it. */
+ * holds at most its window, what it logs between two hand-overs (256 KiB)
+ * and a segment, while waiting holds all of it. (A stream the replay had
+ * just freed log for, not yet woken, looked stuck: streams then ran on
+ * past their window, to 0.98 MB here and up to 4.3 MB under valgrind.) */
 MT_TEST(following_frees_the_log_and_changes_nothing)
 {
 	const char *b = walk("w2.mtrace", "--insns 8000000 --cpus 2 --seed 5");
@@ -74,9 +75,11 @@ MT_TEST(following_frees_the_log_and_changes_nothing)
 	MT_ASSERT(all.n > 10000);
 	MT_ASSERT_EQ(sa.log_bytes, sf.log_bytes);
 	MT_ASSERT_EQ(sa.log_peak, sa.log_bytes);
-	printf("# log %" PRIu64 " bytes, held at most %" PRIu64 " following\n", sf.log_bytes,
-	       sf.log_peak);
-	MT_ASSERT(sf.log_peak <= 2 * ((64 << 10) + 2 * (256 << 10) + (128 << 10)));
+	printf("# log %" PRIu64 " bytes, held at most %" PRIu64 " following; let run on %" PRIu64
+	       " times\n", sf.log_bytes, sf.log_peak, sf.stuck_runs);
+	MT_ASSERT(sf.log_peak <= 2 * ((64 << 10) + (256 << 10) + (128 << 10)));
+	/* No segment of this walk outgrows the window: nothing is stuck. */
+	MT_ASSERT_EQ(sf.stuck_runs, 0);
 	MT_ASSERT(sf.log_peak * 3 < sf.log_bytes);
 	free(all.v);
 	free(follow.v);

@@ -270,6 +270,7 @@ int mt_decode_run(struct mt_decode *d, const struct mt_decode_sink *sink)
 		d->stats.log_bytes += d->cpus[i].ops.len;
 	}
 	d->stats.log_peak = d->pipe.log_peak;
+	d->stats.stuck_runs = d->pipe.stuck_runs;
 	return rc;
 }
 void mt_decode_free(struct mt_decode *d)

@@ -94,6 +94,9 @@ struct mt_decode_stats {
 	 * thread) held: with a following replay, what is queued, not every
 	 * segment of the snapshot. */
 	uint64_t seg_queues_held;
+	/* Times every stream waited for the replay to free log while the
+	 * replay waited for them, and all were let run past their window. */
+	uint64_t stuck_runs;
 	uint64_t cpus_decoded;	/* streams decoded (the rest narrowed away) */
 	uint64_t cpus_with_psb;	/* of those, the ones holding a PSB, where decoding can start */
 };

@@ -236,11 +236,13 @@ static void handover(struct worker *w, int final)
 		/* Waiting is news for the replay: it tells when all wait. */
 		give_job(p);
 		p->blocked++;
+		log->waiting = 1;
 		p->handovers++;
 		pthread_cond_broadcast(&p->progress);
 		while (log->ops.len - log->released > p->log_limit && !p->stuck &&
 		       !atomic_load(&p->stop))
 			pthread_cond_wait(&p->room, &p->lock);
+		log->waiting = 0;
 		p->blocked--;
 		take_job(p);
 	}

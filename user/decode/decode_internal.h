@@ -63,6 +63,7 @@ struct mt_cpu_log {
 	uint32_t probe_tid;
 	size_t released;	/* log bytes freed below this */
 	size_t handed_len;	/* log length at the last hand-over */
+	int waiting;		/* its thread waits for the replay to free log */
 };
 
 /* How the decoding threads and the replay share the work (decode_cpu.c). */
@@ -77,6 +78,7 @@ struct mt_pipe {
 	size_t log_limit;
 	size_t log_peak;		/* most log held at once (hand-overs) */
 	unsigned int blocked;		/* streams waiting for log to be freed */
+	uint64_t stuck_runs;		/* times they were let run on (stuck) */
 	unsigned int unfinished;	/* streams being decoded */
 	int stuck;
 	atomic_int stop;		/* the replay ended early: log nothing more */

@@ -680,14 +680,35 @@ static void free_merge(struct merge *m)
 }
 
 /*
+ * Whether every stream still decoding waits for the replay to free log
+ * and none has room yet (lock held). A stream the replay has just freed
+ * log for still counts as blocked until it runs: that one is about to go
+ * on, and is not stuck.
+ */
+static int all_stuck(const struct mt_decode *d)
+{
+	const struct mt_pipe *p = &d->pipe;
+
+	if (!p->blocked || p->blocked != p->unfinished)
+		return 0;
+	for (size_t c = 0; c < d->ncpus; c++)
+		if (d->cpus[c].waiting && d->cpus[c].handed_len - d->cpus[c].released <= p->log_limit)
+			return 0;
+	return 1;
+}
+
+/*
  * Waits for the next hand-over (lock held). When every stream still
  * decoding waits for the replay to free log, and the replay waits for
  * them, nothing can go on: they are let run on past their limit.
  */
-static void wait_handover(struct mt_pipe *p, uint64_t seen)
+static void wait_handover(struct mt_decode *d, uint64_t seen)
 {
-	if (p->blocked && p->blocked == p->unfinished) {
+	struct mt_pipe *p = &d->pipe;
+
+	if (all_stuck(d)) {
 		p->stuck = 1;
+		p->stuck_runs++;
 		pthread_cond_broadcast(&p->room);
 	}
 	while (seen == p->handovers)
@@ -713,7 +734,7 @@ int mt_decode_threads(struct mt_decode *d, const struct mt_decode_sink *sink)
 		if (rc)
 			break;
 		if (!d->streaming && !m.final) {
-			wait_handover(p, seen);
+			wait_handover(d, seen);
 			continue;
 		}
 		trig_at = mt_decode_place_trigger(d, &trig_final);
@@ -730,7 +751,7 @@ int mt_decode_threads(struct mt_decode *d, const struct mt_decode_sink *sink)
 			break;
 		/* What the merge replayed can go; then wait for more. */
 		if (!take(&m, &seen) && seen == p->handovers)
-			wait_handover(p, seen);
+			wait_handover(d, seen);
 	}
 	pthread_mutex_unlock(&p->lock);
 	d->stats.threads = m.ntls;
