@@ -247,7 +247,17 @@ struct merge {
 		uint64_t tsc, ns;
 		int valid;
 	} at_cache, ev_cache;
+	/* The most bytes of segments each kind of queue held at once (its
+	 * capacity aside): per stream waiting, per stream not yet replayed,
+	 * per thread. */
+	size_t peak_pending, peak_live, peak_segs;
 };
+
+static void note_peak(size_t *peak, size_t queued, size_t elem)
+{
+	if (queued * elem > *peak)
+		*peak = queued * elem;
+}
 
 /* Segment S is replayed (or skipped): when the replay follows the
  * decoding, the log behind it may go (free_replayed()). */
@@ -439,6 +449,7 @@ static int give(struct merge *m, const struct mt_seg *s)
 	if (m->d->streaming)
 		MT_ARRAY_DROP_HEAD(t->segs, t->seg, t->nsegs, 64);
 	t->segs[t->nsegs++] = *s;
+	note_peak(&m->peak_segs, t->nsegs - t->seg, sizeof(*t->segs));
 	return 0;
 }
 
@@ -495,6 +506,8 @@ static int take(struct merge *m, uint64_t *seen)
 				v->live[v->nlive++] = (struct live_seg){ log->ready[i].begin, 0 };
 			v->taken_end = log->ready[i].end;
 		}
+		note_peak(&m->peak_pending, v->npending - v->pending_head, sizeof(*v->pending));
+		note_peak(&m->peak_live, v->nlive - v->live_head, sizeof(*v->live));
 		log->nready = 0;
 		v->log.chunks = log->ops.chunks;
 		v->watermark = log->watermark;
@@ -675,6 +688,7 @@ static void free_merge(struct merge *m)
 		free(m->cpus[c].live);
 	}
 	m->d->stats.seg_queues_held = held;
+	m->d->stats.seg_queues_peak = m->peak_pending + m->peak_live + m->peak_segs;
 	free(m->cpus);
 	free(m->tls);
 }
