@@ -94,9 +94,11 @@ struct mt_decode_stats {
 	 * thread) held: with a following replay, what is queued, not every
 	 * segment of the snapshot. */
 	uint64_t seg_queues_held;
-	/* What they held queued at most, per kind of queue, summed: held
-	 * stays within a few times this (growth by doubling, a queue's
-	 * front dropped once it is most of it). */
+	/* The most one queue of each kind held queued, summed over the
+	 * three kinds: on a bundle of few streams and threads, held stays
+	 * within a few times this (growth by doubling, a queue's front
+	 * dropped once it is most of it); a queue that kept what it had
+	 * passed on grows past it. */
 	uint64_t seg_queues_peak;
 	/* Times every stream waited for the replay to free log while the
 	 * replay waited for them, and all were let run past their window. */
