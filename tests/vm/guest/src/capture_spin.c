@@ -4,8 +4,10 @@
  * pinned to one CPU, so the simulated PT of that CPU is on while either
  * runs and the scheduler switches between them. In DIR it creates "ready"
  * once both threads run, calls capture_marker() once when "go" appears (a
- * uprobe trigger target), and returns from main (exit_group with the
- * worker still running) when "stop" appears.
+ * uprobe trigger target), writes "tsc" (the TSC read by the main thread,
+ * so a time at which it runs on CPU) each time "tsc-want" appears, and
+ * returns from main (exit_group with the worker still running) when
+ * "stop" appears.
  *   capture_spin CPU DIR
  */
 #include <pthread.h>
@@ -14,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <x86intrin.h>
 
 static atomic_int stop, worker_running;
 
@@ -46,10 +49,24 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* Answers a "tsc-want": the file appears whole (renamed into place). */
+static int write_tsc(const char *want, const char *tmp, const char *out)
+{
+	unsigned long long tsc = __rdtsc();
+	FILE *f = fopen(tmp, "w");
+
+	if (!f || fprintf(f, "%llu\n", tsc) < 0 || fclose(f) || rename(tmp, out) ||
+	    unlink(want)) {
+		perror("capture_spin: tsc");
+		return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static int cpu;
-	char ready[256], go[256], stopfile[256];
+	char ready[256], go[256], stopfile[256], want[256], tsc[256], tsc_tmp[256];
 	pthread_t th;
 	int marked = 0;
 	FILE *f;
@@ -62,6 +79,9 @@ int main(int argc, char **argv)
 	snprintf(ready, sizeof(ready), "%s/ready", argv[2]);
 	snprintf(go, sizeof(go), "%s/go", argv[2]);
 	snprintf(stopfile, sizeof(stopfile), "%s/stop", argv[2]);
+	snprintf(want, sizeof(want), "%s/tsc-want", argv[2]);
+	snprintf(tsc, sizeof(tsc), "%s/tsc", argv[2]);
+	snprintf(tsc_tmp, sizeof(tsc_tmp), "%s/tsc.tmp", argv[2]);
 	pin(cpu);
 	if (pthread_create(&th, NULL, worker, &cpu) || pthread_setname_np(th, "spin-worker"))
 		return 2;
@@ -74,6 +94,8 @@ int main(int argc, char **argv)
 	while (access(stopfile, F_OK)) {
 		if (!marked && access(go, F_OK) == 0)
 			marked = capture_marker(41) == 42;
+		if (access(want, F_OK) == 0 && write_tsc(want, tsc_tmp, tsc))
+			return 2;
 	}
 	/* Leave with the worker still running: exit_group must kill it. */
 	return 0;

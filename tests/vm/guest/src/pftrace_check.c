@@ -112,8 +112,15 @@ int main(int argc, char **argv)
 		fail("%zu import-rule errors in %s", t.nerrors, argv[optind]);
 	printf("%s: %zu packets, %zu events, %zu tracks, no import-rule error\n", argv[optind],
 	       t.packets, t.nevents, t.ntracks);
-	if (process && !(proc = named_track(&t, PFR_TRACK_PROCESS, process)))
+	if (process && !(proc = named_track(&t, PFR_TRACK_PROCESS, process))) {
+		/* The processes the trace has instead tell what went wrong. */
+		for (size_t i = 0; i < t.ntracks; i++)
+			if (t.tracks[i].kind == PFR_TRACK_PROCESS)
+				fprintf(stderr, "pftrace_check: process track %s, pid %d\n",
+					t.tracks[i].name ? t.tracks[i].name : "(unnamed)",
+					(int)t.tracks[i].pid);
 		fail("no process track named %s", process);
+	}
 	if (thread && !named_track(&t, PFR_TRACK_THREAD, thread))
 		fail("no thread track named %s", thread);
 	if (gaps) {

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Decoding what the simulated backend captured: `record` then `decode`, and
 # the top-level form, which decodes each snapshot straight to Perfetto.
-# CPU 1's ring gets pt_gap_header's bytes (a PSB+ at the current TSC, then a
-# packet the decoder must reject) and capture_inject's pseudo-random stream,
+# CPU 1's ring gets pt_gap_header's bytes (a PSB+ at a TSC the target read on
+# CPU 1, then a packet the decoder must reject) and capture_inject's stream,
 # which is not PT and holds no sync point: each decode must succeed with
 # exactly one decode error, a gap on the target's thread that ran on CPU 1
 # at that TSC. Traces are checked by pftrace_check (Perfetto's import rules,
@@ -14,10 +14,14 @@ SPEC=uprobe:/bin/capture_spin:capture_marker
 . /tests.d/lib/capture.sh
 
 # feed REC SEED: the gap header, then 5000 stream bytes (the 64K ring does
-# not wrap), into CPU 1's ring of the capture REC. Both run on CPU 0, so
-# that the TSC is one at which CPU 1 runs the target.
+# not wrap), into CPU 1's ring of the capture REC. The header's TSC is one
+# capture_spin's main thread read, so CPU 1 ran the target then: other
+# tasks get CPU 1 too, so a TSC read elsewhere may fall in their time.
 feed() {
-	taskset -c 0 pt_gap_header $T/gap.pt &&
+	rm -f $T/spin/tsc
+	touch $T/spin/tsc-want
+	wait_file $T/spin/tsc &&
+		taskset -c 0 pt_gap_header $T/gap.pt "$(cat $T/spin/tsc)" &&
 		taskset -c 0 capture_inject $1 1 --file $T/gap.pt &&
 		taskset -c 0 capture_inject $1 1 5000 $2
 }
