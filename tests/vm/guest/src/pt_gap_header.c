@@ -5,33 +5,29 @@
  * which cannot come while tracing is off. Injected into a simulated ring
  * ahead of other bytes, it gives exactly one decode error, reported as a
  * gap at that TSC, so the gap belongs to whichever thread the sideband has
- * on the ring's CPU then. The TSC is the one given (one read by a thread
- * while it ran on that CPU), or this CPU's now.
- *   pt_gap_header FILE [TSC]
+ * on the ring's CPU then: give one a thread read while it ran there.
+ *   pt_gap_header FILE TSC
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <x86intrin.h>
 
 int main(int argc, char **argv)
 {
 	uint8_t pkt[29];
-	uint64_t tsc = __rdtsc();
+	uint64_t tsc;
 	size_t n = 0;
 	char *end;
 	FILE *f;
 
-	if (argc != 2 && argc != 3) {
-		fprintf(stderr, "usage: pt_gap_header FILE [TSC]\n");
+	if (argc != 3) {
+		fprintf(stderr, "usage: pt_gap_header FILE TSC\n");
 		return 2;
 	}
-	if (argc == 3) {
-		tsc = strtoull(argv[2], &end, 0);
-		if (end == argv[2] || *end) {
-			fprintf(stderr, "pt_gap_header: bad TSC '%s'\n", argv[2]);
-			return 2;
-		}
+	tsc = strtoull(argv[2], &end, 0);
+	if (end == argv[2] || *end) {
+		fprintf(stderr, "pt_gap_header: bad TSC '%s'\n", argv[2]);
+		return 2;
 	}
 	for (int i = 0; i < 8; i++) {		/* PSB */
 		pkt[n++] = 0x02;
