@@ -238,6 +238,7 @@ static int rd_new(struct mt_bundle_reader **out)
 	if (!r)
 		return -ENOMEM;
 	r->cpu_sec = r->cfg_sec = r->trig_sec = r->kallsyms_sec = r->clock_sec = RD_NONE;
+	r->fd = -1;
 	pthread_mutex_init(&r->lock, NULL);
 	*out = r;
 	return 0;
@@ -338,6 +339,14 @@ int mt_bundle_open_fd(struct mt_bundle_reader **out, int fd, const char *name,
 	r->base = map;
 	r->size = (size_t)st.st_size;
 	r->mapped = true;
+	/* Streams read the file with pread() (bundle_reader_stream.c). */
+	r->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (r->fd < 0) {
+		rc = -errno;
+		mt_bundle_close(r);
+		copy_err(err, errlen, name, strerror(-rc));
+		return rc;
+	}
 	r->max_total_raw = lim && lim->max_total_raw ? lim->max_total_raw
 						     : default_total_limit(r->size);
 	return rd_finish_open(r, out, name, err, errlen);
@@ -387,6 +396,8 @@ void mt_bundle_close(struct mt_bundle_reader *r)
 	free(r->anchors);
 	if (r->mapped)
 		munmap((void *)r->base, r->size);
+	if (r->fd >= 0)
+		close(r->fd);
 	pthread_mutex_destroy(&r->lock);
 	free(r);
 }

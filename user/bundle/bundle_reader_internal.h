@@ -74,6 +74,7 @@ struct mt_bundle_reader {
 	const uint8_t *base;
 	size_t size;
 	bool mapped;
+	int fd;                         /* the mapped file, for streams; else -1 */
 	pthread_mutex_t lock;           /* serialises lazy decompression */
 	uint16_t major, minor;
 	struct rd_section *secs;
