@@ -44,6 +44,14 @@ if (cd "$work" && "$bin" decode -q "$snap") >/dev/null 2>&1 &&
 else
 	echo "FAIL cli/decode-default-output: no trace.pftrace written by 'decode BUNDLE'"
 fi
+# -q: neither statistics nor the "wrote" line, which the default prints.
+if (cd "$work" && "$bin" decode -q -o q.pftrace "$snap" 2>"$work/q.err") &&
+	[ -s "$work/q.pftrace" ] && [ ! -s "$work/q.err" ] &&
+	(cd "$work" && "$bin" decode -o v.pftrace "$snap" 2>&1) | grep -q '^mtrace-user: wrote v\.pftrace: '; then
+	echo "PASS cli/decode-quiet"
+else
+	echo "FAIL cli/decode-quiet: -q printed: $(cat "$work/q.err")"
+fi
 rm -rf "$work"
 
 # Calls still running at the snapshot's end: ended (truncated) by default,

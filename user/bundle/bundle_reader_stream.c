@@ -6,7 +6,7 @@
  * From a mapped file the stored bytes are read with pread(), so the file's
  * pages never enter the process's memory. Read through the mapping they
  * had to be dropped behind each read, and not all of them left: a fault
- * maps the cached pages around it too (fault-around, whole large folios),
+ * maps the cached pages around it too (the kernel's fault-around),
  * and with two streams over one payload (a stream's scan beside its
  * decoding) 2.6 MB of the 1 GiB benchmark's file stayed resident.
  */
@@ -52,10 +52,12 @@ static int stored_pread(struct mt_bundle_stream *st, uint8_t *buf, size_t n, uin
 	while (n) {
 		ssize_t k = pread(st->r->fd, buf, n, off);
 
-		if (k < 0 && errno == EINTR)
+		int e = errno;
+
+		if (k < 0 && e == EINTR)
 			continue;
 		if (k < 0)
-			return st_err(st, -errno, "read: ", strerror(errno));
+			return st_err(st, -e, "read: ", strerror(e));
 		if (!k)
 			return st_err(st, -EIO, "the file is shorter than when it was opened", "");
 		buf += k;

@@ -190,7 +190,7 @@ static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r, const c
 	o.name = output;
 	/* One replay per thread instead of two (decode.h's late_inferred). */
 	o.late_inferred = !json;
-	o.rep = &cli_reporter;
+	o.rep = q->quiet ? NULL : &cli_reporter;
 	if (pf_writer_open(&w, of->write_path, &o, err, sizeof(err)) < 0) {
 		cli_err("%s", err);
 		mt_outfile_abort(of);
@@ -219,7 +219,8 @@ static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r, const c
 		tell_kept(output);
 		return CLI_EXIT_FAIL;
 	}
-	print_written(output, of, &st);
+	if (!q->quiet)
+		print_written(output, of, &st);
 	return 0;
 }
 
