@@ -7,6 +7,8 @@
  */
 #include "test_decode_steps.h"
 
+#include <time.h>
+
 /* Decodes PATH into GOT with JOBS and WINDOW, the replay following the
  * decoding or not (LATE); returns the stats. */
 static struct mt_decode_stats decode(const char *path, struct steps *got, unsigned int jobs,
@@ -83,6 +85,30 @@ MT_TEST(following_frees_the_log_and_changes_nothing)
 	MT_ASSERT(sf.log_peak * 3 < sf.log_bytes);
 	free(all.v);
 	free(follow.v);
+}
+
+static uint64_t process_cpu_ns(void)
+{
+	struct timespec ts;
+
+	MT_ASSERT_EQ(clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts), 0);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The busiest stream's decoding thread's CPU time is its own: more than
+ * nothing, less than the whole decode's (two streams and the replay). */
+MT_TEST(busiest_stream_cpu_time)
+{
+	const char *b = walk("w2.mtrace", "--insns 8000000 --cpus 2 --seed 5");
+	struct steps got = { 0 };
+	uint64_t before = process_cpu_ns();
+	struct mt_decode_stats st = decode(b, &got, 2, 0, 1);
+	uint64_t spent = process_cpu_ns() - before;
+
+	printf("# busiest stream %" PRIu64 " ns of %" PRIu64 " ns\n", st.stream_cpu_ns, spent);
+	MT_ASSERT(st.stream_cpu_ns > 0);
+	MT_ASSERT(st.stream_cpu_ns < spent);
+	free(got.v);
 }
 
 /* Four streams, one job, a window smaller than a log chunk: the streams

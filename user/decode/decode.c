@@ -265,6 +265,8 @@ int mt_decode_run(struct mt_decode *d, const struct mt_decode_sink *sink)
 			d->stats.pt_held = d->cpus[i].pt_held;
 		if (d->cpus[i].scan_held > d->stats.scan_held)
 			d->stats.scan_held = d->cpus[i].scan_held;
+		if (d->cpus[i].cpu_ns > d->stats.stream_cpu_ns)
+			d->stats.stream_cpu_ns = d->cpus[i].cpu_ns;
 		d->stats.clamped += d->cpus[i].clamped;
 		d->stats.sb_rewinds += d->cpus[i].sb_rewinds;
 		d->stats.log_bytes += d->cpus[i].ops.len;

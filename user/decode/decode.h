@@ -105,6 +105,10 @@ struct mt_decode_stats {
 	uint64_t stuck_runs;
 	uint64_t cpus_decoded;	/* streams decoded (the rest narrowed away) */
 	uint64_t cpus_with_psb;	/* of those, the ones holding a PSB, where decoding can start */
+	/* CPU time of the busiest stream's decoding thread, in ns: one
+	 * stream is decoded by one thread, so no -j makes the decode
+	 * shorter than this. */
+	uint64_t stream_cpu_ns;
 };
 
 struct mt_decode_sink {

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* PT bytes decoded by all workers, for the progress callback. */
 struct progress {
@@ -464,6 +465,16 @@ static void h_gap(void *ctx, uint64_t tsc, uint32_t reason)
 	add(ctx, tsc, MT_OP_GAP, reason, 0);
 }
 
+/* This thread's CPU time so far: each stream has a thread of its own. */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static void decode_one(struct worker *w)
 {
 	static const struct mt_blk_handler ops = { h_enable, h_block, h_transfer, h_disable,
@@ -493,6 +504,7 @@ static void decode_one(struct worker *w)
 	mt_sb_view_close(&w->sb);
 	if (w->progress)
 		report(w, log->len);
+	log->cpu_ns = thread_cpu_ns();
 }
 
 static void *worker_main(void *arg)

@@ -50,6 +50,7 @@ struct mt_cpu_log {
 	size_t scan_held;	/* at most what its scan held: marks, offsets, PT */
 	size_t pt_held;		/* most of its PT in memory at once */
 	uint64_t sb_rewinds;	/* its switches read over (mt_sb_view) */
+	uint64_t cpu_ns;	/* its decoding thread's CPU time */
 	/* Shared, under mt_decode.lock: */
 	struct mt_seg *ready;	/* handed over, not yet taken */
 	size_t nready, ready_cap;
