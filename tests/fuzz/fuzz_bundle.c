@@ -4,7 +4,7 @@
  * given (exercising framing and checksums) and re-sealed with valid
  * checksums (so that mutations reach the structural checks behind them).
  * Every rejection must carry a message naming an offset; every accepted
- * bundle must be readable in full.
+ * bundle must be readable in full, from memory and from a file.
  */
 #include "bundle/bundle.h"
 
@@ -13,6 +13,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 static void must(int cond, const char *what, const char *msg)
 {
@@ -124,6 +126,28 @@ static void read_all(struct mt_bundle_reader *r)
 		must(strlen(mods[i].name) < 1u << 31, "module", "");
 }
 
+/* The same bytes as a file, whose streams read it with pread() instead of
+ * in place: it opens as the memory did and reads the same. */
+static void read_as_file(const uint8_t *data, size_t size)
+{
+	struct mt_bundle_reader *r;
+	char err[512];
+	int fd = memfd_create("fuzz_bundle", MFD_CLOEXEC);
+	size_t done = 0;
+
+	must(fd >= 0, "memfd_create", strerror(errno));
+	while (done < size) {
+		ssize_t n = write(fd, data + done, size - done);
+
+		must(n > 0, "memfd write", strerror(errno));
+		done += (size_t)n;
+	}
+	must(mt_bundle_open_fd(&r, fd, "input", NULL, err, sizeof(err)) == 0, "open as a file", err);
+	read_all(r);
+	mt_bundle_close(r);
+	close(fd);
+}
+
 static void check(const uint8_t *data, size_t size)
 {
 	struct mt_bundle_reader *r;
@@ -135,6 +159,7 @@ static void check(const uint8_t *data, size_t size)
 	}
 	read_all(r);
 	mt_bundle_close(r);
+	read_as_file(data, size);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
