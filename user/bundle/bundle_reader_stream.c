@@ -51,7 +51,6 @@ static int stored_pread(struct mt_bundle_stream *st, uint8_t *buf, size_t n, uin
 
 	while (n) {
 		ssize_t k = pread(st->r->fd, buf, n, off);
-
 		int e = errno;
 
 		if (k < 0 && e == EINTR)
@@ -171,7 +170,6 @@ static ssize_t read_zstd(struct mt_bundle_stream *st, uint8_t *buf, size_t n)
 		if (rc)
 			return rc;
 		left = ZSTD_decompressStream(st->dctx, to, &st->in);
-
 		if (ZSTD_isError(left))
 			return st_err(st, -EBADMSG, "zstd: ", ZSTD_getErrorName(left));
 		if (extra.pos)
