@@ -25,7 +25,8 @@
  *    its own code with operand details: a call every few dozen
  *    instructions on a real call tree), single-stepped by the generator.
  * Both are made once with the generator built next to this benchmark
- * (O/rel/tests/ptgen/ptgen) and kept in O/bench.
+ * (O/rel/tests/ptgen/ptgen) and kept in O/bench. A third, the walk on one
+ * CPU (16 MiB of PT), gives the two-job speed-up of a single busy stream.
  *
  * Memory: peak RSS (VmHWM) of processes that (1) do nothing, (2) open the
  * bundle and read the PT, (3) do the same and open the decoder (images and
@@ -65,6 +66,8 @@
 /* Bytes of code workload_disasm disassembles: 8M instructions, 1 MB of PT
  * (single-stepping runs at some 30 000 instructions/s here). */
 #define PROGRAM_BYTES "10000"
+/* The walk on one CPU: one stream, decoded in two stages with two jobs. */
+#define BUSY_MIB 16
 #define TARGET_RATIO 0.6	/* mtrace's CPU time over bare libipt's, inverted */
 #define TARGET_SPEEDUP 1.7	/* two jobs over one, wall time */
 #define TARGET_RSS 1.0		/* peak RSS over PT bytes, image cache aside */
@@ -146,17 +149,21 @@ static int generate(const char *path, const char *what, const char *const *args)
 }
 
 /* The random walk with @mib MiB of PT, made once and kept in this directory. */
-static int walk_bundle(char *path, size_t len, unsigned int mib)
+static int walk_bundle(char *path, size_t len, unsigned int mib, unsigned int cpus)
 {
-	char dir[PATH_MAX - 64], n[32], what[64];
+	char dir[PATH_MAX - 64], n[32], c[16], what[64];
 	unsigned long long insns = (unsigned long long)mib * 1048576 * 1000 / WALK_BYTES_PER_KINSN;
-	const char *args[] = { "--walk", WALK_LIB, "--insns", n, "--cpus", "2", NULL };
+	const char *args[] = { "--walk", WALK_LIB, "--insns", n, "--cpus", c, NULL };
 	struct stat sb;
 
 	if (bench_self_dir(dir, sizeof(dir)))
 		return -1;
-	snprintf(path, len, "%s/decode-walk-%uM.mtrace", dir, mib);
+	if (cpus == 2)
+		snprintf(path, len, "%s/decode-walk-%uM.mtrace", dir, mib);
+	else
+		snprintf(path, len, "%s/decode-walk-%uM-%ucpu.mtrace", dir, mib, cpus);
 	snprintf(n, sizeof(n), "%llu", insns);
+	snprintf(c, sizeof(c), "%u", cpus);
 	snprintf(what, sizeof(what), "a walk of %s instructions", n);
 	return stat(path, &sb) ? generate(path, what, args) : 0;
 }
@@ -516,7 +523,9 @@ static double max3(double a, double b, double c)
  * busiest stream's thread took S. The replay runs in a thread of its own,
  * beside one decoding job already, so one job takes at least
  * max(D, R, 1/CORES) in wall time, and two at least max(R, D/2, S,
- * 1/CORES): one stream is decoded by one thread.
+ * 1/CORES): one stream is decoded by one thread (two jobs take a second
+ * for a stream only beside fewer streams than jobs, or a stream well
+ * above its share: not on the two workloads this bound is for).
  */
 static double two_job_bound(double r, double s, long cores)
 {
@@ -544,6 +553,24 @@ static void speed_results(const char *name, const struct speed *sp)
 		 "decode 2 jobs / 1 job at best, %s (replay %.0f%%, busiest stream %.0f%% of CPU, %ld cores)",
 		 name, 100 * sp->replay, 100 * sp->stream, cores);
 	snprintf(val, sizeof(val), "%.2fx", two_job_bound(sp->replay, sp->stream, cores));
+	result(fig, val, "(info)", 1);
+}
+
+/*
+ * One busy CPU: two jobs decode its stream in two stages (libipt's side
+ * on a thread of its own), where they used to leave the second core to
+ * the replay alone. No bound: the stages' split is in the two-job run.
+ */
+static void busy_cpu_results(const struct speed *sp)
+{
+	char fig[160], val[64];
+
+	printf("random walk on 1 CPU: %.1f MiB of PT; mtrace 1 job %.3f s wall, 2 jobs %.3f s "
+	       "wall (best of %d), the busier stage %.0f%% of their CPU time\n",
+	       sp->one.pt_bytes / 1048576.0, sp->one_wall, sp->two_wall, WALK_ROUNDS,
+	       sp->two.cpu > 0 ? 100 * sp->two.stream / sp->two.cpu : 0);
+	snprintf(fig, sizeof(fig), "decode 2 jobs / 1 job, walk on one CPU (wall)");
+	snprintf(val, sizeof(val), "%.2fx (load %.1f)", sp->speedup, sp->load);
 	result(fig, val, "(info)", 1);
 }
 
@@ -610,10 +637,11 @@ static unsigned int large_size(int *argc, char ***argv)
 int main(int argc, char **argv)
 {
 	unsigned int mib = 64, large;
-	char dir[PATH_MAX - 64], path[PATH_MAX], big[PATH_MAX], prog[PATH_MAX], out[PATH_MAX];
+	char dir[PATH_MAX - 64], path[PATH_MAX], big[PATH_MAX], prog[PATH_MAX], out[PATH_MAX],
+	     busy[PATH_MAX];
 	char val[64];
 	struct run none;
-	struct speed walk, call;
+	struct speed walk, call, one_cpu;
 	struct memory mem, mem_big;
 	double pt;
 
@@ -625,7 +653,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "usage: bench_decode --bundle MiB (1..4096)\n");
 			return 2;
 		}
-		if (walk_bundle(path, sizeof(path), mib))
+		if (walk_bundle(path, sizeof(path), mib, 2))
 			return 1;
 		printf("%s\n", path);
 		return 0;
@@ -642,13 +670,15 @@ int main(int argc, char **argv)
 	snprintf(out, sizeof(out), "%s/bench-decode-%d.pftrace", dir, (int)getpid());
 	if (argc > 2)
 		snprintf(path, sizeof(path), "%s", argv[2]);
-	else if (walk_bundle(path, sizeof(path), mib))
+	else if (walk_bundle(path, sizeof(path), mib, 2))
 		return 1;
-	if (program_bundle(prog, sizeof(prog)) || (large && walk_bundle(big, sizeof(big), large)))
+	if (program_bundle(prog, sizeof(prog)) || (large && walk_bundle(big, sizeof(big), large, 2)) ||
+	    walk_bundle(busy, sizeof(busy), BUSY_MIB, 1))
 		return 1;
 	if (run_child("none", path, out, &none) || measure_memory(path, out, &none, &mem) ||
 	    measure_speed(path, out, WALK_ROUNDS, &walk) ||
 	    measure_speed(prog, out, PROGRAM_ROUNDS, &call) ||
+	    measure_speed(busy, out, WALK_ROUNDS, &one_cpu) ||
 	    (large && measure_memory(big, out, &none, &mem_big)))
 		return 1;
 
@@ -677,6 +707,7 @@ int main(int argc, char **argv)
 	result("bare libipt block loop (PT)", val, "(info)", 1);
 	speed_results("walk", &walk);
 	speed_results("call-heavy program", &call);
+	busy_cpu_results(&one_cpu);
 	memory_results(mib, &mem);
 	if (large) {
 		char fig[96], tgt[32];

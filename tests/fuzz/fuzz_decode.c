@@ -84,9 +84,10 @@ static void count(void *ctx, const struct mt_ev *ev)
 	must(depth >= 0, "END without BEGIN");
 }
 
-static struct pt_image *h_enable(void *ctx, uint64_t tsc, uint64_t ip)
+static struct pt_image *h_enable(void *ctx, uint64_t tsc, uint64_t ip,
+				 const struct mt_tsc_bounds *bounds)
 {
-	(void)ctx, (void)tsc, (void)ip;
+	(void)ctx, (void)tsc, (void)ip, (void)bounds;
 	return NULL;
 }
 

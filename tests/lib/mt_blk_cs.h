@@ -32,10 +32,12 @@ static inline void mt_blk_cs_gap(void *cs, uint64_t tsc, uint32_t reason)
 
 /* A handler feeding @cs; @enable sees trace (re)starts, with @cs as context. */
 static inline struct mt_blk_handler
-mt_blk_cs_handler(struct mt_cs *cs, struct pt_image *(*enable)(void *, uint64_t, uint64_t))
+mt_blk_cs_handler(struct mt_cs *cs,
+		  struct pt_image *(*enable)(void *, uint64_t, uint64_t, const struct mt_tsc_bounds *))
 {
-	return (struct mt_blk_handler){ enable, mt_blk_cs_block, mt_blk_cs_transfer,
-					mt_blk_cs_disable, mt_blk_cs_gap, cs };
+	return (struct mt_blk_handler){ .enable = enable, .block = mt_blk_cs_block,
+					.transfer = mt_blk_cs_transfer, .disable = mt_blk_cs_disable,
+					.gap = mt_blk_cs_gap, .ctx = cs };
 }
 
 #endif

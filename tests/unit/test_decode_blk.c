@@ -50,9 +50,10 @@ static void resolve(void *ctx, uint64_t ip, struct mt_cs_fn *fn)
 static struct mt_cs cs;
 static int enables;
 
-static struct pt_image *h_enable(void *ctx, uint64_t tsc, uint64_t ip)
+static struct pt_image *h_enable(void *ctx, uint64_t tsc, uint64_t ip,
+				 const struct mt_tsc_bounds *bounds)
 {
-	(void)ctx, (void)tsc, (void)ip;
+	(void)ctx, (void)tsc, (void)ip, (void)bounds;
 	enables++;
 	return NULL;
 }

@@ -279,13 +279,14 @@ static inline struct mt_decode_stats steps_decode_with(const char *path, struct 
  * are: both in ns * 2, so that equal times compare equal. The bundle is
  * decoded a second time with the shortest PT windows, a window boundary
  * at every PSB that can take one (streams shorter than a PSB period have
- * none): the steps, their times and the counts must not change.
+ * none), and on one thread per stream instead of two (decode_cpu.c): the
+ * steps, their times and the counts must not change.
  */
 static inline uint64_t steps_decode(const char *path, struct steps *got, uint64_t *clamped,
 				    struct steps *truth)
 {
-	const struct mt_decode_opts small = { .pt_window = 1 };
-	struct mt_decode_stats st = steps_decode_with(path, got, NULL, truth);
+	const struct mt_decode_opts all = { .jobs = 64 }, small = { .pt_window = 1, .jobs = 1 };
+	struct mt_decode_stats st = steps_decode_with(path, got, &all, truth);
 	struct steps cut = { 0 };
 	struct time_err te = { 0 };
 	struct mt_decode_stats sc = steps_decode_with(path, &cut, &small, NULL);
@@ -300,6 +301,9 @@ static inline uint64_t steps_decode(const char *path, struct steps *got, uint64_
 	MT_ASSERT_EQ(sc.clamped, st.clamped);
 	MT_ASSERT_EQ(st.pt_windows, st.cpus);
 	MT_ASSERT(sc.pt_windows >= st.pt_windows);
+	/* Every stream in two stages, then none: the same steps again. */
+	MT_ASSERT_EQ(st.two_stage_streams, st.cpus_decoded);
+	MT_ASSERT_EQ(sc.two_stage_streams, 0);
 	if (sc.pt_windows > st.pt_windows)
 		printf("# %" PRIu64 " windows at PSBs\n", sc.pt_windows);
 	free(cut.v);

@@ -32,7 +32,7 @@ static void usage(FILE *out)
 		"      --color WHEN      auto (default: on a terminal), always or never\n"
 		"      --debug-path PATH separate debug files (as for decode)\n"
 		"      --embedded-only   use only binaries embedded in the bundles\n"
-		"  -j, --jobs N          decode N CPU streams at once\n\n%s",
+		"  -j, --jobs N          decoding threads (as for decode)\n\n%s",
 		narrow_help);
 }
 

@@ -86,6 +86,7 @@ struct blkdec {
 	struct mt_blk_stats *stats;
 	struct mt_insn_dec *insn;
 	uint64_t tsc;
+	uint64_t reported;	/* the offset last told to h->progress */
 	/* libipt's time at window offset time_off (see now()). */
 	uint64_t time_off, time_tsc;
 	bool time_known;
@@ -612,34 +613,35 @@ static void forget_behind(struct blkdec *b, uint64_t start)
  * carries TSC[55:0]: no counter reaches bit 56 (decades). The scan has
  * passed OFF (the window's end); it goes on for the marks after it.
  */
-static void tsc_bounds(struct blkdec *b, uint64_t off, uint64_t tsc, struct mt_blk_stats *s)
+static void tsc_bounds(struct blkdec *b, uint64_t off, uint64_t tsc, struct mt_tsc_bounds *s)
 {
 	size_t n = tscs_before(b, off, tsc);
 
-	s->tsc_floor = n ? b->tscs[n - 1].tsc : 0;
+	s->floor = n ? b->tscs[n - 1].tsc : 0;
 	while (n == b->ntscs && scan_more(b))
 		;
-	s->tsc_ceil = n < b->ntscs ? b->tscs[n].tsc : UINT64_MAX;
+	s->ceil = n < b->ntscs ? b->tscs[n].tsc : UINT64_MAX;
 	for (;;) {
 		while (n < settled_marks(b) && !b->tscs[n].ends_trace)
 			n++;
 		if (n < settled_marks(b) || !scan_more(b))
 			break;
 	}
-	s->tsc_end = n < settled_marks(b) ? b->tscs[n].tsc : UINT64_MAX;
+	s->end = n < settled_marks(b) ? b->tscs[n].tsc : UINT64_MAX;
 }
 
 /* Trace (re)starts: tells the handler, with the exact bounds. What ran
  * before goes on first (the handler may start another thread's segment). */
 static void enable(struct blkdec *b, uint64_t tsc, uint64_t ip)
 {
+	struct mt_tsc_bounds bounds;
 	uint64_t off = 0;
 
 	mt_interp_flush(&b->q, tsc);
 	blk_offset(b, &off);
-	tsc_bounds(b, off, tsc, b->stats);
+	tsc_bounds(b, off, tsc, &bounds);
 	b->on = true;
-	set_image(b, b->h->enable(b->h->ctx, tsc, ip));
+	set_image(b, b->h->enable(b->h->ctx, tsc, ip, &bounds));
 }
 
 /* Handles pending events; returns the last status (negative on error). */
@@ -796,6 +798,10 @@ static uint64_t decode_from_sync(struct blkdec *b, int st, bool cont)
 			idle = 0;
 			last_off = off;
 			b->stats->offset = off;
+			if (b->h->progress && off - b->reported >= MT_BLK_PROGRESS_BYTES) {
+				b->reported = off;
+				b->h->progress(b->h->ctx, off);
+			}
 		} else if (++idle == MAX_BLOCKS_WITHOUT_TRACE) {
 			st = -pte_eos;
 			break;

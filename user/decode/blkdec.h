@@ -23,17 +23,34 @@ enum mt_gap_reason {
 
 const char *mt_gap_reason_name(uint32_t reason);
 
+/* An enable's exact bounds from TSC packets (blkdec.c): no later time is
+ * before floor, the enable is before ceil, and the stretch it starts ends
+ * before end (0 / UINT64_MAX: none). */
+struct mt_tsc_bounds {
+	uint64_t floor, ceil, end;
+};
+
 struct mt_blk_handler {
 	/* Trace (re)starts at IP: the thread may have changed. Returns the
 	 * image to decode with from here (NULL: keep the current one). */
-	struct pt_image *(*enable)(void *ctx, uint64_t tsc, uint64_t ip);
+	struct pt_image *(*enable)(void *ctx, uint64_t tsc, uint64_t ip,
+				   const struct mt_tsc_bounds *bounds);
 	void (*block)(void *ctx, uint64_t tsc, uint64_t ip);
 	void (*transfer)(void *ctx, enum mt_xfer x, uint64_t ret_addr);
 	/* Trace stops; AT is the next instruction (0 if unknown). */
 	void (*disable)(void *ctx, uint64_t tsc, uint64_t at);
 	void (*gap)(void *ctx, uint64_t tsc, uint32_t reason);
+	/* Decoding has got to stream offset OFF: called every
+	 * MT_BLK_PROGRESS_BYTES of the stream or so (NULL: not wanted). */
+	void (*progress)(void *ctx, uint64_t off);
 	void *ctx;
+	/* Set: the control flow goes to this pipe (blkpipe.h) as it is
+	 * decoded, its times spread on the pipe's other side; only enable
+	 * and progress are called here. */
+	struct mt_blk_pipe *pipe;
 };
+
+#define MT_BLK_PROGRESS_BYTES ((uint64_t)64 << 10)
 
 struct mt_blk_stats {
 	uint64_t blocks, insns;
@@ -47,10 +64,6 @@ struct mt_blk_stats {
 	uint64_t scan_held;
 	uint64_t first_tsc, last_tsc;
 	uint64_t offset;	/* how far into the stream decoding got */
-	/* At an enable, exact bounds from TSC packets (blkdec.c): no later
-	 * time is before tsc_floor, the enable is before tsc_ceil, and the
-	 * stretch it starts ends before tsc_end (0 / UINT64_MAX: none). */
-	uint64_t tsc_floor, tsc_ceil, tsc_end;
 	/* Offset and libipt error of the first decode error, for messages. */
 	uint64_t first_error_offset;
 	int first_error;

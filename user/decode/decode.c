@@ -242,8 +242,9 @@ int mt_decode_run(struct mt_decode *d, const struct mt_decode_sink *sink)
 	unsigned int jobs = d->opts.jobs ? d->opts.jobs : (online > 0 ? (unsigned int)online : 1);
 	int rc;
 
-	if (jobs > d->ncpus)
-		jobs = d->ncpus ? (unsigned int)d->ncpus : 1;
+	/* A stream uses two jobs at most (decode_cpu.c). */
+	if (jobs > 2 * d->ncpus)
+		jobs = d->ncpus ? 2 * (unsigned int)d->ncpus : 1;
 	d->streaming = sink->late_inferred;
 	d->pipe.log_limit = d->opts.stream_window ? d->opts.stream_window : STREAM_LOG_LIMIT;
 	rc = mt_decode_cpus_start(d, jobs);
@@ -267,6 +268,7 @@ int mt_decode_run(struct mt_decode *d, const struct mt_decode_sink *sink)
 			d->stats.scan_held = d->cpus[i].scan_held;
 		if (d->cpus[i].cpu_ns > d->stats.stream_cpu_ns)
 			d->stats.stream_cpu_ns = d->cpus[i].cpu_ns;
+		d->stats.two_stage_streams += d->cpus[i].two_stages;
 		d->stats.clamped += d->cpus[i].clamped;
 		d->stats.sb_rewinds += d->cpus[i].sb_rewinds;
 		d->stats.log_bytes += d->cpus[i].ops.len;

@@ -38,7 +38,8 @@
 struct mt_decode_opts {
 	/* Separate debug files search path (sym.h); NULL for the default. */
 	const char *debug_path;
-	/* Worker threads for CPU streams; 0: one per online CPU. */
+	/* Threads decoding CPU streams at once; 0: one per online CPU. With
+	 * more than streams, the largest streams take two each. */
 	unsigned int jobs;
 	/* Use only the binaries embedded in the bundle, never local files. */
 	int embedded_only;
@@ -105,10 +106,14 @@ struct mt_decode_stats {
 	uint64_t stuck_runs;
 	uint64_t cpus_decoded;	/* streams decoded (the rest narrowed away) */
 	uint64_t cpus_with_psb;	/* of those, the ones holding a PSB, where decoding can start */
-	/* CPU time of the busiest stream's decoding thread, in ns: one
-	 * stream is decoded by one thread, so no -j makes the decode
+	/* CPU time of the busiest stream's decoding thread, in ns (of its
+	 * busier one when it had two): a stream is decoded by at most two
+	 * threads, one after the other's output, so no -j makes the decode
 	 * shorter than this. */
 	uint64_t stream_cpu_ns;
+	/* Streams decoded on two threads: libipt's side and the log's
+	 * (with more jobs than streams, the largest). */
+	uint64_t two_stage_streams;
 };
 
 struct mt_decode_sink {

@@ -12,6 +12,7 @@
  */
 #include "decode/decode_internal.h"
 #include "util/mt_array.h"
+#include "decode/blkpipe.h"
 #include "decode/inlines.h"
 #include "decode/ptsource.h"
 
@@ -29,7 +30,6 @@ struct progress {
 	pthread_mutex_t lock;
 };
 
-#define PROGRESS_BLOCKS 4096
 /* Segments or log bytes between two hand-overs. */
 #define HANDOVER_SEGS 64
 #define HANDOVER_BYTES ((size_t)256 << 10)
@@ -40,7 +40,6 @@ struct worker {
 	struct mt_decode *d;
 	struct progress *progress;	/* NULL: nobody asked */
 	uint64_t reported;		/* bytes of this CPU's stream counted */
-	unsigned int blocks;
 	struct pt_image **images;	/* this worker's copy per process */
 	struct mt_cpu_log *log;		/* the CPU being decoded */
 	struct mt_sb_view sb;		/* its context switches */
@@ -66,6 +65,8 @@ struct worker {
 	uint64_t fn_lo, fn_hi;
 	struct mt_funcs_cache *cache;
 	struct mt_inl_ranges inl;	/* for fn_lo/fn_hi in inlined code */
+	/* Its stream is decoded on two threads (decode_stages()). */
+	int two_stages;
 };
 
 /* Writes the pending last op to the log. */
@@ -289,11 +290,11 @@ static struct pt_image *image_for(struct worker *w, uint32_t pid)
  * nearest its exact anchor, so the thread is the one the sideband has at
  * the (bounded) start.
  */
-static struct pt_image *h_enable(void *ctx, uint64_t tsc, uint64_t ip)
+static struct pt_image *h_enable(void *ctx, uint64_t tsc, uint64_t ip,
+				 const struct mt_tsc_bounds *bounds)
 {
 	struct worker *w = ctx;
-	uint64_t floor = w->log->stats.tsc_floor, ceil = w->log->stats.tsc_ceil,
-		 end = w->log->stats.tsc_end,
+	uint64_t floor = bounds->floor, ceil = bounds->ceil, end = bounds->end,
 		 off = mt_sideband_trace_off(&w->sb, floor),
 		 lo = last_tsc(w, 0) > floor ? last_tsc(w, 0) : floor;
 	struct mt_task task;
@@ -347,16 +348,9 @@ static void add(struct worker *w, uint64_t tsc, enum mt_op_kind kind, uint64_t a
 	w->log_tsc = tsc;
 }
 
-/*
- * The handlers below run for every block libipt returns. Their rare paths
- * are out of line (noinline), so that the common ones, a block inside the
- * previous block's function and a transfer stored in its block's op, save
- * no registers.
- */
-
 /* Counts this CPU's stream up to @offset; tells the caller when no other
- * worker is telling it already (the next report is a few blocks away). */
-static __attribute__((noinline)) void report(struct worker *w, uint64_t offset)
+ * worker is telling it already (the next report is a little way on). */
+static void report(struct worker *w, uint64_t offset)
 {
 	struct progress *p = w->progress;
 	uint64_t done;
@@ -370,6 +364,18 @@ static __attribute__((noinline)) void report(struct worker *w, uint64_t offset)
 		pthread_mutex_unlock(&p->lock);
 	}
 }
+
+static void h_progress(void *ctx, uint64_t offset)
+{
+	report(ctx, offset);
+}
+
+/*
+ * The handlers below run for every block libipt returns. Their rare paths
+ * are out of line (noinline), so that the common ones, a block inside the
+ * previous block's function and a transfer stored in its block's op, save
+ * no registers.
+ */
 
 /* Logs a block that may change the call stack; notes its function. */
 static __attribute__((noinline)) void log_block(struct worker *w, uint64_t tsc, uint64_t ip)
@@ -408,8 +414,6 @@ static void h_block(void *ctx, uint64_t tsc, uint64_t ip)
 	struct worker *w = ctx;
 	const struct mt_op *last = &w->last;
 
-	if (w->progress && !(++w->blocks % PROGRESS_BLOCKS))
-		report(w, w->log->stats.offset);
 	if (w->have_last && last->kind == MT_OP_BLOCK &&
 	    (last->x == MT_XFER_NONE || last->x == MT_XFER_JUMP) && ip >= w->fn_lo &&
 	    ip < w->fn_hi) {
@@ -475,28 +479,100 @@ static uint64_t thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The stream's libipt side: blkdec.c into handler H. */
+struct stream_decoding {
+	struct worker *w;
+	const struct mt_blk_handler *h;
+	struct mt_pt_reader pr, scan;	/* the decoding's reading, the scan's */
+	struct mt_blk_pipe *pipe;	/* H's, when on a thread of its own */
+	/* Its own, not the log's: written for every block, beside fields
+	 * the other thread writes as often, they would share cache lines. */
+	struct mt_blk_stats stats;
+	int rc;
+	uint64_t cpu_ns;		/* of that thread */
+};
+
+static int decode_stream(struct stream_decoding *sd)
+{
+	const struct mt_decode *d = sd->w->d;
+
+	return mt_blk_decode_stream(&d->cfg, &sd->pr.src, &sd->scan.src, !d->cyc,
+				    d->opts.pt_window ? d->opts.pt_window : DEFAULT_PT_WINDOW,
+				    NULL, d->iscache, sd->h, &sd->stats);
+}
+
+static void *stream_decoding_main(void *arg)
+{
+	struct stream_decoding *sd = arg;
+
+	sd->rc = decode_stream(sd);
+	mt_blk_pipe_close(sd->pipe);
+	sd->cpu_ns = thread_cpu_ns();
+	return NULL;
+}
+
+/* The images h_enable() may give: one per process with code, and the
+ * kernel's. */
+static unsigned int images(const struct mt_decode *d)
+{
+	unsigned int n = d->kernel_image != NULL;
+
+	for (size_t i = 0; i < d->nprocs; i++)
+		n += d->procs[i].image != NULL;
+	return n;
+}
+
+/*
+ * Decodes the stream into H, on a second thread when the worker has one
+ * (w->two_stages): libipt's side there, the log here (blkpipe.h). Returns
+ * libipt's result; *CPU_NS gets the second thread's CPU time.
+ */
+static int decode_stages(struct stream_decoding *sd, const struct mt_blk_handler *h,
+			 uint64_t *cpu_ns)
+{
+	pthread_t t;
+
+	*cpu_ns = 0;
+	sd->h = h;
+	sd->pipe = sd->w->two_stages ? mt_blk_pipe_new(h, images(sd->w->d)) : NULL;
+	if (sd->pipe) {
+		sd->h = mt_blk_pipe_front(sd->pipe);
+		if (!pthread_create(&t, NULL, stream_decoding_main, sd)) {
+			mt_blk_pipe_run(sd->pipe);
+			pthread_join(t, NULL);
+			mt_blk_pipe_free(sd->pipe);
+			*cpu_ns = sd->cpu_ns;
+			sd->w->log->two_stages = 1;
+			return sd->rc;
+		}
+		mt_blk_pipe_free(sd->pipe);
+		sd->h = h;
+	}
+	return decode_stream(sd);
+}
+
 static void decode_one(struct worker *w)
 {
-	static const struct mt_blk_handler ops = { h_enable, h_block, h_transfer, h_disable,
-						   h_gap, NULL };
-	struct mt_blk_handler h = ops;
+	struct mt_blk_handler h = { .enable = h_enable, .block = h_block, .transfer = h_transfer,
+				    .disable = h_disable, .gap = h_gap, .ctx = w };
 	struct mt_cpu_log *log = w->log;
-	struct mt_pt_reader pr, scan;	/* the decoding's reading, the scan's */
+	struct stream_decoding sd = { .w = w };
+	struct mt_pt_reader *pr = &sd.pr, *scan = &sd.scan;
+	uint64_t other_ns, own_ns;
 	int rc;
 
-	h.ctx = w;
+	h.progress = w->progress ? h_progress : NULL;
 	mt_sb_view_open(&w->sb, &w->d->sb, log->cpu);
-	mt_pt_reader_init(&pr, w->d->r, (size_t)(log - w->d->cpus), log->len);
-	mt_pt_reader_init(&scan, w->d->r, (size_t)(log - w->d->cpus), log->len);
-	rc = mt_blk_decode_stream(&w->d->cfg, &pr.src, &scan.src, !w->d->cyc,
-				  w->d->opts.pt_window ? w->d->opts.pt_window : DEFAULT_PT_WINDOW,
-				  NULL, w->d->iscache, &h, &log->stats);
+	mt_pt_reader_init(pr, w->d->r, (size_t)(log - w->d->cpus), log->len);
+	mt_pt_reader_init(scan, w->d->r, (size_t)(log - w->d->cpus), log->len);
+	rc = decode_stages(&sd, &h, &other_ns);
+	log->stats = sd.stats;
 	if (rc < 0)
-		log->failed = pr.err ? pr.err : scan.err ? scan.err : -ENOMEM;
-	log->pt_held = pr.cap;
-	log->scan_held = log->stats.scan_held + scan.cap;
-	mt_pt_reader_fini(&pr);
-	mt_pt_reader_fini(&scan);
+		log->failed = pr->err ? pr->err : scan->err ? scan->err : -ENOMEM;
+	log->pt_held = pr->cap;
+	log->scan_held = log->stats.scan_held + scan->cap;
+	mt_pt_reader_fini(pr);
+	mt_pt_reader_fini(scan);
 	close_seg(w, last_tsc(w, 0));
 	if (w->sb.err && !log->failed)
 		log->failed = w->sb.err;
@@ -504,7 +580,8 @@ static void decode_one(struct worker *w)
 	mt_sb_view_close(&w->sb);
 	if (w->progress)
 		report(w, log->len);
-	log->cpu_ns = thread_cpu_ns();
+	own_ns = thread_cpu_ns();
+	log->cpu_ns = own_ns > other_ns ? own_ns : other_ns;
 }
 
 static void *worker_main(void *arg)
@@ -539,10 +616,53 @@ struct workers {
 	struct progress prog;
 };
 
+struct stream_size {
+	size_t len, i;
+};
+
+static int larger_first(const void *a, const void *b)
+{
+	const struct stream_size *x = a, *y = b;
+
+	if (x->len != y->len)
+		return x->len < y->len ? 1 : -1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/*
+ * The streams decoded in two stages (decode_stages()), with two jobs or
+ * more: the largest, as long as there are more jobs than threads, and any
+ * stream that would still be decoding alone when the others are done: a
+ * snapshot often has one busy CPU. Two stages take it from its whole time
+ * to its libipt side's, some 80 % of it on the benchmark's walk, so a
+ * stream holding more than 1.25 times a job's share of the PT gains.
+ * Sets TWO[i] for those; false when out of memory.
+ */
+static bool choose_two_stages(const struct mt_decode *d, unsigned int jobs, bool *two)
+{
+	struct stream_size *v = calloc(d->ncpus ? d->ncpus : 1, sizeof(*v));
+	size_t n = 0, total = 0;
+
+	if (!v)
+		return false;
+	for (size_t i = 0; i < d->ncpus; i++)
+		if (mt_decode_selected(d->opts.cpus, d->opts.ncpus, d->cpus[i].cpu)) {
+			v[n++] = (struct stream_size){ d->cpus[i].len, i };
+			total += d->cpus[i].len;
+		}
+	qsort(v, n, sizeof(*v), larger_first);
+	for (size_t k = 0; jobs > 1 && k < n; k++)
+		if (n + k < jobs || 4 * (uint64_t)v[k].len * jobs > 5 * (uint64_t)total)
+			two[v[k].i] = true;
+	free(v);
+	return true;
+}
+
 int mt_decode_cpus_start(struct mt_decode *d, unsigned int jobs)
 {
 	struct mt_pipe *p = &d->pipe;
 	struct workers *ws = calloc(1, sizeof(*ws));
+	bool *two;
 
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->progress, NULL);
@@ -555,8 +675,11 @@ int mt_decode_cpus_start(struct mt_decode *d, unsigned int jobs)
 	ws->w = calloc(d->ncpus ? d->ncpus : 1, sizeof(*ws->w));
 	p->threads = calloc(d->ncpus ? d->ncpus : 1, sizeof(*p->threads));
 	p->workers = ws;
-	if (!ws->w || !p->threads)
+	two = calloc(d->ncpus ? d->ncpus : 1, sizeof(*two));
+	if (!ws->w || !p->threads || !two || !choose_two_stages(d, jobs, two)) {
+		free(two);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < d->ncpus; i++)
 		ws->prog.total += d->cpus[i].len;
 	pthread_mutex_lock(&p->lock);
@@ -573,7 +696,8 @@ int mt_decode_cpus_start(struct mt_decode *d, unsigned int jobs)
 				      .log = log,
 				      .progress = d->opts.progress ? &ws->prog : NULL,
 				      .images = calloc(d->nprocs + 1, sizeof(struct pt_image *)),
-				      .cache = calloc(1, sizeof(struct mt_funcs_cache)) };
+				      .cache = calloc(1, sizeof(struct mt_funcs_cache)),
+				      .two_stages = two[i] };
 		if (!w->images || !w->cache ||
 		    pthread_create(&p->threads[p->nthreads], NULL, worker_main, w)) {
 			log->oom = log->finished = 1;
@@ -583,6 +707,7 @@ int mt_decode_cpus_start(struct mt_decode *d, unsigned int jobs)
 		p->unfinished++;
 	}
 	pthread_mutex_unlock(&p->lock);
+	free(two);
 	return 0;
 }
 

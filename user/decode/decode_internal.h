@@ -50,7 +50,10 @@ struct mt_cpu_log {
 	size_t scan_held;	/* at most what its scan held: marks, offsets, PT */
 	size_t pt_held;		/* most of its PT in memory at once */
 	uint64_t sb_rewinds;	/* its switches read over (mt_sb_view) */
-	uint64_t cpu_ns;	/* its decoding thread's CPU time */
+	/* Its decoding thread's CPU time; decoded in two stages, the
+	 * busier thread's. */
+	uint64_t cpu_ns;
+	int two_stages;		/* decoded on two threads (decode_cpu.c) */
 	/* Shared, under mt_decode.lock: */
 	struct mt_seg *ready;	/* handed over, not yet taken */
 	size_t nready, ready_cap;
@@ -124,7 +127,8 @@ static inline int mt_decode_selected(const uint32_t *list, size_t n, uint32_t v)
 			return 1;
 	return !list || !n;
 }
-/* Starts a decoding thread per CPU stream, JOBS of them decoding at once;
+/* Starts a decoding thread per CPU stream, JOBS of them decoding at once
+ * (with more jobs than streams, the largest streams get two threads);
  * -1 when none could start. */
 int mt_decode_cpus_start(struct mt_decode *d, unsigned int jobs);
 /* Waits for them (after telling them to stop when STOP); -1 when a stream

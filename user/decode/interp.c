@@ -2,6 +2,7 @@
 /* Spreading the time between timing packets over the code; see interp.h. */
 #include "decode/interp.h"
 
+#include "decode/blkpipe.h"
 #include "decode/oplog.h"
 #include "decode/udiv.h"
 #include "util/mt_array.h"
@@ -10,7 +11,7 @@
 
 void mt_interp_init(struct mt_interp *q, const struct mt_blk_handler *h)
 {
-	*q = (struct mt_interp){ .h = h };
+	*q = (struct mt_interp){ .h = h, .fwd = h->pipe };
 }
 
 void mt_interp_fini(struct mt_interp *q)
@@ -74,6 +75,10 @@ static void spread(struct mt_interp *q, uint64_t from, uint64_t to)
 
 void mt_interp_flush(struct mt_interp *q, uint64_t end)
 {
+	if (q->fwd) {
+		mt_blk_pipe_flush(q->fwd, end);
+		return;
+	}
 	spread(q, q->base, end);
 	if (end > q->base)
 		q->base = end;
@@ -119,18 +124,29 @@ static inline __attribute__((always_inline)) void put(struct mt_interp *q, uint6
 
 void mt_interp_block(struct mt_interp *q, uint64_t tsc, uint64_t ip, uint64_t insns)
 {
-	put(q, tsc, MT_OP_BLOCK, ip, insns, 0);
+	if (q->fwd)
+		mt_blk_pipe_block(q->fwd, tsc, ip, insns);
+	else
+		put(q, tsc, MT_OP_BLOCK, ip, insns, 0);
 }
 
 void mt_interp_block_ending(struct mt_interp *q, uint64_t tsc, uint64_t ip, uint64_t insns,
 			    enum mt_xfer x, uint64_t ret_addr)
 {
+	if (q->fwd) {
+		mt_blk_pipe_block_ending(q->fwd, tsc, ip, insns, x, ret_addr);
+		return;
+	}
 	put(q, tsc, MT_OP_BLOCK, ip, insns, 0);
 	mt_interp_transfer(q, x, ret_addr);
 }
 
 void mt_interp_transfer(struct mt_interp *q, enum mt_xfer x, uint64_t ret_addr)
 {
+	if (q->fwd) {
+		mt_blk_pipe_transfer(q->fwd, x, ret_addr);
+		return;
+	}
 	if (q->open_block) {
 		struct mt_interp_item *last = &q->v[q->n - 1];
 
@@ -145,10 +161,16 @@ void mt_interp_transfer(struct mt_interp *q, enum mt_xfer x, uint64_t ret_addr)
 
 void mt_interp_disable(struct mt_interp *q, uint64_t tsc, uint64_t at)
 {
-	put(q, tsc, MT_OP_DISABLE, at, 0, 0);
+	if (q->fwd)
+		mt_blk_pipe_disable(q->fwd, tsc, at);
+	else
+		put(q, tsc, MT_OP_DISABLE, at, 0, 0);
 }
 
 void mt_interp_gap(struct mt_interp *q, uint64_t tsc, uint32_t reason)
 {
-	put(q, tsc, MT_OP_GAP, reason, 0, 0);
+	if (q->fwd)
+		mt_blk_pipe_gap(q->fwd, tsc, reason);
+	else
+		put(q, tsc, MT_OP_GAP, reason, 0, 0);
 }

@@ -40,6 +40,7 @@ struct mt_interp_item {
 
 struct mt_interp {
 	const struct mt_blk_handler *h;	/* where the items go, enable excepted */
+	struct mt_blk_pipe *fwd;	/* h's pipe: every call goes there instead */
 	struct mt_interp_item *v;
 	size_t n, cap;
 	uint64_t base;		/* the queued items' time */
@@ -51,6 +52,8 @@ struct mt_interp {
 	int open_block;
 };
 
+/* A queue into H, or into H's pipe when it has one: the queue on the
+ * pipe's other side then does the spreading. */
 void mt_interp_init(struct mt_interp *q, const struct mt_blk_handler *h);
 void mt_interp_fini(struct mt_interp *q);
 
