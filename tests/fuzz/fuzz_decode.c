@@ -7,7 +7,8 @@
  *  - odd: the rest is a bundle (also re-sealed with valid checksums, so
  *    that mutations get past them), decoded in full using only the
  *    binaries it embeds, with the first functions entered named and
- *    placed in the source through the symbolizer.
+ *    placed in the source through the symbolizer; with the byte's bit 1
+ *    set, every stream in two stages (decode_cpu.c).
  * Frames must always balance: every BEGIN gets its END.
  */
 #include "bundle/bundle.h"
@@ -135,9 +136,10 @@ static int count_thread_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns
 	return 0;
 }
 
-static void fuzz_bundle(const uint8_t *data, size_t size)
+/* JOBS: 1, or enough that every stream is decoded in two stages. */
+static void fuzz_bundle(const uint8_t *data, size_t size, unsigned int jobs)
 {
-	struct mt_decode_opts o = { .jobs = 1, .embedded_only = 1 };
+	struct mt_decode_opts o = { .jobs = jobs, .embedded_only = 1 };
 	struct mt_decode_sink sink = { NULL, count_thread_event, NULL, NULL, 1 };
 	struct mt_bundle_reader *r;
 	struct mt_decode *d;
@@ -158,21 +160,23 @@ static void fuzz_bundle(const uint8_t *data, size_t size)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	unsigned int jobs;
 	uint8_t *copy;
 
 	if (!size)
 		return 0;
+	jobs = data[0] & 2 ? 64 : 1;
 	if (!(data[0] & 1)) {
 		fuzz_pt(data + 1, size - 1);
 		return 0;
 	}
-	fuzz_bundle(data + 1, size - 1);
+	fuzz_bundle(data + 1, size - 1, jobs);
 	copy = malloc(size - 1 ? size - 1 : 1);
 	if (!copy)
 		return 0;
 	memcpy(copy, data + 1, size - 1);
 	if (sample_reseal(copy, size - 1))
-		fuzz_bundle(copy, size - 1);
+		fuzz_bundle(copy, size - 1, jobs);
 	free(copy);
 	return 0;
 }
