@@ -38,8 +38,10 @@
 struct mt_decode_opts {
 	/* Separate debug files search path (sym.h); NULL for the default. */
 	const char *debug_path;
-	/* Threads decoding CPU streams at once; 0: one per online CPU. With
-	 * more than streams, the largest streams take two each. */
+	/* Threads decoding CPU streams at once; 0: one per online CPU. A
+	 * stream may take two (decode_cpu.c, choose_two_stages()): the
+	 * largest while there are more jobs than streams, and one holding
+	 * well over its share of the PT. */
 	unsigned int jobs;
 	/* Use only the binaries embedded in the bundle, never local files. */
 	int embedded_only;
@@ -112,7 +114,7 @@ struct mt_decode_stats {
 	 * shorter than this. */
 	uint64_t stream_cpu_ns;
 	/* Streams decoded on two threads: libipt's side and the log's
-	 * (with more jobs than streams, the largest). */
+	 * (see jobs in mt_decode_opts). */
 	uint64_t two_stage_streams;
 };
 

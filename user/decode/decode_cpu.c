@@ -349,9 +349,10 @@ static void add(struct worker *w, uint64_t tsc, enum mt_op_kind kind, uint64_t a
 }
 
 /* Counts this CPU's stream up to @offset; tells the caller when no other
- * worker is telling it already (the next report is a little way on). */
-static void report(struct worker *w, uint64_t offset)
+ * worker is telling it already (the next report is 64 KiB of PT on). */
+static void h_progress(void *ctx, uint64_t offset)
 {
+	struct worker *w = ctx;
 	struct progress *p = w->progress;
 	uint64_t done;
 
@@ -363,11 +364,6 @@ static void report(struct worker *w, uint64_t offset)
 		w->d->opts.progress(w->d->opts.progress_ctx, done, p->total);
 		pthread_mutex_unlock(&p->lock);
 	}
-}
-
-static void h_progress(void *ctx, uint64_t offset)
-{
-	report(ctx, offset);
 }
 
 /*
@@ -579,7 +575,7 @@ static void decode_one(struct worker *w)
 	log->sb_rewinds = w->sb.rewinds;
 	mt_sb_view_close(&w->sb);
 	if (w->progress)
-		report(w, log->len);
+		h_progress(w, log->len);
 	own_ns = thread_cpu_ns();
 	log->cpu_ns = own_ns > other_ns ? own_ns : other_ns;
 }

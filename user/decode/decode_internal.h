@@ -128,8 +128,8 @@ static inline int mt_decode_selected(const uint32_t *list, size_t n, uint32_t v)
 	return !list || !n;
 }
 /* Starts a decoding thread per CPU stream, JOBS of them decoding at once
- * (with more jobs than streams, the largest streams get two threads);
- * -1 when none could start. */
+ * (some streams get a second thread: mt_decode_opts.jobs); -1 when none
+ * could start. */
 int mt_decode_cpus_start(struct mt_decode *d, unsigned int jobs);
 /* Waits for them (after telling them to stop when STOP); -1 when a stream
  * ran out of memory. */
