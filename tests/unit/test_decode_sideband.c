@@ -225,6 +225,19 @@ static uint32_t task_by_table(const struct mt_bundle_switch_entry *all, size_t n
 	return want;
 }
 
+/* The time of CPU's first record later than T that switches away from
+ * process 1, by the whole table; UINT64_MAX if none. */
+static uint64_t off_by_table(const struct mt_bundle_switch_entry *all, size_t n, uint32_t cpu,
+			     uint64_t t)
+{
+	uint64_t best = UINT64_MAX;
+
+	for (size_t i = cpu; i < n; i += 3)
+		if (all[i].tsc > t && all[i].tsc < best && (all[i].next_pid != 1 || !all[i].next_tid))
+			best = all[i].tsc;
+	return best;
+}
+
 /*
  * A snapshot of a busy machine holds millions of switches. Open keeps
  * none; with each CPU's records in time order the sideband holds none
@@ -232,6 +245,14 @@ static uint32_t task_by_table(const struct mt_bundle_switch_entry *all, size_t n
  * read over from the start only when asked about a time before it. Out
  * of order, they are held, sorted. Either way the answers are the whole
  * table's.
+ *
+ * A process's threads switch among themselves for as long as it runs, so
+ * where its tracing stops on a CPU (the next switch to another process)
+ * is often far ahead of where the decoding is. Looking for it moved the
+ * view there, and the decoding's next question, a little later, read the
+ * CPU's records over from the start, for every segment (on 64 threads
+ * over 7,748 switches, nine tenths of the decode's time). It is asked
+ * here as decoding asks, and nothing is read over.
  */
 MT_TEST(switches_held_by_window_not_by_table)
 {
@@ -246,6 +267,10 @@ MT_TEST(switches_held_by_window_not_by_table)
 		char path[256], err[512];
 		size_t base, opened, held, most = 0, nall;
 
+		/* Another process now and then, and not at all in the last
+		 * third: the trace's end far ahead, then nowhere. */
+		for (size_t i = 1000; i < 2 * n / 3; i += 45000)
+			v[i].next_pid = v[i].next_tid = 2;
 		base = heap_bytes();
 		/* Uncompressed, so that what a view holds is its own (zstd's
 		 * window is the writer's, at most 2^MT_BUNDLE_ZSTD_WINDOW_LOG_MAX). */
@@ -273,6 +298,9 @@ MT_TEST(switches_held_by_window_not_by_table)
 				MT_ASSERT_EQ(mt_sideband_task(&view, t).tid, task_by_table(all, n, cpu, t));
 				MT_ASSERT_EQ(mt_sideband_task(&view, back).tid,
 					     task_by_table(all, n, cpu, back));
+				MT_ASSERT_EQ(mt_sideband_trace_off(&view, t), off_by_table(all, n, cpu, t));
+				MT_ASSERT_EQ(mt_sideband_trace_off(&view, back),
+					     off_by_table(all, n, cpu, back));
 				if (heap_bytes() - opened > most)
 					most = heap_bytes() - opened;
 			}
@@ -283,11 +311,13 @@ MT_TEST(switches_held_by_window_not_by_table)
 			MT_ASSERT_EQ(view.err, 0);
 			mt_sb_view_close(&view);
 		}
+		/* Two readers' buffers: the view's, the trace-off answer's. */
 		if (!swap)
-			MT_ASSERT_MSG(most < (512 << 10), "a view held %zu bytes", most);
+			MT_ASSERT_MSG(most < (640 << 10), "a view held %zu bytes", most);
 		mt_sideband_fini(&sb);
 		mt_bundle_close(r);
 		free(v);
 		unlink(path);
 	}
 }
+

@@ -247,17 +247,17 @@ void mt_sb_view_open(struct mt_sb_view *v, const struct mt_sideband *sb, uint32_
 	}
 }
 
-static void view_drop_stream(struct mt_sb_view *v)
+static void reader_close(struct mt_sb_reader *rd)
 {
-	mt_bundle_switch_stream_close(v->ss);
-	v->ss = NULL;
-	v->pos = v->got = 0;
+	mt_bundle_switch_stream_close(rd->ss);
+	free(rd->step);
+	*rd = (struct mt_sb_reader){ 0 };
 }
 
 void mt_sb_view_close(struct mt_sb_view *v)
 {
-	view_drop_stream(v);
-	free(v->step);
+	reader_close(&v->rd);
+	reader_close(&v->off_rd);
 	if (v->sb && v->sb->from)
 		free(v->recs);
 	*v = (struct mt_sb_view){ 0 };
@@ -268,30 +268,31 @@ static bool view_at_end(const struct mt_sb_view *v)
 	return !v->c || v->err || v->base + v->n >= v->c->n;
 }
 
-/* The next entry of the view's CPU from the bundle, or NULL (v->err set
- * on an error). */
-static const struct mt_bundle_switch_entry *view_next_entry(struct mt_sb_view *v)
+/* The next entry of the view's CPU from the bundle through RD, or NULL
+ * (v->err set on an error). */
+static const struct mt_bundle_switch_entry *reader_next(struct mt_sb_view *v,
+							 struct mt_sb_reader *rd)
 {
 	ssize_t got;
 
 	for (;;) {
-		while (v->pos < v->got)
-			if (v->step[v->pos++].cpu == v->c->cpu)
-				return &v->step[v->pos - 1];
-		if (!v->step && !(v->step = malloc(SB_STEP * sizeof(*v->step)))) {
+		while (rd->pos < rd->got)
+			if (rd->step[rd->pos++].cpu == v->c->cpu)
+				return &rd->step[rd->pos - 1];
+		if (!rd->step && !(rd->step = malloc(SB_STEP * sizeof(*rd->step)))) {
 			v->err = -ENOMEM;
 			return NULL;
 		}
-		if (!v->ss && (v->err = mt_bundle_switch_stream_open(v->sb->from, &v->ss)))
+		if (!rd->ss && (v->err = mt_bundle_switch_stream_open(v->sb->from, &rd->ss)))
 			return NULL;
-		got = mt_bundle_switch_stream_read(v->ss, v->step, SB_STEP);
+		got = mt_bundle_switch_stream_read(rd->ss, rd->step, SB_STEP);
 		if (got <= 0) {
 			/* Fewer than counted at open: the file changed. */
 			v->err = got < 0 ? (int)got : -EIO;
 			return NULL;
 		}
-		v->pos = 0;
-		v->got = (size_t)got;
+		rd->pos = 0;
+		rd->got = (size_t)got;
 	}
 }
 
@@ -315,7 +316,7 @@ static bool view_read_on(struct mt_sb_view *v, uint64_t keep)
 		v->err = -ENOMEM;
 		return false;
 	}
-	if (!(e = view_next_entry(v)))
+	if (!(e = reader_next(v, &v->rd)))
 		return false;
 	v->recs[v->n++] = (struct mt_sb_rec){ e->tsc, { e->next_pid, e->next_tid } };
 	return true;
@@ -324,7 +325,9 @@ static bool view_read_on(struct mt_sb_view *v, uint64_t keep)
 /* Starts the CPU's records over from the bundle. */
 static void view_rewind(struct mt_sb_view *v)
 {
-	view_drop_stream(v);
+	mt_bundle_switch_stream_close(v->rd.ss);
+	v->rd.ss = NULL;
+	v->rd.pos = v->rd.got = 0;
 	v->base = 0;
 	v->n = 0;
 	v->rewinds++;
@@ -386,15 +389,72 @@ int mt_sideband_no_switch(struct mt_sb_view *v, uint64_t from, uint64_t to)
 	return !r || r->tsc > to;
 }
 
+/* Whether R ends the target's tracing on its CPU: it switches in another
+ * process or the idle task. */
+static bool stops_target(const struct mt_sb_view *v, const struct mt_sb_rec *r)
+{
+	return r->next.pid != v->sb->fallback.pid || !r->next.tid;
+}
+
+/* Record I of the CPU through the trace-off reader, which gives them in
+ * order (held ones are at hand); false past the last. */
+static bool off_rec(struct mt_sb_view *v, uint64_t i, struct mt_sb_rec *r)
+{
+	const struct mt_bundle_switch_entry *e;
+
+	if (i >= v->c->n)
+		return false;
+	if (!v->sb->from) {
+		*r = v->c->all[i];
+		return true;
+	}
+	if (!(e = reader_next(v, &v->off_rd)))
+		return false;
+	*r = (struct mt_sb_rec){ e->tsc, { e->next_pid, e->next_tid } };
+	return true;
+}
+
+/*
+ * The answer is often far ahead: a process's threads switch among
+ * themselves for as long as it runs. Searched for with the view, it moved
+ * the view there, and the next query (a little later than this one) read
+ * the CPU's records over from the start: a decode quadratic in the
+ * records. The trace-off reader finds it instead, once for every query
+ * up to it.
+ */
 uint64_t mt_sideband_trace_off(struct mt_sb_view *v, uint64_t tsc)
 {
-	uint32_t target = v->sb->fallback.pid;
 	const struct mt_sb_rec *r;
+	struct mt_sb_rec rec;
+	uint64_t k, i;
 
-	if (!target || !v->c)
+	if (!v->sb->fallback.pid || !v->c)
 		return UINT64_MAX;
-	for (uint64_t k = view_after(v, tsc); (r = view_rec(v, k)); k++)
-		if (r->next.pid != target || !r->next.tid)
-			return r->tsc;
-	return UINT64_MAX;
+	k = view_after(v, tsc);
+	if (v->off_known && k < v->off_lo) {
+		/* A little back: the view holds the records in between. */
+		for (i = k; i < v->off_lo; i++) {
+			if (!(r = view_rec(v, i)))
+				return UINT64_MAX;
+			if (stops_target(v, r))
+				return r->tsc;
+		}
+		v->off_lo = k;
+		return v->off_tsc;
+	}
+	if (v->off_known && k <= v->off_k)
+		return v->off_tsc;
+	i = v->off_known ? v->off_k + 1 : 0;
+	v->off_known = true;
+	v->off_lo = k;
+	v->off_k = v->c->n;
+	v->off_tsc = UINT64_MAX;
+	for (; off_rec(v, i, &rec); i++) {
+		if (i >= k && stops_target(v, &rec)) {
+			v->off_k = i;
+			v->off_tsc = rec.tsc;
+			break;
+		}
+	}
+	return v->off_tsc;
 }

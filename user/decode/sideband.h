@@ -75,6 +75,13 @@ int mt_sideband_open(struct mt_sideband *sb, struct mt_bundle_reader *r,
 		     struct mt_task fallback, char *err, size_t errlen);
 void mt_sideband_fini(struct mt_sideband *sb);
 
+/* A CPU's records read from the bundle in order, when not held. */
+struct mt_sb_reader {
+	struct mt_bundle_switch_stream *ss;
+	struct mt_bundle_switch_entry *step;	/* entries read, [pos, got) unused */
+	size_t pos, got;
+};
+
 /*
  * One CPU's records for one user (a decoding stream), queried at times
  * that mostly grow: a query before its window starts the CPU's records
@@ -87,9 +94,17 @@ struct mt_sb_view {
 	struct mt_sb_rec *recs;		/* records [base, base + n) */
 	size_t n, cap;
 	uint64_t base;
-	struct mt_bundle_switch_stream *ss;	/* reading on, when not held */
-	struct mt_bundle_switch_entry *step;	/* entries read, [pos, got) unused */
-	size_t pos, got;
+	struct mt_sb_reader rd;
+	/*
+	 * mt_sideband_trace_off()'s last answer, found by a reader of its
+	 * own that only goes forward: records [off_lo, off_k) switch to the
+	 * target process, record off_k (at off_tsc) does not (off_k is the
+	 * CPU's count and off_tsc UINT64_MAX when none does). The next
+	 * record the reader gives is off_k + 1.
+	 */
+	struct mt_sb_reader off_rd;
+	uint64_t off_lo, off_k, off_tsc;
+	bool off_known;
 	uint64_t rewinds;
 	int err;
 };
