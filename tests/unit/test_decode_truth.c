@@ -131,6 +131,51 @@ MT_TEST(threads_on_two_cpus)
 	check_program("threads", "--cpus 2");
 }
 
+/*
+ * Nine threads on two CPUs, each thread's steps the truth's. The merge
+ * that puts all threads' events in time order looks up one thread's next
+ * event for each event it passes on, and each thread once when it starts:
+ * it scanned every thread for every event, so that a process's hundreds
+ * of threads made the replay hundreds of times slower (64 threads: 2,800
+ * instructions an event in the merge alone). A sink that takes events in
+ * time order has one merge, when every stream is decoded.
+ */
+MT_TEST(many_threads_merged_in_one_look_per_event)
+{
+	const struct mt_decode_opts opts = { .jobs = 2 };
+	struct steps truth = { 0 }, got = { 0 }, ordered = { 0 };
+	struct mt_decode_sink sink = { NULL, collect, NULL, &ordered, 0 };
+	char ptgen[1200], progs[1200], msg[512];
+	struct mt_bundle_reader *r;
+	struct mt_decode *d;
+	struct mt_decode_stats st;
+
+	fx_ptgen_paths(ptgen, progs, sizeof(progs));
+	fx_sh("'%s' --cpus 2 --slice 500 -o threads8.mtrace -t threads8.truth -- '%s/threads' 8"
+	      " >/dev/null", ptgen, progs);
+	steps_read_truth(fx_path("threads8.truth"), &truth, 0);
+	steps_decode(fx_path("threads8.mtrace"), &got, NULL, &truth);
+	MT_ASSERT_MSG(steps_diff("threads 8", "truth", &truth, "decoded", &got, NULL, msg,
+				 sizeof(msg)) == 0, "%s", msg);
+
+	MT_ASSERT_MSG(mt_bundle_open(&r, fx_path("threads8.mtrace"), msg, sizeof(msg)) == 0, "%s",
+		      msg);
+	MT_ASSERT_MSG(mt_decode_open(&d, r, &opts, msg, sizeof(msg)) == 0, "%s", msg);
+	MT_ASSERT_EQ(mt_decode_run(d, &sink), 0);
+	st = *mt_decode_get_stats(d);
+	MT_ASSERT_EQ(st.threads, 9);
+	MT_ASSERT(st.events > 1000);
+	MT_ASSERT_MSG(st.merge_looks <= st.events + st.threads,
+		      "%" PRIu64 " looks for %" PRIu64 " events of %" PRIu64 " threads",
+		      st.merge_looks, st.events, st.threads);
+	MT_ASSERT_EQ(ordered.n, got.n);
+	mt_decode_free(d);
+	mt_bundle_close(r);
+	free(truth.v);
+	free(got.v);
+	free(ordered.v);
+}
+
 /* 200k instructions of random walk, of which a 20 kB ring keeps the
  * newest: decoding starts mid-stack at the first PSB in the ring. */
 MT_TEST(random_walk_with_ring_wrap)

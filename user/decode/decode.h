@@ -116,6 +116,10 @@ struct mt_decode_stats {
 	/* Streams decoded on two threads: libipt's side and the log's
 	 * (see jobs in mt_decode_opts). */
 	uint64_t two_stage_streams;
+	/* Threads whose next event the merge looked up: once per event,
+	 * and each thread once whenever the merge takes up new segments;
+	 * never every thread for every event. */
+	uint64_t merge_looks;
 };
 
 struct mt_decode_sink {

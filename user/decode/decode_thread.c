@@ -251,6 +251,12 @@ struct merge {
 	 * capacity aside): per stream waiting, per stream not yet replayed,
 	 * per thread. */
 	size_t peak_pending, peak_live, peak_segs;
+	/* merge_upto()'s threads with an event, by its place (heap_before()). */
+	struct heap_ent {
+		uint64_t at;
+		size_t tl;	/* index into tls */
+	} *heap;
+	size_t nheap, heap_cap;
 };
 
 static void note_peak(size_t *peak, size_t queued, size_t elem)
@@ -577,6 +583,86 @@ static uint64_t event_bound(const struct merge *m)
 }
 
 /*
+ * The merge's order of threads: by the place of their next event (its
+ * time, or for an inferred frame that arrives late, where its thread has
+ * got to), ties in thread order. A heap, not a scan of every thread for
+ * every event: a process has hundreds of threads.
+ */
+static int heap_before(const struct heap_ent *x, const struct heap_ent *y)
+{
+	return x->at != y->at ? x->at < y->at : x->tl < y->tl;
+}
+
+static void heap_down(struct merge *m, size_t i)
+{
+	struct heap_ent *h = m->heap, e = h[i];
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= m->nheap)
+			break;
+		if (c + 1 < m->nheap && heap_before(&h[c + 1], &h[c]))
+			c++;
+		if (!heap_before(&h[c], &e))
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = e;
+}
+
+/* Where thread T's next event goes: 1 with AT set, 0 when it has none
+ * (yet), or -ENOMEM. */
+static int place(struct merge *m, struct timeline *t, uint64_t *at)
+{
+	const struct mt_ev *ev = peek(m, t);
+
+	m->d->stats.merge_looks++;
+	if (t->oom)
+		return -ENOMEM;
+	if (!ev)
+		return 0;
+	*at = ev->ts > t->merged_tsc ? ev->ts : t->merged_tsc;
+	return 1;
+}
+
+/* Every thread with an event, in order. A thread without one gets none
+ * before the next hand-over: its segments come with it. */
+static int heap_fill(struct merge *m)
+{
+	if (MT_ARRAY_RESERVE(m->heap, m->heap_cap, 0, m->ntls))
+		return -ENOMEM;
+	m->nheap = 0;
+	for (size_t i = 0; i < m->ntls; i++) {
+		uint64_t at;
+		int rc = place(m, m->tls[i], &at);
+
+		if (rc < 0)
+			return rc;
+		if (rc)
+			m->heap[m->nheap++] = (struct heap_ent){ at, i };
+	}
+	for (size_t i = m->nheap / 2; i-- > 0;)
+		heap_down(m, i);
+	return 0;
+}
+
+/* The first thread's event is passed on: its next one takes its place. */
+static int heap_next(struct merge *m)
+{
+	int rc = place(m, m->tls[m->heap[0].tl], &m->heap[0].at);
+
+	if (rc < 0)
+		return rc;
+	if (!rc)
+		m->heap[0] = m->heap[--m->nheap];
+	if (m->nheap)
+		heap_down(m, 0);
+	return 0;
+}
+
+/*
  * Passes events on to the sink in time order (ties: thread order), those
  * up to BOUND or, once final, all. Another thread's event still to come
  * may have BOUND's time: ties between threads then depend on when each
@@ -593,29 +679,13 @@ static int merge_upto(struct merge *m, uint64_t bound, int trig_final)
 	const struct mt_decode_sink *sink = m->sink;
 	int rc;
 
+	if ((rc = heap_fill(m)))
+		return rc;
 	for (;;) {
-		struct timeline *best = NULL;
-		const struct mt_ev *best_ev = NULL;
-		uint64_t best_at = 0, at_ns = 0;
+		struct timeline *best = m->nheap ? m->tls[m->heap[0].tl] : NULL;
+		const struct mt_ev *best_ev = best ? peek(m, best) : NULL;
+		uint64_t best_at = best ? m->heap[0].at : 0, at_ns = 0;
 
-		/* Linear scan: traces have few threads, and it keeps the
-		 * order of equal timestamps stable. */
-		for (size_t i = 0; i < m->ntls; i++) {
-			struct timeline *t = m->tls[i];
-			const struct mt_ev *ev = peek(m, t);
-			uint64_t at;
-
-			if (t->oom)
-				return -ENOMEM;
-			if (!ev)
-				continue;
-			at = ev->ts > t->merged_tsc ? ev->ts : t->merged_tsc;
-			if (!best || at < best_at) {
-				best = t;
-				best_ev = ev;
-				best_at = at;
-			}
-		}
 		if (best && !m->final && best_at > bound)
 			return 0;
 		if (best)
@@ -640,6 +710,8 @@ static int merge_upto(struct merge *m, uint64_t bound, int trig_final)
 		best->merged_tsc = best_at;
 		consume(best);
 		d->stats.events++;
+		if ((rc = heap_next(m)))
+			return rc;
 	}
 }
 
@@ -691,6 +763,7 @@ static void free_merge(struct merge *m)
 	m->d->stats.seg_queues_peak = m->peak_pending + m->peak_live + m->peak_segs;
 	free(m->cpus);
 	free(m->tls);
+	free(m->heap);
 }
 
 /*
