@@ -217,7 +217,7 @@ static int seq_start(struct pf_writer *w, struct seq *s, uint64_t ts)
  * the caller writes at the pointer returned before pf_sink_commit(TOTAL).
  * NULL with *RC set on failure. The hot path: straight into the buffer.
  */
-static uint8_t *packet_start(struct pf_writer *w, struct seq *s, uint64_t ts, size_t telen,
+PF_HOT uint8_t *packet_start(struct pf_writer *w, struct seq *s, uint64_t ts, size_t telen,
 			     const uint8_t *in, size_t inlen, size_t *total, int *rc)
 {
 	uint64_t delta;
@@ -283,7 +283,7 @@ static int write_event(struct pf_writer *w, struct seq *s, uint64_t ts)
  * which writes the fields in this order, at a third of its cost and
  * with no copy of bytes just stored (a store-forwarding stall).
  */
-static int small_event(struct pf_writer *w, struct seq *s, uint64_t ts, unsigned int type,
+PF_HOT int small_event(struct pf_writer *w, struct seq *s, uint64_t ts, unsigned int type,
 		       uint32_t iid, bool with_location)
 {
 	unsigned int n = iid ? pb_varint_len(iid) : 0;
@@ -414,7 +414,7 @@ struct thread_seqs {
 	struct seq main, late;
 };
 
-static struct seq *thread_seq(struct pf_writer *w, struct pf_thread *t)
+PF_HOT struct seq *thread_seq(struct pf_writer *w, struct pf_thread *t)
 {
 	struct thread_seqs *ts = t->fmt;
 

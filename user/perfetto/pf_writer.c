@@ -301,7 +301,7 @@ int pf_writer_set_trigger(struct pf_writer *w, const struct pf_trigger *t)
 /* Checks @thread and @ts for an event; on success the event may be written
  * and the pending trigger has been written if the event is past it. A
  * LATE event (an inferred frame, late_inferred) goes back in time. */
-static int event_start(struct pf_writer *w, int thread, uint64_t ts, struct pf_thread **tp,
+PF_HOT int event_start(struct pf_writer *w, int thread, uint64_t ts, struct pf_thread **tp,
 		       bool late)
 {
 	uint64_t last;
@@ -344,7 +344,7 @@ static int event_start(struct pf_writer *w, int thread, uint64_t ts, struct pf_t
  * thread's own, after what was written at that time before. Later events
  * sort after them by time. Waiting are the few events at one timestamp.
  */
-static bool held_back(struct pf_writer *w, struct pf_thread *t, uint64_t ts)
+PF_HOT bool held_back(struct pf_writer *w, struct pf_thread *t, uint64_t ts)
 {
 	if (!w->opt.late_inferred || t->late || t->plain)
 		return false;
@@ -363,7 +363,7 @@ static int hold(struct pf_writer *w, struct pf_thread *t, const struct pf_held *
 	return 0;
 }
 
-static int emit_begin(struct pf_writer *w, struct pf_thread *t, uint64_t ts, int32_t func,
+PF_HOT int emit_begin(struct pf_writer *w, struct pf_thread *t, uint64_t ts, int32_t func,
 		      bool inferred)
 {
 	int rc;
@@ -378,7 +378,7 @@ static int emit_begin(struct pf_writer *w, struct pf_thread *t, uint64_t ts, int
 	return 0;
 }
 
-static int emit_end(struct pf_writer *w, struct pf_thread *t, uint64_t ts,
+PF_HOT int emit_end(struct pf_writer *w, struct pf_thread *t, uint64_t ts,
 		    const struct pf_end_info *e)
 {
 	int rc;
@@ -515,7 +515,7 @@ int pf_begin(struct pf_writer *w, int thread, uint64_t ts, int32_t func, unsigne
 }
 
 /* Ends the innermost frame of @t. */
-static int pop_frame(struct pf_writer *w, struct pf_thread *t, uint64_t ts, bool truncated)
+PF_HOT int pop_frame(struct pf_writer *w, struct pf_thread *t, uint64_t ts, bool truncated)
 {
 	struct pf_end_info e = { .truncated = truncated };
 	uint32_t depth;
