@@ -27,7 +27,8 @@ $(O)/bench/workload_disasm: bench/workload_disasm.c
 	@echo '  CC      $@'
 	$(Q)$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -g -Wl,-z,now -o $@ $< -lcapstone
 
-$(O)/bench/bench_decode: | $(O)/rel/tests/ptgen/ptgen $(O)/bench/workload_disasm
+$(O)/bench/bench_decode: | $(O)/rel/tests/ptgen/ptgen $(O)/bench/workload_disasm \
+	$(O)/rel/tests/ptgen/programs/threads
 
 # bench_perf generates its walks with the PT generator and runs mtrace-user and perf.
 $(O)/bench/bench_perf: | $(O)/rel/tests/ptgen/ptgen $(O)/mtrace-user

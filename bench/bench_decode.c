@@ -27,6 +27,9 @@
  * Both are made once with the generator built next to this benchmark
  * (O/rel/tests/ptgen/ptgen) and kept in O/bench. A third, the walk on one
  * CPU (16 MiB of PT), gives the two-job speed-up of a single busy stream.
+ * A fourth, the generator's threads program doing the same work in 2 and
+ * in 64 threads of one process, gives what a thread costs: one job's CPU
+ * time per event with 64 threads over that with 2.
  *
  * Memory: peak RSS (VmHWM) of processes that (1) do nothing, (2) open the
  * bundle and read the PT, (3) do the same and open the decoder (images and
@@ -68,6 +71,11 @@
 #define PROGRAM_BYTES "10000"
 /* The walk on one CPU: one stream, decoded in two stages with two jobs. */
 #define BUSY_MIB 16
+/* The threads program's rounds of work, shared among its threads: 3.3 M
+ * instructions, some 7,000 context switches among 64 threads (a minute to
+ * single-step). */
+#define THREAD_WORK 3840
+#define THREAD_ROUNDS 5
 #define TARGET_RATIO 0.6	/* mtrace's CPU time over bare libipt's, inverted */
 #define TARGET_SPEEDUP 1.7	/* two jobs over one, wall time */
 #define TARGET_RSS 1.0		/* peak RSS over PT bytes, image cache aside */
@@ -183,6 +191,25 @@ static int program_bundle(char *path, size_t len)
 	if (!stat(path, &sb))
 		return 0;
 	return generate(path, "workload_disasm " PROGRAM_BYTES " single-stepped, minutes", args);
+}
+
+/* The threads program's trace with THREAD_WORK rounds among NTHREADS
+ * threads on 2 CPUs, made once and kept in this directory. */
+static int threads_bundle(char *path, size_t len, unsigned int nthreads)
+{
+	char dir[PATH_MAX - 64], prog[PATH_MAX], n[16], rounds[16];
+	const char *args[] = { "--cpus", "2", "--slice", "500", "--", prog, n, rounds, NULL };
+	struct stat sb;
+
+	if (bench_self_dir(dir, sizeof(dir)))
+		return -1;
+	snprintf(path, len, "%s/decode-threads-%u.mtrace", dir, nthreads);
+	snprintf(prog, sizeof(prog), "%s/../rel/tests/ptgen/programs/threads", dir);
+	snprintf(n, sizeof(n), "%u", nthreads);
+	snprintf(rounds, sizeof(rounds), "%u", THREAD_WORK / nthreads);
+	if (!stat(path, &sb))
+		return 0;
+	return generate(path, "the threads program single-stepped, a minute", args);
 }
 
 /* The image the bare loop decodes against: every executable file mapping. */
@@ -574,6 +601,36 @@ static void busy_cpu_results(const struct speed *sp)
 	result(fig, val, "(info)", 1);
 }
 
+/*
+ * What a thread costs: one job's CPU time per event on the same work in
+ * 64 threads over 2, from interleaved rounds (best of each). The merge
+ * and the context-switch sideband once grew with the threads and the
+ * switches; no target, nothing should.
+ */
+static int threads_results(const char *few, const char *many)
+{
+	double best[2] = { 1e30, 1e30 };
+	struct run r[2];
+	char out[PATH_MAX + 16], val[64];
+	int rc = 0;
+
+	snprintf(out, sizeof(out), "%s.pftrace", many);
+	for (int k = 0; k < THREAD_ROUNDS && !rc; k++)
+		for (int i = 0; i < 2 && !rc; i++)
+			if (!(rc = run_child("full", i ? many : few, out, &r[i])) && r[i].cpu < best[i])
+				best[i] = r[i].cpu;
+	unlink(out);
+	if (rc || !r[0].events || !r[1].events)
+		return -1;
+	printf("threads program on 2 CPUs, 1 job: 2 threads %llu events %.3f s CPU, 64 threads "
+	       "%llu events %.3f s CPU (best of %d)\n", r[0].events, best[0], r[1].events, best[1],
+	       THREAD_ROUNDS);
+	snprintf(val, sizeof(val), "%.2fx (load %.1f)",
+		 best[1] / (double)r[1].events / (best[0] / (double)r[0].events), load_average());
+	result("decode CPU per event, 64 threads / 2 threads", val, "(info)", 1);
+	return 0;
+}
+
 /* Memory on one bundle: the set-up processes and the decode from the file. */
 struct memory {
 	struct run bun, open, dec;
@@ -638,7 +695,7 @@ int main(int argc, char **argv)
 {
 	unsigned int mib = 64, large;
 	char dir[PATH_MAX - 64], path[PATH_MAX], big[PATH_MAX], prog[PATH_MAX], out[PATH_MAX],
-	     busy[PATH_MAX];
+	     busy[PATH_MAX], few[PATH_MAX], many[PATH_MAX];
 	char val[64];
 	struct run none;
 	struct speed walk, call, one_cpu;
@@ -673,7 +730,8 @@ int main(int argc, char **argv)
 	else if (walk_bundle(path, sizeof(path), mib, 2))
 		return 1;
 	if (program_bundle(prog, sizeof(prog)) || (large && walk_bundle(big, sizeof(big), large, 2)) ||
-	    walk_bundle(busy, sizeof(busy), BUSY_MIB, 1))
+	    walk_bundle(busy, sizeof(busy), BUSY_MIB, 1) || threads_bundle(few, sizeof(few), 2) ||
+	    threads_bundle(many, sizeof(many), 64))
 		return 1;
 	if (run_child("none", path, out, &none) || measure_memory(path, out, &none, &mem) ||
 	    measure_speed(path, out, WALK_ROUNDS, &walk) ||
@@ -708,6 +766,8 @@ int main(int argc, char **argv)
 	speed_results("walk", &walk);
 	speed_results("call-heavy program", &call);
 	busy_cpu_results(&one_cpu);
+	if (threads_results(few, many))
+		return 1;
 	memory_results(mib, &mem);
 	if (large) {
 		char fig[96], tgt[32];

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* N worker threads (argv[1], default 2) doing calls and syscalls, joined by
- * main. */
+/* N worker threads (argv[1], default 2, at most 64) doing ROUNDS (argv[2],
+ * default 3) rounds of calls and a syscall, joined by main. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -10,11 +10,13 @@ static int work_step(int x)
 	return (x * 13 + 7) % 101;
 }
 
+static int rounds = 3;
+
 static void *worker(void *arg)
 {
 	long acc = (long)arg;
 
-	for (int round = 0; round < 3; round++) {
+	for (int round = 0; round < rounds; round++) {
 		for (int i = 0; i < 40; i++)
 			acc += work_step((int)acc + i);
 		acc += getpid() & 1;
@@ -25,10 +27,12 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 2;
-	pthread_t t[8];
+	pthread_t t[64];
 	long acc = 0;
 
-	if (n < 1 || n > 8)
+	if (argc > 2)
+		rounds = atoi(argv[2]);
+	if (n < 1 || n > 64 || rounds < 1)
 		return 2;
 	for (long i = 0; i < n; i++)
 		pthread_create(&t[i], NULL, worker, (void *)i);
