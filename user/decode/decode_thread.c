@@ -251,10 +251,12 @@ struct merge {
 	 * capacity aside): per stream waiting, per stream not yet replayed,
 	 * per thread. */
 	size_t peak_pending, peak_live, peak_segs;
-	/* merge_upto()'s threads with an event, by its place (heap_before()). */
+	/* merge_upto()'s threads with an event, by its place (heap_before()),
+	 * and the event (valid until its thread's replay goes on). */
 	struct heap_ent {
 		uint64_t at;
 		size_t tl;	/* index into tls */
+		const struct mt_ev *ev;
 	} *heap;
 	size_t nheap, heap_cap;
 };
@@ -612,10 +614,12 @@ static void heap_down(struct merge *m, size_t i)
 	h[i] = e;
 }
 
-/* Where thread T's next event goes: 1 with AT set, 0 when it has none
+/* Thread I's next event and its place in E: 1, or 0 when it has none
  * (yet), or -ENOMEM. */
-static int place(struct merge *m, struct timeline *t, uint64_t *at)
+static inline __attribute__((always_inline)) int place(struct merge *m, size_t i,
+						      struct heap_ent *e)
 {
+	struct timeline *t = m->tls[i];
 	const struct mt_ev *ev = peek(m, t);
 
 	m->d->stats.merge_looks++;
@@ -623,7 +627,7 @@ static int place(struct merge *m, struct timeline *t, uint64_t *at)
 		return -ENOMEM;
 	if (!ev)
 		return 0;
-	*at = ev->ts > t->merged_tsc ? ev->ts : t->merged_tsc;
+	*e = (struct heap_ent){ ev->ts > t->merged_tsc ? ev->ts : t->merged_tsc, i, ev };
 	return 1;
 }
 
@@ -635,13 +639,11 @@ static int heap_fill(struct merge *m)
 		return -ENOMEM;
 	m->nheap = 0;
 	for (size_t i = 0; i < m->ntls; i++) {
-		uint64_t at;
-		int rc = place(m, m->tls[i], &at);
+		int rc = place(m, i, &m->heap[m->nheap]);
 
 		if (rc < 0)
 			return rc;
-		if (rc)
-			m->heap[m->nheap++] = (struct heap_ent){ at, i };
+		m->nheap += (size_t)rc;
 	}
 	for (size_t i = m->nheap / 2; i-- > 0;)
 		heap_down(m, i);
@@ -651,13 +653,13 @@ static int heap_fill(struct merge *m)
 /* The first thread's event is passed on: its next one takes its place. */
 static int heap_next(struct merge *m)
 {
-	int rc = place(m, m->tls[m->heap[0].tl], &m->heap[0].at);
+	int rc = place(m, m->heap[0].tl, &m->heap[0]);
 
 	if (rc < 0)
 		return rc;
 	if (!rc)
 		m->heap[0] = m->heap[--m->nheap];
-	if (m->nheap)
+	if (m->nheap > 1)
 		heap_down(m, 0);
 	return 0;
 }
@@ -683,7 +685,7 @@ static int merge_upto(struct merge *m, uint64_t bound, int trig_final)
 		return rc;
 	for (;;) {
 		struct timeline *best = m->nheap ? m->tls[m->heap[0].tl] : NULL;
-		const struct mt_ev *best_ev = best ? peek(m, best) : NULL;
+		const struct mt_ev *best_ev = best ? m->heap[0].ev : NULL;
 		uint64_t best_at = best ? m->heap[0].at : 0, at_ns = 0;
 
 		if (best && !m->final && best_at > bound)
