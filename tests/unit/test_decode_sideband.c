@@ -5,6 +5,7 @@
  * switch to another process or the idle task, when one process is
  * traced; never in system-wide mode).
  */
+#include "../lib/mt_heap.h"
 #include "../lib/mt_test.h"
 #include "test_bundle_sample.h"
 
@@ -168,24 +169,6 @@ MT_TEST(equal_times_keep_file_order)
 	MT_ASSERT_EQ(task_at(&sb, 61, 49).tid, 2);
 	mt_sideband_fini(&sb);
 }
-
-#if defined(__SANITIZE_ADDRESS__)
-/* Bytes on the heap now: ASan counts them. */
-size_t __sanitizer_get_current_allocated_bytes(void);
-#define HEAP_COUNTED 1
-static size_t heap_bytes(void)
-{
-	return __sanitizer_get_current_allocated_bytes();
-}
-#else
-/* The unsanitized build (run under valgrind) counts nothing: the sizes go
- * unchecked there, the answers are checked all the same. */
-#define HEAP_COUNTED 0
-static size_t heap_bytes(void)
-{
-	return 0;
-}
-#endif
 
 /* N records of 64 threads on 3 CPUs, 10 ticks apart; when SWAP, every
  * 1000th pair of a CPU swapped (a table not in time order). */

@@ -248,6 +248,29 @@ static inline void steps_compare_around_gaps(const char *xname, const struct ste
 	MT_ASSERT_MSG(y->n > x->n / 2, "only %zu of %zu steps in %s", y->n, x->n, yname);
 }
 
+/* The decode of the bundle at PATH into SINK, with OPTS; returns its
+ * stats. TRUTH (if given) is put on the bundle's clock. */
+static inline struct mt_decode_stats steps_decode_into(const char *path,
+						       const struct mt_decode_opts *opts,
+						       struct mt_decode_sink *sink,
+						       struct steps *truth)
+{
+	struct mt_decode_stats st;
+	struct mt_bundle_reader *r;
+	struct mt_decode *d;
+	char err[512];
+
+	MT_ASSERT_MSG(mt_bundle_open(&r, path, err, sizeof(err)) == 0, "%s", err);
+	MT_ASSERT_MSG(mt_decode_open(&d, r, opts, err, sizeof(err)) == 0, "%s", err);
+	MT_ASSERT_EQ(mt_decode_run(d, sink), 0);
+	st = *mt_decode_get_stats(d);
+	for (size_t i = 0; truth && i < truth->n; i++)
+		truth->v[i].tsc = mt_decode_ns(d, truth->v[i].tsc) * 2;
+	mt_decode_free(d);
+	mt_bundle_close(r);
+	return st;
+}
+
 /* The decode of the bundle at PATH into GOT, with OPTS; returns its stats. */
 static inline struct mt_decode_stats steps_decode_with(const char *path, struct steps *got,
 						       const struct mt_decode_opts *opts,
@@ -256,20 +279,8 @@ static inline struct mt_decode_stats steps_decode_with(const char *path, struct 
 	/* collect() skips inferred frames: it can take them late, and the
 	 * decoder then replays each thread once (decode.h). */
 	struct mt_decode_sink sink = { NULL, collect, NULL, got, 1 };
-	struct mt_decode_stats st;
-	struct mt_bundle_reader *r;
-	struct mt_decode *d;
-	char err[512];
 
-	MT_ASSERT_MSG(mt_bundle_open(&r, path, err, sizeof(err)) == 0, "%s", err);
-	MT_ASSERT_MSG(mt_decode_open(&d, r, opts, err, sizeof(err)) == 0, "%s", err);
-	MT_ASSERT_EQ(mt_decode_run(d, &sink), 0);
-	st = *mt_decode_get_stats(d);
-	for (size_t i = 0; truth && i < truth->n; i++)
-		truth->v[i].tsc = mt_decode_ns(d, truth->v[i].tsc) * 2;
-	mt_decode_free(d);
-	mt_bundle_close(r);
-	return st;
+	return steps_decode_into(path, opts, &sink, truth);
 }
 
 /*

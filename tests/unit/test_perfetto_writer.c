@@ -4,10 +4,12 @@
  * reader (tests/perfetto/pf_reader.c) that replays trace_processor's import
  * rules; each case then checks what a user would see.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "../lib/mt_heap.h"
 #include "../lib/mt_test.h"
 #include "../perfetto/pf_testutil.h"
 #include "perfetto/pf_writer.h"
@@ -215,6 +217,57 @@ MT_TEST(threads_processes_global_order)
 	MT_ASSERT_EQ(pft_thread_event(&t, 201, 0)->ts, 11);
 	MT_ASSERT_EQ(pfr_thread_track(&t, 201)->pid, 200);
 	MT_ASSERT_EQ(pft_thread_events(&t, 102), 4);
+	pfr_free(&t);
+}
+
+/*
+ * A process has hundreds of threads, each calling a few functions: the
+ * writer's interning state for a thread grows with the functions it uses,
+ * not to a table of 4,096 ids per sequence (16 KiB a thread, twice with
+ * inferred frames). A high function id still works, on its own thread.
+ */
+MT_TEST(many_threads_cost_little_memory)
+{
+	enum { THREADS = 500 };
+	struct pf_options o;
+	struct pfr_trace t;
+	struct pf_writer *w;
+	int32_t f, g = -1;
+	size_t before;
+	int h[THREADS + 1];
+	char name[16];
+
+	pf_options_init(&o);
+	o.late_inferred = 1;
+	h[0] = open_one(&w, "threads.pftrace", &o);
+	f = fn(w, "f");
+	for (int i = 0; i < 5000; i++) {
+		snprintf(name, sizeof(name), "g%d", i);
+		g = fn(w, name);
+	}
+	before = heap_bytes();
+	for (int i = 1; i <= THREADS; i++) {
+		h[i] = pf_writer_add_thread(w, PID, TID + i, "worker");
+		MT_ASSERT(h[i] >= 0);
+		/* Written late (at the close), then straight away. */
+		MT_ASSERT_EQ(pf_begin(w, h[i], 10, f, PF_BEGIN_INFERRED), 0);
+		MT_ASSERT_EQ(pf_begin(w, h[i], 10, f, 0), 0);
+		MT_ASSERT_EQ(pf_end(w, h[i], 11), 0);
+		MT_ASSERT_EQ(pf_begin(w, h[i], 12, f, 0), 0);
+		MT_ASSERT_EQ(pf_end(w, h[i], 13), 0);
+	}
+	if (HEAP_COUNTED)
+		MT_ASSERT_MSG(heap_bytes() - before < THREADS * 2048, "%zu bytes for %d threads",
+			      heap_bytes() - before, THREADS);
+	MT_ASSERT_EQ(pf_begin(w, h[0], 14, g, 0), 0);
+	MT_ASSERT_EQ(pf_end(w, h[0], 15), 0);
+	close_ok(w, 0, NULL);
+
+	pft_read_clean(pft_path("threads.pftrace"), &t);
+	/* The inferred frame, f twice, and the inferred frame's end. */
+	MT_ASSERT_EQ(pft_thread_events(&t, TID + THREADS), 6);
+	MT_ASSERT_EQ(pft_thread_events(&t, TID), 2);
+	MT_ASSERT_STREQ(pft_thread_event(&t, TID, 0)->name, "g4999");
 	pfr_free(&t);
 }
 

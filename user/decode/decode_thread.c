@@ -45,11 +45,20 @@ struct stretch {
 
 struct timeline;
 
+/* What the replays of one process's threads look up alike, kept once for
+ * them all: a process has hundreds of threads, and per thread these were
+ * 80 KiB each. */
+struct proc_lookups {
+	uint32_t pid;
+	struct mt_funcs_cache funcs;
+	struct mt_inl_lookups inl;
+};
+
 struct replay {
 	struct mt_decode *d;
 	struct timeline *tl;
 	const struct mt_proc *proc;
-	struct mt_funcs_cache cache;
+	struct proc_lookups *lk;	/* its process's */
 	struct mt_inl inl;
 };
 
@@ -117,7 +126,7 @@ static void resolve(void *ctx, uint64_t ip, struct mt_cs_fn *fn)
 {
 	struct replay *r = ctx;
 
-	mt_funcs_resolve_cached(&r->d->funcs, &r->cache, r->proc, ip, fn);
+	mt_funcs_resolve_cached(&r->d->funcs, &r->lk->funcs, r->proc, ip, fn);
 }
 
 static int is_inferred(const struct mt_ev *ev)
@@ -239,6 +248,8 @@ struct merge {
 	struct cpu_view *cpus;
 	struct timeline **tls;
 	size_t ntls, tls_cap;
+	struct proc_lookups **procs;	/* in the order their first thread came */
+	size_t nprocs, procs_cap;
 	int final;		/* every segment taken and given to its thread */
 	int sink_rc;		/* what the sink's thread() returned */
 	int trig_pending;
@@ -348,7 +359,7 @@ static void start_replay(struct timeline *t, void (*emit)(void *ctx, const struc
 	t->cs.inferred_only = inferred_only;
 	t->inl = NULL;
 	if (!inferred_only) {
-		mt_inl_init(&r->inl, &r->d->funcs, r->proc, emit, r);
+		mt_inl_init(&r->inl, &r->d->funcs, r->proc, &r->lk->inl, emit, r);
 		t->inl = &r->inl;
 	}
 	t->seg = 0;
@@ -410,24 +421,43 @@ static int seg_before(const struct mt_seg *x, const struct mt_seg *y)
 	return x->order < y->order;
 }
 
+/* Process PID's lookups, made with its first thread; NULL when out of
+ * memory. */
+static struct proc_lookups *lookups_of(struct merge *m, uint32_t pid)
+{
+	struct proc_lookups *lk;
+
+	for (size_t i = m->nprocs; i-- > 0;)
+		if (m->procs[i]->pid == pid)
+			return m->procs[i];
+	if (MT_ARRAY_RESERVE(m->procs, m->procs_cap, m->nprocs, 1) ||
+	    !(lk = calloc(1, sizeof(*lk))))
+		return NULL;
+	lk->pid = pid;
+	m->procs[m->nprocs++] = lk;
+	return lk;
+}
+
 /* The thread's timeline, made on its first segment (in time order, so
  * threads are numbered alike however the streams were decoded). */
 static struct timeline *timeline_of(struct merge *m, struct mt_task task)
 {
+	struct proc_lookups *lk;
 	struct timeline *t;
 	int rc;
 
 	for (size_t i = m->ntls; i-- > 0;)
 		if (m->tls[i]->task.tid == task.tid && m->tls[i]->task.pid == task.pid)
 			return m->tls[i];
-	if (MT_ARRAY_RESERVE(m->tls, m->tls_cap, m->ntls, 1))
+	if (!(lk = lookups_of(m, task.pid)) || MT_ARRAY_RESERVE(m->tls, m->tls_cap, m->ntls, 1))
 		return NULL;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
 	m->tls[m->ntls++] = t;
 	t->task = task;
-	t->rep = (struct replay){ .d = m->d, .tl = t, .proc = mt_decode_proc(m->d, task.pid) };
+	t->rep = (struct replay){ .d = m->d, .tl = t, .proc = mt_decode_proc(m->d, task.pid),
+				  .lk = lk };
 	if (m->d->streaming) {
 		start_replay(t, queue_as_found, 0);
 		rc = m->sink->thread ? m->sink->thread(m->sink->ctx, task.pid, task.tid) : 0;
@@ -763,6 +793,11 @@ static void free_merge(struct merge *m)
 	}
 	m->d->stats.seg_queues_held = held;
 	m->d->stats.seg_queues_peak = m->peak_pending + m->peak_live + m->peak_segs;
+	for (size_t i = 0; i < m->nprocs; i++) {
+		mt_inl_lookups_fini(&m->procs[i]->inl);
+		free(m->procs[i]);
+	}
+	free(m->procs);
 	free(m->cpus);
 	free(m->tls);
 	free(m->heap);

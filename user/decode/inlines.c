@@ -8,11 +8,13 @@
 #include <string.h>
 
 void mt_inl_init(struct mt_inl *in, struct mt_funcs *fs, const struct mt_proc *proc,
-		 void (*emit)(void *ctx, const struct mt_ev *ev), void *ctx)
+		 struct mt_inl_lookups *lk, void (*emit)(void *ctx, const struct mt_ev *ev),
+		 void *ctx)
 {
 	memset(in, 0, sizeof(*in));
 	in->fs = fs;
 	in->proc = proc;
+	in->lk = lk;
 	in->emit = emit;
 	in->ctx = ctx;
 }
@@ -26,11 +28,15 @@ void mt_inl_ranges_fini(struct mt_inl_ranges *rs)
 	rs->nfuncs = 0;
 }
 
+void mt_inl_lookups_fini(struct mt_inl_lookups *lk)
+{
+	mt_inl_ranges_fini(&lk->ranges);
+	free(lk->cache);
+	lk->cache = NULL;
+}
+
 void mt_inl_fini(struct mt_inl *in)
 {
-	mt_inl_ranges_fini(&in->ranges);
-	free(in->cache);
-	in->cache = NULL;
 	free(in->open);
 	in->open = NULL;
 	in->nopen = in->cap = 0;
@@ -122,13 +128,14 @@ static const uint32_t *chain(struct mt_inl *in, const struct mt_cs_fn *fn, uint6
 	size_t slot = (ip ^ ip >> 10) % MT_INL_CACHE;
 	uint64_t at = ip - fn->start;
 	int nr;
-	const struct mt_inl_range *r = ranges(&in->ranges, in->fs, in->proc, fn, ip, &nr);
+	struct mt_inl_lookups *lk = in->lk;
+	const struct mt_inl_range *r = ranges(&lk->ranges, in->fs, in->proc, fn, ip, &nr);
 	struct mt_inl_chain *c;
 
 	*n = 0;
-	if (nr <= 0 || (!in->cache && !(in->cache = calloc(MT_INL_CACHE, sizeof(*in->cache)))))
+	if (nr <= 0 || (!lk->cache && !(lk->cache = calloc(MT_INL_CACHE, sizeof(*lk->cache)))))
 		return NULL;
-	c = &in->cache[slot];
+	c = &lk->cache[slot];
 	if (!c->valid || c->ip != ip) {
 		memset(c, 0, sizeof(*c));
 		for (int i = 0; i < nr; i++)

@@ -59,9 +59,30 @@ static inline int mt_inl_known_none(const struct mt_inl_ranges *rs, uint32_t id)
 	return id < rs->nfuncs && rs->funcs[id].n == 0;
 }
 
+/*
+ * What the replays of one process's threads look up alike, kept once for
+ * them all (a process has hundreds of threads; kept per thread, the chains
+ * alone were 48 KiB a thread): each function's inline ranges, and the
+ * chains of recent addresses.
+ */
+struct mt_inl_lookups {
+	struct mt_inl_ranges ranges;
+	/* MT_INL_CACHE chains, allocated with the first function that has
+	 * inline ranges (code without DWARF never needs them). */
+	struct mt_inl_chain {
+		uint64_t ip;
+		uint8_t n, valid;
+		uint32_t id[MT_INL_MAX];
+	} *cache;
+};
+
+void mt_inl_lookups_fini(struct mt_inl_lookups *lk);
+
+/* One thread's inline frames. */
 struct mt_inl {
 	struct mt_funcs *fs;
 	const struct mt_proc *proc;
+	struct mt_inl_lookups *lk;	/* its process's */
 	void (*emit)(void *ctx, const struct mt_ev *ev);	/* the consumer */
 	void *ctx;
 	/* Open inline frames, oldest first, each with the depth of the call
@@ -71,18 +92,12 @@ struct mt_inl {
 		uint32_t depth;
 	} *open;
 	size_t nopen, cap;
-	/* MT_INL_CACHE chains, allocated with the first function that has
-	 * inline ranges (a thread in code without DWARF never needs them). */
-	struct mt_inl_chain {
-		uint64_t ip;
-		uint8_t n, valid;
-		uint32_t id[MT_INL_MAX];
-	} *cache;
-	struct mt_inl_ranges ranges;
 };
 
+/* LK is shared by the threads of PROC, and outlives IN. */
 void mt_inl_init(struct mt_inl *in, struct mt_funcs *fs, const struct mt_proc *proc,
-		 void (*emit)(void *ctx, const struct mt_ev *ev), void *ctx);
+		 struct mt_inl_lookups *lk, void (*emit)(void *ctx, const struct mt_ev *ev),
+		 void *ctx);
 void mt_inl_fini(struct mt_inl *in);
 /* Ends the inline frames open on call-stack frames deeper than DEPTH. */
 void mt_inl_end_above(struct mt_inl *in, size_t depth, uint64_t ts, unsigned int flags);
@@ -114,7 +129,7 @@ static inline void mt_inl_at(struct mt_inl *in, const struct mt_cs *cs, uint64_t
 	top = &cs->stack[cs->depth - 1];
 	if (ip < top->fn.start || ip >= top->fn.end || top->fn.id < MT_FN_FIRST_USER)
 		return;
-	if (mt_inl_known_none(&in->ranges, top->fn.id) &&
+	if (mt_inl_known_none(&in->lk->ranges, top->fn.id) &&
 	    (!in->nopen || in->open[in->nopen - 1].depth != cs->depth))
 		return;
 	mt_inl_follow(in, cs, ts, ip);
