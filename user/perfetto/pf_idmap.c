@@ -3,6 +3,7 @@
 #include "pf_idmap.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static void put(struct pf_idmap_slot *slots, size_t nslots, struct pf_idmap_slot s)
 {
@@ -29,10 +30,27 @@ static int grow(struct pf_idmap *m)
 	return 0;
 }
 
+/* Room in the direct array for FUNC (< PF_IDMAP_DIRECT). */
+static int grow_direct(struct pf_idmap *m, uint32_t func)
+{
+	size_t n = m->ndirect ? m->ndirect : 64;
+	uint32_t *d;
+
+	while (n <= func)
+		n *= 2;
+	d = realloc(m->direct, n * sizeof(*d));
+	if (!d)
+		return -1;
+	memset(d + m->ndirect, 0, (n - m->ndirect) * sizeof(*d));
+	m->direct = d;
+	m->ndirect = n;
+	return 0;
+}
+
 uint32_t pf_idmap_add(struct pf_idmap *m, uint32_t func)
 {
 	if (func < PF_IDMAP_DIRECT) {
-		if (!m->direct && !(m->direct = calloc(PF_IDMAP_DIRECT, sizeof(*m->direct))))
+		if (func >= m->ndirect && grow_direct(m, func))
 			return 0;
 		m->direct[func] = ++m->count;
 		return m->count;

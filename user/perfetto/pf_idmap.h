@@ -5,9 +5,11 @@
  * hottest functions of a thread get one-byte iids).
  *
  * Function ids are handed out in first-use order too, so the busy ones are
- * small: those below PF_IDMAP_DIRECT get a plain array slot (16 KiB per
- * sequence, one load per lookup), the rest go to a hash table that only
- * grows with the functions the sequence really uses.
+ * small: those below PF_IDMAP_DIRECT get a plain array slot (one load per
+ * lookup; the array grows to the largest id the sequence used, at most
+ * 16 KiB: a process's hundreds of threads each use a few functions), the
+ * rest go to a hash table that only grows with the functions the sequence
+ * really uses.
  */
 #ifndef MTRACE_PF_IDMAP_H
 #define MTRACE_PF_IDMAP_H
@@ -24,7 +26,8 @@ struct pf_idmap_slot {
 };
 
 struct pf_idmap {
-	uint32_t *direct;	/* iid by function id < PF_IDMAP_DIRECT, 0 = none */
+	uint32_t *direct;	/* iid by function id < ndirect, 0 = none */
+	size_t ndirect;		/* a power of two, at most PF_IDMAP_DIRECT */
 	struct pf_idmap_slot *slots;
 	size_t nslots;		/* power of two */
 	size_t nhashed;		/* entries in slots */
@@ -43,7 +46,7 @@ static inline uint32_t pf_idmap_get(const struct pf_idmap *m, uint32_t func)
 	uint32_t key = func + 1;
 
 	if (func < PF_IDMAP_DIRECT)
-		return m->direct ? m->direct[func] : 0;
+		return func < m->ndirect ? m->direct[func] : 0;
 	if (!m->nslots)
 		return 0;
 	for (size_t i = pf_idmap_index(key, m->nslots);; i = (i + 1) & (m->nslots - 1)) {
