@@ -16,24 +16,15 @@
 
 static struct report_thread *find_thread(struct decode_report *rep, uint32_t pid, uint32_t tid)
 {
-	struct report_thread *t;
+	int added;
+	struct report_thread *t = mt_index_map_slot(&rep->thread_ids, mt_index_map_task(pid, tid),
+						    &rep->threads, &rep->nthreads, &rep->cap,
+						    sizeof(*t), &added);
 
-	/* Events come in runs of one thread: the last one found is the usual hit. */
-	if (rep->last < rep->nthreads && rep->threads[rep->last].tid == tid &&
-	    rep->threads[rep->last].pid == pid)
-		return &rep->threads[rep->last];
-	for (size_t i = 0; i < rep->nthreads; i++)
-		if (rep->threads[i].tid == tid && rep->threads[i].pid == pid) {
-			rep->last = i;
-			return &rep->threads[i];
-		}
-	if (MT_ARRAY_RESERVE(rep->threads, rep->cap, rep->nthreads, 1)) {
+	if (!t)
 		rep->oom = 1;
-		return NULL;
-	}
-	t = &rep->threads[rep->nthreads];
-	*t = (struct report_thread){ .pid = pid, .tid = tid };
-	rep->last = rep->nthreads++;
+	else if (added)
+		*t = (struct report_thread){ .pid = pid, .tid = tid };
 	return t;
 }
 
@@ -251,5 +242,6 @@ void decode_report_free(struct decode_report *rep)
 		free(rep->missing[i]);
 	free(rep->missing);
 	free(rep->threads);
+	mt_index_map_free(&rep->thread_ids);
 	memset(rep, 0, sizeof(*rep));
 }

@@ -9,6 +9,7 @@
 #define MTRACE_CLI_DECODE_REPORT_H
 
 #include "bundle/bundle.h"
+#include "util/mt_index_map.h"
 #include "decode/decode.h"
 
 #include <stddef.h>
@@ -22,7 +23,8 @@ struct report_thread {
 struct decode_report {
 	struct mt_decode_sink inner;	/* the output's own sink */
 	struct report_thread *threads;	/* every thread the decoder gave events */
-	size_t nthreads, cap, last;
+	size_t nthreads, cap;
+	struct mt_index_map thread_ids;	/* (pid, tid) -> index in threads */
 	uint64_t first_ns;		/* of the first event: times are told from it */
 	int have_first, oom;
 	char **missing;			/* distinct messages about mappings */

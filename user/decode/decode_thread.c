@@ -24,6 +24,7 @@
 #include "decode/decode_internal.h"
 #include "decode/inlines.h"
 #include "util/mt_array.h"
+#include "util/mt_index_map.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -248,8 +249,10 @@ struct merge {
 	struct cpu_view *cpus;
 	struct timeline **tls;
 	size_t ntls, tls_cap;
+	struct mt_index_map tl_ids;	/* (pid, tid) -> index in tls */
 	struct proc_lookups **procs;	/* in the order their first thread came */
 	size_t nprocs, procs_cap;
+	struct mt_index_map proc_ids;	/* pid -> index in procs */
 	int final;		/* every segment taken and given to its thread */
 	int sink_rc;		/* what the sink's thread() returned */
 	int trig_pending;
@@ -425,36 +428,32 @@ static int seg_before(const struct mt_seg *x, const struct mt_seg *y)
  * memory. */
 static struct proc_lookups *lookups_of(struct merge *m, uint32_t pid)
 {
-	struct proc_lookups *lk;
+	int added;
+	struct proc_lookups **lk = mt_index_map_slot(&m->proc_ids, pid, &m->procs, &m->nprocs,
+						     &m->procs_cap, sizeof(*lk), &added);
 
-	for (size_t i = m->nprocs; i-- > 0;)
-		if (m->procs[i]->pid == pid)
-			return m->procs[i];
-	if (MT_ARRAY_RESERVE(m->procs, m->procs_cap, m->nprocs, 1) ||
-	    !(lk = calloc(1, sizeof(*lk))))
-		return NULL;
-	lk->pid = pid;
-	m->procs[m->nprocs++] = lk;
-	return lk;
+	if (lk && added && (*lk = calloc(1, sizeof(**lk))))
+		(*lk)->pid = pid;
+	return lk ? *lk : NULL;
 }
 
 /* The thread's timeline, made on its first segment (in time order, so
  * threads are numbered alike however the streams were decoded). */
 static struct timeline *timeline_of(struct merge *m, struct mt_task task)
 {
-	struct proc_lookups *lk;
-	struct timeline *t;
-	int rc;
+	struct proc_lookups *lk = lookups_of(m, task.pid);
+	struct timeline **slot, *t;
+	int added, rc;
 
-	for (size_t i = m->ntls; i-- > 0;)
-		if (m->tls[i]->task.tid == task.tid && m->tls[i]->task.pid == task.pid)
-			return m->tls[i];
-	if (!(lk = lookups_of(m, task.pid)) || MT_ARRAY_RESERVE(m->tls, m->tls_cap, m->ntls, 1))
+	if (!lk)
 		return NULL;
-	t = calloc(1, sizeof(*t));
+	slot = mt_index_map_slot(&m->tl_ids, mt_index_map_task(task.pid, task.tid), &m->tls,
+				 &m->ntls, &m->tls_cap, sizeof(*slot), &added);
+	if (!slot || !added)
+		return slot ? *slot : NULL;
+	t = *slot = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
-	m->tls[m->ntls++] = t;
 	t->task = task;
 	t->rep = (struct replay){ .d = m->d, .tl = t, .proc = mt_decode_proc(m->d, task.pid),
 				  .lk = lk };
@@ -775,6 +774,8 @@ static void free_merge(struct merge *m)
 	for (size_t i = 0; i < m->ntls; i++) {
 		struct timeline *t = m->tls[i];
 
+		if (!t)
+			continue;	/* out of memory making it: the run failed */
 		held += t->segs_cap * sizeof(*t->segs);
 		m->d->stats.backsteps += t->cs.backsteps;
 		mt_cs_fini(&t->cs);
@@ -794,12 +795,15 @@ static void free_merge(struct merge *m)
 	m->d->stats.seg_queues_held = held;
 	m->d->stats.seg_queues_peak = m->peak_pending + m->peak_live + m->peak_segs;
 	for (size_t i = 0; i < m->nprocs; i++) {
-		mt_inl_lookups_fini(&m->procs[i]->inl);
+		if (m->procs[i])
+			mt_inl_lookups_fini(&m->procs[i]->inl);
 		free(m->procs[i]);
 	}
 	free(m->procs);
+	mt_index_map_free(&m->proc_ids);
 	free(m->cpus);
 	free(m->tls);
+	mt_index_map_free(&m->tl_ids);
 	free(m->heap);
 }
 

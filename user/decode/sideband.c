@@ -15,72 +15,6 @@
  * back a little (a segment's end is asked after the next one's start). */
 #define VIEW_KEEP 1024
 
-/* ---- CPU numbers to indexes ---- */
-
-static size_t map_slot(const struct mt_sb_map *m, uint64_t key)
-{
-	/* Fibonacci hashing: cap is a power of two. */
-	size_t i = (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 32) & (m->cap - 1);
-
-	while (m->vals[i] && m->keys[i] != key)
-		i = (i + 1) & (m->cap - 1);
-	return i;
-}
-
-/* KEY's index, or -1. */
-static int64_t map_get(const struct mt_sb_map *m, uint64_t key)
-{
-	size_t i;
-
-	if (!m->cap)
-		return -1;
-	i = map_slot(m, key);
-	return m->vals[i] ? (int64_t)m->vals[i] - 1 : -1;
-}
-
-/* Room for one more key, the map at most half full. */
-static int map_room(struct mt_sb_map *m)
-{
-	struct mt_sb_map g = { 0 };
-
-	if (2 * (m->n + 1) <= m->cap)
-		return 0;
-	g.cap = m->cap ? 2 * m->cap : 64;
-	g.keys = malloc(g.cap * sizeof(*g.keys));
-	g.vals = calloc(g.cap, sizeof(*g.vals));
-	if (!g.keys || !g.vals) {
-		free(g.keys);
-		free(g.vals);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < m->cap; i++) {
-		if (m->vals[i]) {
-			size_t j = map_slot(&g, m->keys[i]);
-
-			g.keys[j] = m->keys[i];
-			g.vals[j] = m->vals[i];
-		}
-	}
-	g.n = m->n;
-	free(m->keys);
-	free(m->vals);
-	*m = g;
-	return 0;
-}
-
-static int map_put(struct mt_sb_map *m, uint64_t key, uint32_t index)
-{
-	size_t i;
-
-	if (map_room(m))
-		return -ENOMEM;
-	i = map_slot(m, key);
-	m->keys[i] = key;
-	m->vals[i] = index + 1;
-	m->n++;
-	return 0;
-}
-
 /* ---- building ---- */
 
 void mt_sideband_init(struct mt_sideband *sb, struct mt_task fallback)
@@ -91,12 +25,12 @@ void mt_sideband_init(struct mt_sideband *sb, struct mt_task fallback)
 /* CPU's records, added if new; NULL when out of memory. */
 static struct mt_sb_cpu *cpu_of(struct mt_sideband *sb, uint32_t cpu)
 {
-	int64_t i = map_get(&sb->cpu_ids, cpu);
+	int64_t i = mt_index_map_get(&sb->cpu_ids, cpu);
 
 	if (i >= 0)
 		return &sb->cpus[i];
 	if (sb->ncpus >= UINT32_MAX - 1 || MT_ARRAY_RESERVE(sb->cpus, sb->cpus_cap, sb->ncpus, 1) ||
-	    map_put(&sb->cpu_ids, cpu, (uint32_t)sb->ncpus))
+	    mt_index_map_put(&sb->cpu_ids, cpu, (uint32_t)sb->ncpus))
 		return NULL;
 	sb->cpus[sb->ncpus] = (struct mt_sb_cpu){ .cpu = cpu };
 	return &sb->cpus[sb->ncpus++];
@@ -229,8 +163,7 @@ void mt_sideband_fini(struct mt_sideband *sb)
 	for (size_t i = 0; i < sb->ncpus; i++)
 		free(sb->cpus[i].all);
 	free(sb->cpus);
-	free(sb->cpu_ids.keys);
-	free(sb->cpu_ids.vals);
+	mt_index_map_free(&sb->cpu_ids);
 	mt_sideband_init(sb, sb->fallback);
 }
 
@@ -238,7 +171,7 @@ void mt_sideband_fini(struct mt_sideband *sb)
 
 void mt_sb_view_open(struct mt_sb_view *v, const struct mt_sideband *sb, uint32_t cpu)
 {
-	int64_t i = map_get(&sb->cpu_ids, cpu);
+	int64_t i = mt_index_map_get(&sb->cpu_ids, cpu);
 
 	*v = (struct mt_sb_view){ .sb = sb, .c = i >= 0 ? &sb->cpus[i] : NULL };
 	if (v->c && !sb->from) {

@@ -14,6 +14,7 @@
 #define MTRACE_DECODE_SIDEBAND_H
 
 #include "bundle/bundle.h"
+#include "util/mt_index_map.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -27,13 +28,6 @@ struct mt_task {
 struct mt_sb_rec {
 	uint64_t tsc;
 	struct mt_task next;
-};
-
-/* A map of 64-bit keys to indexes (open addressing). */
-struct mt_sb_map {
-	uint64_t *keys;
-	uint32_t *vals;		/* index + 1; 0: a free slot */
-	size_t cap, n;
 };
 
 /* One CPU's records. */
@@ -51,7 +45,7 @@ struct mt_sb_cpu {
 struct mt_sideband {
 	struct mt_sb_cpu *cpus;
 	size_t ncpus, cpus_cap;
-	struct mt_sb_map cpu_ids;	/* CPU number -> index into cpus */
+	struct mt_index_map cpu_ids;	/* CPU number -> index into cpus */
 	/* The bundle each view reads its records from; NULL: they are held. */
 	struct mt_bundle_reader *from;
 	struct mt_task fallback;	/* when a CPU has no record at all */

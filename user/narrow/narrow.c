@@ -64,18 +64,16 @@ static void start(struct mt_narrow *n)
 
 static struct mt_narrow_thread *thread_of(struct mt_narrow *n, uint32_t pid, uint32_t tid)
 {
-	size_t i = n->last_thread;
+	int added;
+	struct mt_narrow_thread *t = mt_index_map_slot(&n->thread_ids, mt_index_map_task(pid, tid),
+						       &n->threads, &n->nthreads, &n->capthreads,
+						       sizeof(*t), &added);
 
-	if (i < n->nthreads && n->threads[i].tid == tid && n->threads[i].pid == pid)
-		return &n->threads[i];
-	for (i = 0; i < n->nthreads; i++)
-		if (n->threads[i].tid == tid && n->threads[i].pid == pid)
-			return &n->threads[n->last_thread = i];
-	if (MT_ARRAY_RESERVE(n->threads, n->capthreads, n->nthreads, 1))
-		return NULL;
-	n->threads[n->nthreads] = (struct mt_narrow_thread){ .pid = pid, .tid = tid };
-	n->last_thread = n->nthreads;
-	return &n->threads[n->nthreads++];
+	if (t && added) {
+		t->pid = pid;
+		t->tid = tid;
+	}
+	return t;
 }
 
 static int sym(struct mt_narrow *n, uint32_t fn)
@@ -369,6 +367,7 @@ void mt_narrow_fini(struct mt_narrow *n)
 	for (size_t i = 0; i < n->nthreads; i++)
 		free(n->threads[i].stack);
 	free(n->threads);
+	mt_index_map_free(&n->thread_ids);
 	free(n->is_sym);
 	free(n->q);
 }

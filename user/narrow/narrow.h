@@ -32,6 +32,7 @@
 #define MTRACE_NARROW_H
 
 #include "decode/decode.h"
+#include "util/mt_index_map.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -82,7 +83,7 @@ struct mt_narrow {
 	uint64_t now;		/* the latest event's time */
 	struct mt_narrow_thread *threads;
 	size_t nthreads, capthreads;
-	size_t last_thread;
+	struct mt_index_map thread_ids;	/* (pid, tid) -> index in threads */
 	uint8_t *is_sym;	/* per function id: 0 unknown, 1 SYM, 2 not */
 	size_t nsym;
 	const struct mt_bundle_trigger *trigger;	/* queued, see on_trigger() */

@@ -124,34 +124,24 @@ static int on_thread(void *ctx, uint32_t pid, uint32_t tid)
 
 	if (rc)
 		return rc;
+	int added, *slot;
+
 	h = pf_writer_add_thread(o->w, (int32_t)pid, tid, name ? name : "");
 	if (h < 0)
 		return h;
-	if (MT_ARRAY_RESERVE(o->threads, o->threads_cap, o->nthreads, 1))
+	slot = mt_index_map_slot(&o->thread_ids, mt_index_map_task(pid, tid), &o->threads,
+				 &o->nthreads, &o->threads_cap, sizeof(*slot), &added);
+	if (!slot)
 		return mt_errmsg(o->err, sizeof(o->err), ENOMEM, "out of memory declaring thread %u", tid);
-	o->threads[o->nthreads].pid = pid;
-	o->threads[o->nthreads].tid = tid;
-	o->threads[o->nthreads++].handle = h;
+	*slot = h;
 	return 0;
 }
 
-static int is_thread(const struct mt_pfout *o, size_t i, uint32_t pid, uint32_t tid)
-{
-	return o->threads[i].tid == tid && o->threads[i].pid == pid;
-}
-
-/* Events come in runs per thread: the last one found is tried first. */
 static int thread_handle(struct mt_pfout *o, uint32_t pid, uint32_t tid)
 {
-	size_t i = o->last_thread;
+	int64_t i = mt_index_map_get(&o->thread_ids, mt_index_map_task(pid, tid));
 
-	if (i >= o->nthreads || !is_thread(o, i, pid, tid))
-		for (i = 0; i < o->nthreads && !is_thread(o, i, pid, tid); i++)
-			;
-	if (i == o->nthreads)
-		return -1;
-	o->last_thread = i;
-	return o->threads[i].handle;
+	return i < 0 ? -1 : o->threads[i];
 }
 
 /* The writer's frame for function ID, interned on first use (out of line:
@@ -293,5 +283,6 @@ void mt_pfout_fini(struct mt_pfout *o)
 	free(o->windows);
 	free(o->frames);
 	free(o->threads);
+	mt_index_map_free(&o->thread_ids);
 	free(o->pids);
 }

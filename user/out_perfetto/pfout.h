@@ -5,6 +5,7 @@
 
 #include "decode/decode.h"
 #include "perfetto/pf_writer.h"
+#include "util/mt_index_map.h"
 
 struct mt_pfout {
 	struct mt_decode *d;
@@ -12,12 +13,9 @@ struct mt_pfout {
 	struct pf_writer *w;
 	int32_t *frames;	/* pf id per function id, -1 until interned */
 	size_t nframes;		/* all of the capacity, filled with -1 */
-	struct {
-		uint32_t pid, tid;
-		int handle;
-	} *threads;
+	int *threads;		/* writer handles, in the order declared */
 	size_t nthreads, threads_cap;
-	size_t last_thread;	/* index of the last event's thread */
+	struct mt_index_map thread_ids;	/* (pid, tid) -> index in threads */
 	uint32_t *pids;		/* processes declared */
 	size_t npids, pids_cap;
 	uint64_t last_ns;

@@ -27,6 +27,7 @@
 
 #include "bundle/bundle.h"
 #include "decode/decode.h"
+#include "util/mt_index_map.h"
 #include "util/util.h"
 
 #include <stddef.h>
@@ -78,6 +79,7 @@ struct mt_report {
 	struct mt_names names;
 	struct mt_rep_thread *threads;
 	size_t nthreads, capthreads;
+	struct mt_index_map thread_ids;	/* (pid, tid) -> index in threads */
 	struct mt_rep_gap *gaps;
 	size_t ngaps, capgaps;
 	uint64_t first, last;	/* the window: first and last event */

@@ -36,6 +36,7 @@ void mt_report_free(struct mt_report *rep)
 	free(rep->fns);
 	mt_names_free(&rep->names);
 	free(rep->threads);
+	mt_index_map_free(&rep->thread_ids);
 	free(rep->gaps);
 	free(rep->trigger_stack);
 	free(rep->trigger_begin);
@@ -57,13 +58,16 @@ static size_t fn_index(struct mt_report *rep, uint32_t id)
 
 static struct mt_rep_thread *thread_of(struct mt_report *rep, uint32_t pid, uint32_t tid)
 {
-	for (size_t i = 0; i < rep->nthreads; i++)
-		if (rep->threads[i].tid == tid && rep->threads[i].pid == pid)
-			return &rep->threads[i];
-	if (MT_ARRAY_RESERVE(rep->threads, rep->capthreads, rep->nthreads, 1))
-		return NULL;
-	rep->threads[rep->nthreads] = (struct mt_rep_thread){ .pid = pid, .tid = tid };
-	return &rep->threads[rep->nthreads++];
+	int added;
+	struct mt_rep_thread *t = mt_index_map_slot(&rep->thread_ids, mt_index_map_task(pid, tid),
+						    &rep->threads, &rep->nthreads,
+						    &rep->capthreads, sizeof(*t), &added);
+
+	if (t && added) {
+		t->pid = pid;
+		t->tid = tid;
+	}
+	return t;
 }
 
 /* The thread's per-function tables cover function FN. */

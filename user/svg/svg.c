@@ -26,6 +26,7 @@ void mt_svg_free(struct mt_svg *g)
 	free(g->nodes);
 	free(g->calls);
 	free(g->threads);
+	mt_index_map_free(&g->thread_ids);
 	free(g);
 }
 
@@ -52,25 +53,23 @@ static struct mt_svg_thread *thread_of(struct mt_svg *g, uint32_t pid, uint32_t 
 	struct mt_svg_thread *t;
 	char label[48];
 	uint32_t name;
+	int added;
 
-	for (size_t i = 0; i < g->nthreads; i++)
-		if (g->threads[i].tid == tid && g->threads[i].pid == pid)
-			return &g->threads[i];
 	if (!g->nnodes && MT_ARRAY_GROW_TO(g->nodes, g->capnodes, 1))
 		return NULL;
 	g->nnodes = g->nnodes ? g->nnodes : 1;	/* node 0: all threads */
-	if (MT_ARRAY_GROW_TO(g->threads, g->capthreads, g->nthreads + 1))
-		return NULL;
+	t = mt_index_map_slot(&g->thread_ids, mt_index_map_task(pid, tid), &g->threads,
+			      &g->nthreads, &g->capthreads, sizeof(*t), &added);
+	if (!t || !added)
+		return t;
 	/* Threads are named like functions so that the graph's nodes need
 	 * nothing else; "thread N" cannot be a symbol. */
 	snprintf(label, sizeof(label), "thread %u", tid);
 	name = mt_names_add(&g->names, label);
 	if (name == UINT32_MAX)
 		return NULL;
-	t = &g->threads[g->nthreads];
-	*t = (struct mt_svg_thread){ .pid = pid, .tid = tid, .lane = (uint32_t)g->nthreads };
+	*t = (struct mt_svg_thread){ .pid = pid, .tid = tid, .lane = (uint32_t)(g->nthreads - 1) };
 	t->root = child(g, 0, name);
-	g->nthreads++;
 	return t->root ? t : NULL;
 }
 

@@ -4,6 +4,7 @@
 #define MTRACE_SVG_INTERNAL_H
 
 #include "svg/svg.h"
+#include "util/mt_index_map.h"
 #include "util/util.h"
 
 /* A flame graph node: one stack prefix. Node 0 holds every thread; its
@@ -44,6 +45,7 @@ struct mt_svg {
 	size_t ncalls, capcalls;
 	struct mt_svg_thread *threads;
 	size_t nthreads, capthreads;
+	struct mt_index_map thread_ids;	/* (pid, tid) -> index in threads */
 	uint64_t first, last;
 	int have_time;
 	int oom;
