@@ -75,7 +75,7 @@ for kind in graph chart; do
 	if loaded "$kind-loads" "$work/$kind"; then
 		echo "PASS svg/$kind-loads"
 	fi
-	if labels "$work/$kind" | grep -qx "$outer"; then
+	if grep -qx "$outer" <<<"$(labels "$work/$kind")"; then
 		echo "PASS svg/$kind-frames: '$outer' labelled, $(labels "$work/$kind" | wc -l) labels"
 	else
 		echo "FAIL svg/$kind-frames: no label '$outer' in: $(labels "$work/$kind" | sort -u | head -20 | tr '\n' ' ')"
@@ -91,7 +91,7 @@ for kind in graph chart; do
 	fi
 	render "$svg#zoom=$id" "$work/$kind-zoom"
 	if loaded "$kind-zoom" "$work/$kind-zoom" && grep -q "data-zoom=\"$id\"" "$work/$kind-zoom.dom" &&
-		labels "$work/$kind-zoom" | grep -qx "$name"; then
+		grep -qx "$name" <<<"$(labels "$work/$kind-zoom")"; then
 		echo "PASS svg/$kind-zoom: frame $id ($name) labelled once zoomed"
 	else
 		echo "FAIL svg/$kind-zoom: frame $id ($name) not labelled after #zoom=$id"
