@@ -78,17 +78,24 @@ static void close_fx(struct fixture *f)
 	}
 }
 
-/* Each query with a view of its own. */
-static struct mt_task task_at(const struct mt_sideband *sb, uint32_t cpu, uint64_t tsc)
+/* Each query with a view of its own: QUERY (mt_sideband_task or
+ * mt_sideband_traced_task) at TSC. */
+static struct mt_task ask(const struct mt_sideband *sb, uint32_t cpu, uint64_t tsc,
+			  struct mt_task (*query)(struct mt_sb_view *v, uint64_t tsc))
 {
 	struct mt_sb_view v;
 	struct mt_task t;
 
 	mt_sb_view_open(&v, sb, cpu);
-	t = mt_sideband_task(&v, tsc);
+	t = query(&v, tsc);
 	MT_ASSERT_EQ(v.err, 0);
 	mt_sb_view_close(&v);
 	return t;
+}
+
+static struct mt_task task_at(const struct mt_sideband *sb, uint32_t cpu, uint64_t tsc)
+{
+	return ask(sb, cpu, tsc, mt_sideband_task);
 }
 
 static uint64_t trace_off(const struct mt_sideband *sb, uint32_t cpu, uint64_t tsc)
@@ -115,6 +122,37 @@ MT_TEST(task_at_a_time)
 		MT_ASSERT_EQ(task_at(&f.sb, 0, 350).tid, 0);
 		MT_ASSERT_EQ(task_at(&f.sb, 1, 260).tid, 8);
 		MT_ASSERT_EQ(task_at(&f.sb, 2, 260).tid, 7);	/* no records: fallback */
+		close_fx(&f);
+	}
+}
+
+/*
+ * The trace runs only while a thread of the target does: at a time the
+ * table gives to the idle task or another process, the trace is the
+ * nearest of the target's threads (the simulated backend fed a worker's
+ * bytes while a kernel thread had preempted it, and the whole stream went
+ * to that thread, which has no code). In system-wide mode, the task.
+ */
+MT_TEST(traced_task_is_the_targets_nearest)
+{
+	for (int streamed = 0; streamed < 2; streamed++) {
+		struct fixture f;
+
+		open_fx(&f, 7, streamed);
+		MT_ASSERT_EQ(ask(&f.sb, 0, 250, mt_sideband_traced_task).tid, 8);
+		/* Idle from 300 to 400, between 8 and 7: the nearer one, the
+		 * one before on a tie. */
+		MT_ASSERT_EQ(ask(&f.sb, 0, 350, mt_sideband_traced_task).tid, 8);
+		MT_ASSERT_EQ(ask(&f.sb, 0, 320, mt_sideband_traced_task).tid, 8);
+		MT_ASSERT_EQ(ask(&f.sb, 0, 380, mt_sideband_traced_task).tid, 7);
+		/* Before the first record (process 9 ran): the one after. */
+		MT_ASSERT_EQ(ask(&f.sb, 0, 50, mt_sideband_traced_task).tid, 7);
+		/* Process 9 from 500 on: the one before. */
+		MT_ASSERT_EQ(ask(&f.sb, 0, 600, mt_sideband_traced_task).tid, 7);
+		MT_ASSERT_EQ(ask(&f.sb, 2, 260, mt_sideband_traced_task).tid, 7);
+		close_fx(&f);
+		open_fx(&f, 0, streamed);
+		MT_ASSERT_EQ(ask(&f.sb, 0, 350, mt_sideband_traced_task).tid, 0);
 		close_fx(&f);
 	}
 }

@@ -105,7 +105,7 @@ static void close_seg(struct worker *w, uint64_t last_tsc)
 	w->key_floor = s->first_tsc;
 	s->lo = w->lo;
 	if (!w->attributed)
-		s->task = mt_sideband_task(&w->sb, last_tsc);
+		s->task = mt_sideband_traced_task(&w->sb, last_tsc);
 	w->have_seg = 0;
 }
 
@@ -183,7 +183,7 @@ static void cut_open_segment(struct worker *w)
 	if (!w->have_seg || !w->seg_ops ||
 	    (!w->attributed && !mt_sideband_no_switch(&w->sb, w->log_tsc, hi)))
 		return;
-	task = w->attributed ? s->task : mt_sideband_task(&w->sb, w->log_tsc);
+	task = w->attributed ? s->task : mt_sideband_traced_task(&w->sb, w->log_tsc);
 	s->task = task;
 	w->attributed = 1;
 	close_seg(w, w->log_tsc);
@@ -314,7 +314,7 @@ static struct pt_image *h_enable(void *ctx, uint64_t tsc, uint64_t ip,
 		w->log->clamped++;
 	}
 	w->log->segs[w->log->nsegs - 1].first_tsc = w->log->segs[w->log->nsegs - 1].last_tsc = tsc;
-	task = mt_sideband_task(&w->sb, tsc);
+	task = mt_sideband_traced_task(&w->sb, tsc);
 	proc = mt_decode_proc(w->d, task.pid);
 	if (w->d->cyc) {
 		w->log->segs[w->log->nsegs - 1].task = task;

@@ -14,6 +14,8 @@
 /* Records a view keeps before the last one a query reached: queries go
  * back a little (a segment's end is asked after the next one's start). */
 #define VIEW_KEEP 1024
+/* Records mt_sideband_traced_task() looks through on each side. */
+#define SB_NEAR 64
 
 /* ---- building ---- */
 
@@ -310,6 +312,40 @@ struct mt_task mt_sideband_task(struct mt_sb_view *v, uint64_t tsc)
 		return v->sb->fallback;
 	k = view_after(v, tsc);
 	return k ? v->recs[k - 1 - v->base].next : v->c->first_prev;
+}
+
+/* Whether the target traces TASK (one process traced, and TASK its thread). */
+static bool traced(const struct mt_sb_view *v, struct mt_task task)
+{
+	return task.pid == v->sb->fallback.pid && task.tid;
+}
+
+struct mt_task mt_sideband_traced_task(struct mt_sb_view *v, uint64_t tsc)
+{
+	struct mt_task task = mt_sideband_task(v, tsc), best = task;
+	uint64_t k, near = UINT64_MAX;
+	const struct mt_sb_rec *r;
+
+	if (!v->sb->fallback.pid || !v->c || traced(v, task))
+		return task;
+	k = view_after(v, tsc);
+	/* Back: a thread of the target that ran until record j + 1. */
+	for (uint64_t j = k > 1 ? k - 1 : 0; j-- > v->base && k - j <= SB_NEAR;) {
+		if (traced(v, v->recs[j - v->base].next)) {
+			near = tsc - v->recs[j + 1 - v->base].tsc;
+			best = v->recs[j - v->base].next;
+			break;
+		}
+	}
+	/* On: one switched in after TSC, if nearer. */
+	for (uint64_t j = k; j - k < SB_NEAR && (r = view_rec(v, j)); j++) {
+		if (traced(v, r->next)) {
+			if (r->tsc - tsc < near)
+				best = r->next;
+			break;
+		}
+	}
+	return best;
 }
 
 int mt_sideband_no_switch(struct mt_sb_view *v, uint64_t from, uint64_t to)

@@ -113,6 +113,17 @@ void mt_sb_view_close(struct mt_sb_view *v);
  */
 struct mt_task mt_sideband_task(struct mt_sb_view *v, uint64_t tsc);
 /*
+ * The thread the trace at TSC belongs to. When one process is traced, the
+ * trace runs only while one of its threads does: a time the table gives
+ * to another process or the idle task (the table's times and the trace's
+ * a little apart, or the simulated backend's bytes written while another
+ * task ran) belongs to the nearest of the target's threads on the CPU,
+ * within 64 records: the one switched out last before TSC or the one
+ * switched in next after it. Otherwise, and in system-wide mode, the
+ * task at TSC.
+ */
+struct mt_task mt_sideband_traced_task(struct mt_sb_view *v, uint64_t tsc);
+/*
  * When tracing one process, the module clears TraceEn when a switch brings
  * in a task of another process (or the idle task) and sets it again, with
  * a TSC packet, when one of the target's threads comes back. So the trace
