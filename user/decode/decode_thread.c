@@ -50,7 +50,6 @@ struct timeline;
  * them all: a process has hundreds of threads, and per thread these were
  * 80 KiB each. */
 struct proc_lookups {
-	uint32_t pid;
 	struct mt_funcs_cache funcs;
 	struct mt_inl_lookups inl;
 };
@@ -432,8 +431,8 @@ static struct proc_lookups *lookups_of(struct merge *m, uint32_t pid)
 	struct proc_lookups **lk = mt_index_map_slot(&m->proc_ids, pid, &m->procs, &m->nprocs,
 						     &m->procs_cap, sizeof(*lk), &added);
 
-	if (lk && added && (*lk = calloc(1, sizeof(**lk))))
-		(*lk)->pid = pid;
+	if (lk && added)
+		*lk = calloc(1, sizeof(**lk));
 	return lk ? *lk : NULL;
 }
 
@@ -441,17 +440,16 @@ static struct proc_lookups *lookups_of(struct merge *m, uint32_t pid)
  * threads are numbered alike however the streams were decoded). */
 static struct timeline *timeline_of(struct merge *m, struct mt_task task)
 {
-	struct proc_lookups *lk = lookups_of(m, task.pid);
 	struct timeline **slot, *t;
+	struct proc_lookups *lk;
 	int added, rc;
 
-	if (!lk)
-		return NULL;
 	slot = mt_index_map_slot(&m->tl_ids, mt_index_map_task(task.pid, task.tid), &m->tls,
 				 &m->ntls, &m->tls_cap, sizeof(*slot), &added);
 	if (!slot || !added)
 		return slot ? *slot : NULL;
-	t = *slot = calloc(1, sizeof(*t));
+	lk = lookups_of(m, task.pid);
+	t = *slot = lk ? calloc(1, sizeof(*t)) : NULL;
 	if (!t)
 		return NULL;
 	t->task = task;

@@ -27,15 +27,13 @@ void mt_sideband_init(struct mt_sideband *sb, struct mt_task fallback)
 /* CPU's records, added if new; NULL when out of memory. */
 static struct mt_sb_cpu *cpu_of(struct mt_sideband *sb, uint32_t cpu)
 {
-	int64_t i = mt_index_map_get(&sb->cpu_ids, cpu);
+	int added;
+	struct mt_sb_cpu *c = mt_index_map_slot(&sb->cpu_ids, cpu, &sb->cpus, &sb->ncpus,
+						&sb->cpus_cap, sizeof(*c), &added);
 
-	if (i >= 0)
-		return &sb->cpus[i];
-	if (sb->ncpus >= UINT32_MAX - 1 || MT_ARRAY_RESERVE(sb->cpus, sb->cpus_cap, sb->ncpus, 1) ||
-	    mt_index_map_put(&sb->cpu_ids, cpu, (uint32_t)sb->ncpus))
-		return NULL;
-	sb->cpus[sb->ncpus] = (struct mt_sb_cpu){ .cpu = cpu };
-	return &sb->cpus[sb->ncpus++];
+	if (c && added)
+		c->cpu = cpu;
+	return c;
 }
 
 /* Counts N records per CPU, and keeps them when HOLD. */
@@ -304,17 +302,19 @@ static uint64_t view_after(struct mt_sb_view *v, uint64_t tsc)
 
 /* ---- queries ---- */
 
-struct mt_task mt_sideband_task(struct mt_sb_view *v, uint64_t tsc)
+/* The task running before record K (view_after()'s answer) of V's CPU. */
+static struct mt_task task_before(const struct mt_sb_view *v, uint64_t k)
 {
-	uint64_t k;
-
-	if (!v->c)
-		return v->sb->fallback;
-	k = view_after(v, tsc);
 	return k ? v->recs[k - 1 - v->base].next : v->c->first_prev;
 }
 
-/* Whether the target traces TASK (one process traced, and TASK its thread). */
+struct mt_task mt_sideband_task(struct mt_sb_view *v, uint64_t tsc)
+{
+	return v->c ? task_before(v, view_after(v, tsc)) : v->sb->fallback;
+}
+
+/* Whether the target traces TASK (one process traced, and TASK its
+ * thread): a switch to any other task clears TraceEn. */
 static bool traced(const struct mt_sb_view *v, struct mt_task task)
 {
 	return task.pid == v->sb->fallback.pid && task.tid;
@@ -322,13 +322,16 @@ static bool traced(const struct mt_sb_view *v, struct mt_task task)
 
 struct mt_task mt_sideband_traced_task(struct mt_sb_view *v, uint64_t tsc)
 {
-	struct mt_task task = mt_sideband_task(v, tsc), best = task;
 	uint64_t k, near = UINT64_MAX;
 	const struct mt_sb_rec *r;
+	struct mt_task best;
 
-	if (!v->sb->fallback.pid || !v->c || traced(v, task))
-		return task;
+	if (!v->c)
+		return v->sb->fallback;
 	k = view_after(v, tsc);
+	best = task_before(v, k);
+	if (!v->sb->fallback.pid || traced(v, best))
+		return best;
 	/* Back: a thread of the target that ran until record j + 1. */
 	for (uint64_t j = k > 1 ? k - 1 : 0; j-- > v->base && k - j <= SB_NEAR;) {
 		if (traced(v, v->recs[j - v->base].next)) {
@@ -356,13 +359,6 @@ int mt_sideband_no_switch(struct mt_sb_view *v, uint64_t from, uint64_t to)
 		return 1;
 	r = view_rec(v, view_after(v, from));
 	return !r || r->tsc > to;
-}
-
-/* Whether R ends the target's tracing on its CPU: it switches in another
- * process or the idle task. */
-static bool stops_target(const struct mt_sb_view *v, const struct mt_sb_rec *r)
-{
-	return r->next.pid != v->sb->fallback.pid || !r->next.tid;
 }
 
 /* Record I of the CPU through the trace-off reader, which gives them in
@@ -405,7 +401,7 @@ uint64_t mt_sideband_trace_off(struct mt_sb_view *v, uint64_t tsc)
 		for (i = k; i < v->off_lo; i++) {
 			if (!(r = view_rec(v, i)))
 				return UINT64_MAX;
-			if (stops_target(v, r))
+			if (!traced(v, r->next))
 				return r->tsc;
 		}
 		v->off_lo = k;
@@ -419,7 +415,7 @@ uint64_t mt_sideband_trace_off(struct mt_sb_view *v, uint64_t tsc)
 	v->off_k = v->c->n;
 	v->off_tsc = UINT64_MAX;
 	for (; off_rec(v, i, &rec); i++) {
-		if (i >= k && stops_target(v, &rec)) {
+		if (i >= k && !traced(v, rec.next)) {
 			v->off_k = i;
 			v->off_tsc = rec.tsc;
 			break;
