@@ -10,14 +10,16 @@
 #include "decode/blkdec.h"
 #include "decode/callstack.h"
 
-static inline void mt_blk_cs_block(void *cs, uint64_t tsc, uint64_t ip)
-{
-	mt_cs_block(cs, tsc, ip);
-}
-
 static inline void mt_blk_cs_transfer(void *cs, enum mt_xfer x, uint64_t ret)
 {
 	mt_cs_transfer(cs, x, ret);
+}
+
+static inline void mt_blk_cs_block(void *cs, uint64_t tsc, uint64_t ip, int x, uint64_t ret)
+{
+	mt_cs_block(cs, tsc, ip);
+	if (x != MT_BLK_NO_XFER)
+		mt_cs_transfer(cs, (enum mt_xfer)x, ret);
 }
 
 static inline void mt_blk_cs_disable(void *cs, uint64_t tsc, uint64_t at)

@@ -46,15 +46,17 @@ static struct pt_image *r_enable(void *ctx, uint64_t tsc, uint64_t ip,
 	return image_at(r->images == 1 ? 0 : r->enables % r->images);
 }
 
-static void r_block(void *ctx, uint64_t tsc, uint64_t ip)
-{
-	fprintf(((struct record *)ctx)->f, "block %llu %llx\n", (unsigned long long)tsc,
-		(unsigned long long)ip);
-}
-
 static void r_transfer(void *ctx, enum mt_xfer x, uint64_t ret)
 {
 	fprintf(((struct record *)ctx)->f, "xfer %d %llx\n", (int)x, (unsigned long long)ret);
+}
+
+static void r_block(void *ctx, uint64_t tsc, uint64_t ip, int x, uint64_t ret)
+{
+	fprintf(((struct record *)ctx)->f, "block %llu %llx\n", (unsigned long long)tsc,
+		(unsigned long long)ip);
+	if (x != MT_BLK_NO_XFER)
+		r_transfer(ctx, (enum mt_xfer)x, ret);
 }
 
 static void r_disable(void *ctx, uint64_t tsc, uint64_t at)

@@ -7,6 +7,7 @@
 #include "decode/insn.h"
 #include "decode/interp.h"
 #include "decode/ptsource.h"
+#include "decode/ptquick.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -162,8 +163,9 @@ static uint64_t reached(struct blkdec *b, uint64_t tsc)
 /* libipt's time moves only with the packets it reads, so it is asked
  * again only when the decoder's offset (OFF, window-relative; OFF_RC <
  * 0: unknown) has moved (most blocks consume no packet); a new decoder
- * or a resync forgets it. */
-static uint64_t now_at(struct blkdec *b, int off_rc, uint64_t off)
+ * or a resync forgets it. Inline: it runs for every block. */
+static inline __attribute__((always_inline)) uint64_t now_at(struct blkdec *b, int off_rc,
+							      uint64_t off)
 {
 	uint64_t tsc = b->cyc ? cyc_time(b) : 0;
 	uint32_t lost_mtc, lost_cyc;
@@ -387,6 +389,34 @@ static void scan_packet(struct blkdec *b, struct scan *sc, const struct pt_packe
 	}
 }
 
+/* The packet at OFF read by libipt; its length in *LEN. */
+static int libipt_packet(struct pt_packet_decoder *pkt, uint64_t off, struct pt_packet *pk,
+			 size_t *len)
+{
+	uint64_t next = off;
+	int st = pt_pkt_sync_set(pkt, off);
+
+	if (st >= 0)
+		st = pt_pkt_next(pkt, pk, sizeof(*pk));
+	if (st >= 0)
+		st = pt_pkt_get_offset(pkt, &next);
+	*len = (size_t)(next - off);
+	return st;
+}
+
+/* Puts PKT where libipt's own reading from its sync point FROM stops at
+ * the bad packet at OFF: at OFF, synced at FROM. */
+static void walk_to(struct pt_packet_decoder *pkt, uint64_t from, uint64_t off)
+{
+	uint64_t at = from;
+	struct pt_packet pk;
+
+	if (pt_pkt_sync_set(pkt, from) < 0)
+		return;
+	while (at < off && pt_pkt_next(pkt, &pk, sizeof(pk)) >= 0 && !pt_pkt_get_offset(pkt, &at))
+		;
+}
+
 /*
  * Scans the piece at POS (GOT bytes at P) from its start (or its first
  * PSB when SYNC); returns where the next piece starts, and whether it
@@ -414,12 +444,28 @@ static uint64_t scan_piece(struct blkdec *b, struct scan *sc, const uint8_t *p, 
 	st = *sync ? pt_pkt_sync_forward(pkt) : pt_pkt_sync_set(pkt, 0);
 	synced = st >= 0;
 	while (synced) {
-		while (!sc->oom && !pt_pkt_get_offset(pkt, &off) &&
-		       (st = pt_pkt_next(pkt, &pk, sizeof(pk))) >= 0)
+		uint64_t from = 0;
+
+		st = pt_pkt_get_offset(pkt, &from);
+		off = from;
+		/* Most packets are read here (ptquick.h), the rest by libipt. */
+		while (st >= 0 && !sc->oom && off < got) {
+			size_t len = mt_ptq_packet(p + off, got - off, &pk);
+
+			if (!len)
+				st = libipt_packet(pkt, off, &pk, &len);
+			if (st < 0)
+				break;
 			scan_packet(b, sc, &pk, pos + off);
+			off += len;
+		}
+		if (st >= 0 && !sc->oom)
+			st = -pte_eos;	/* every byte read */
 		if (st == -pte_eos || sc->oom)
 			break;
-		/* A bad packet: on at the next PSB. */
+		/* A bad packet: on at the next PSB, from libipt's own state
+		 * there (where its sync point is decides where it looks). */
+		walk_to(pkt, from, off);
 		synced = pt_pkt_sync_forward(pkt) >= 0;
 	}
 	pt_pkt_free_decoder(pkt);

@@ -30,12 +30,18 @@ struct mt_tsc_bounds {
 	uint64_t floor, ceil, end;
 };
 
+/* A block's transfer is still to come (block()). */
+#define MT_BLK_NO_XFER (-1)
+
 struct mt_blk_handler {
 	/* Trace (re)starts at IP: the thread may have changed. Returns the
 	 * image to decode with from here (NULL: keep the current one). */
 	struct pt_image *(*enable)(void *ctx, uint64_t tsc, uint64_t ip,
 				   const struct mt_tsc_bounds *bounds);
-	void (*block)(void *ctx, uint64_t tsc, uint64_t ip);
+	/* A block from IP, and the transfer X that ended it (RET_ADDR as
+	 * for transfer()), or MT_BLK_NO_XFER: one call, as nearly every
+	 * block has one. */
+	void (*block)(void *ctx, uint64_t tsc, uint64_t ip, int x, uint64_t ret_addr);
 	void (*transfer)(void *ctx, enum mt_xfer x, uint64_t ret_addr);
 	/* Trace stops; AT is the next instruction (0 if unknown). */
 	void (*disable)(void *ctx, uint64_t tsc, uint64_t at);

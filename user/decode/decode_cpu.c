@@ -397,28 +397,6 @@ static __attribute__((noinline)) void log_block(struct worker *w, uint64_t tsc, 
 	}
 }
 
-/*
- * A block reached by a branch or jump inside the function of the previous
- * logged block changes nothing in the call stack, so it is not logged (the
- * transfer ending it then lands on the previous block's op, which is
- * equivalent). That halves the log on typical code. In a function with
- * inlined code the test is against the part with the previous block's
- * inline chain (log_block()).
- */
-static void h_block(void *ctx, uint64_t tsc, uint64_t ip)
-{
-	struct worker *w = ctx;
-	const struct mt_op *last = &w->last;
-
-	if (w->have_last && last->kind == MT_OP_BLOCK &&
-	    (last->x == MT_XFER_NONE || last->x == MT_XFER_JUMP) && ip >= w->fn_lo &&
-	    ip < w->fn_hi) {
-		w->log->segs[w->log->nsegs - 1].last_tsc = op_time(w, tsc);
-		return;
-	}
-	log_block(w, tsc, ip);
-}
-
 /* A transfer that needs an op of its own. */
 static __attribute__((noinline)) void log_transfer(struct worker *w, enum mt_xfer x, uint64_t ret)
 {
@@ -440,6 +418,29 @@ static void h_transfer(void *ctx, enum mt_xfer x, uint64_t ret)
 		return;
 	}
 	log_transfer(w, x, ret);
+}
+
+/*
+ * A block reached by a branch or jump inside the function of the previous
+ * logged block changes nothing in the call stack, so it is not logged (the
+ * transfer ending it then lands on the previous block's op, which is
+ * equivalent). That halves the log on typical code. In a function with
+ * inlined code the test is against the part with the previous block's
+ * inline chain (log_block()).
+ */
+static void h_block(void *ctx, uint64_t tsc, uint64_t ip, int x, uint64_t ret)
+{
+	struct worker *w = ctx;
+	const struct mt_op *last = &w->last;
+
+	if (w->have_last && last->kind == MT_OP_BLOCK &&
+	    (last->x == MT_XFER_NONE || last->x == MT_XFER_JUMP) && ip >= w->fn_lo &&
+	    ip < w->fn_hi)
+		w->log->segs[w->log->nsegs - 1].last_tsc = op_time(w, tsc);
+	else
+		log_block(w, tsc, ip);
+	if (x != MT_BLK_NO_XFER)
+		h_transfer(w, (enum mt_xfer)x, ret);
 }
 
 static void h_disable(void *ctx, uint64_t tsc, uint64_t at)

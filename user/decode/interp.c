@@ -27,9 +27,7 @@ static void hand_on(const struct mt_interp *q, const struct mt_interp_item *it, 
 
 	switch (it->kind) {
 	case MT_OP_BLOCK:
-		h->block(h->ctx, t, it->a);
-		if (it->has_x)
-			h->transfer(h->ctx, (enum mt_xfer)it->x, it->ret);
+		h->block(h->ctx, t, it->a, it->has_x ? it->x : MT_BLK_NO_XFER, it->ret);
 		break;
 	case MT_OP_XFER:
 		h->transfer(h->ctx, (enum mt_xfer)it->x, it->a);
@@ -122,6 +120,23 @@ static inline __attribute__((always_inline)) void put(struct mt_interp *q, uint6
 	q->open_block = kind == MT_OP_BLOCK;
 }
 
+/* The transfer X goes into the open block's item, or into one of its
+ * own. Inline: it ends nearly every block. */
+static inline __attribute__((always_inline)) void queue_transfer(struct mt_interp *q,
+								 enum mt_xfer x, uint64_t ret_addr)
+{
+	if (q->open_block) {
+		struct mt_interp_item *last = &q->v[q->n - 1];
+
+		last->x = (uint8_t)x;
+		last->ret = ret_addr;
+		last->has_x = 1;
+		q->open_block = 0;
+		return;
+	}
+	put(q, q->base, MT_OP_XFER, ret_addr, 0, (uint8_t)x);
+}
+
 void mt_interp_block(struct mt_interp *q, uint64_t tsc, uint64_t ip, uint64_t insns)
 {
 	if (q->fwd)
@@ -138,25 +153,15 @@ void mt_interp_block_ending(struct mt_interp *q, uint64_t tsc, uint64_t ip, uint
 		return;
 	}
 	put(q, tsc, MT_OP_BLOCK, ip, insns, 0);
-	mt_interp_transfer(q, x, ret_addr);
+	queue_transfer(q, x, ret_addr);
 }
 
 void mt_interp_transfer(struct mt_interp *q, enum mt_xfer x, uint64_t ret_addr)
 {
-	if (q->fwd) {
+	if (q->fwd)
 		mt_blk_pipe_transfer(q->fwd, x, ret_addr);
-		return;
-	}
-	if (q->open_block) {
-		struct mt_interp_item *last = &q->v[q->n - 1];
-
-		last->x = (uint8_t)x;
-		last->ret = ret_addr;
-		last->has_x = 1;
-		q->open_block = 0;
-		return;
-	}
-	put(q, q->base, MT_OP_XFER, ret_addr, 0, (uint8_t)x);
+	else
+		queue_transfer(q, x, ret_addr);
 }
 
 void mt_interp_disable(struct mt_interp *q, uint64_t tsc, uint64_t at)

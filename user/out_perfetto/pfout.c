@@ -134,14 +134,23 @@ static int on_thread(void *ctx, uint32_t pid, uint32_t tid)
 	if (!slot)
 		return mt_errmsg(o->err, sizeof(o->err), ENOMEM, "out of memory declaring thread %u", tid);
 	*slot = h;
+	o->last_handle = -1;	/* a thread declared again has a new handle */
 	return 0;
 }
 
 static int thread_handle(struct mt_pfout *o, uint32_t pid, uint32_t tid)
 {
-	int64_t i = mt_index_map_get(&o->thread_ids, mt_index_map_task(pid, tid));
+	uint64_t task = mt_index_map_task(pid, tid);
+	int64_t i;
 
-	return i < 0 ? -1 : o->threads[i];
+	if (o->last_handle >= 0 && task == o->last_task)
+		return o->last_handle;
+	i = mt_index_map_get(&o->thread_ids, task);
+	if (i < 0)
+		return -1;
+	o->last_task = task;
+	o->last_handle = o->threads[i];
+	return o->last_handle;
 }
 
 /* The writer's frame for function ID, interned on first use (out of line:
@@ -259,6 +268,7 @@ int mt_pfout_init(struct mt_pfout *o, struct mt_decode *d, struct mt_bundle_read
 	o->d = d;
 	o->r = r;
 	o->w = w;
+	o->last_handle = -1;
 	o->late = pf_writer_late_inferred(w);
 	*sink = (struct mt_decode_sink){ on_thread, on_event, on_trigger, o, o->late };
 	if (mt_decode_trigger(d, &ns, &t))

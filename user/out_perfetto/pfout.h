@@ -16,6 +16,10 @@ struct mt_pfout {
 	int *threads;		/* writer handles, in the order declared */
 	size_t nthreads, threads_cap;
 	struct mt_index_map thread_ids;	/* (pid, tid) -> index in threads */
+	/* The thread of the last event and its handle (-1: none yet):
+	 * events mostly come in runs of one thread. */
+	uint64_t last_task;
+	int last_handle;
 	uint32_t *pids;		/* processes declared */
 	size_t npids, pids_cap;
 	uint64_t last_ns;
