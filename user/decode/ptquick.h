@@ -9,7 +9,7 @@
  * exactly as libipt does (its dispatch in pt_df_fetch(), its checks in
  * pt_packet.c), is left to libipt: CYC, power and VMX packets, bad or
  * reserved encodings, packets cut by the end of the bytes.
- * test_decode_blk holds the two to the same answers byte for byte.
+ * test_decode_ptquick holds the two to the same answers byte for byte.
  */
 #ifndef MTRACE_DECODE_PTQUICK_H
 #define MTRACE_DECODE_PTQUICK_H
@@ -18,10 +18,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-
-/* Bytes of a TIP-family packet's IP by its IPBytes field (SDM "IP
- * Compression"); 0xff: reserved, a bad packet. */
-static const uint8_t mt_ptq_ip_bytes[8] = { 0, 2, 4, 6, 6, 0xff, 8, 0xff };
 
 static inline uint64_t mt_ptq_le(const uint8_t *p, unsigned int n)
 {
@@ -39,6 +35,9 @@ static inline uint64_t mt_ptq_le(const uint8_t *p, unsigned int n)
  */
 static inline size_t mt_ptq_packet(const uint8_t *p, size_t n, struct pt_packet *pk)
 {
+	/* Bytes of a TIP-family packet's IP by its IPBytes field (SDM "IP
+	 * Compression"); 0xff: reserved, a bad packet. */
+	static const uint8_t ip_bytes[8] = { 0, 2, 4, 6, 6, 0xff, 8, 0xff };
 	uint8_t b = p[0], sz;
 
 	switch (b) {
@@ -116,7 +115,7 @@ static inline size_t mt_ptq_packet(const uint8_t *p, size_t n, struct pt_packet 
 	default:
 		return 0;
 	}
-	sz = mt_ptq_ip_bytes[b >> 5];
+	sz = ip_bytes[b >> 5];
 	return sz != 0xff && n > sz ? (size_t)sz + 1 : 0;
 }
 
