@@ -48,6 +48,7 @@ struct rd_file {
 	size_t sec;
 	struct mt_bundle_file f;
 	char *path;
+	uint8_t *build_id;              /* a copy: nothing points into the mapped file */
 };
 
 struct rd_ktext {
@@ -143,6 +144,11 @@ int rd_section_load(struct mt_bundle_reader *r, struct rd_section *s);
 /* The payload, decompressed on first use and kept until released or close. */
 int rd_payload(struct mt_bundle_reader *r, struct rd_section *s, const uint8_t **p,
 	       size_t *len);
+/* The same in memory of the reader's own, for a payload it keeps pointers
+ * into after open (a table's strings): an uncompressed one of a mapped file
+ * is copied, its pages dropped. */
+int rd_payload_held(struct mt_bundle_reader *r, struct rd_section *s, const uint8_t **p,
+		    size_t *len);
 
 /* A stream over section S's payload (see mt_bundle_pt_stream_open()). */
 int rd_stream_open(struct mt_bundle_reader *r, const struct rd_section *s,

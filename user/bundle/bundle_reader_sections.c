@@ -123,14 +123,19 @@ static int load_file(struct mt_bundle_reader *r, struct rd_section *s)
 	memset(f, 0, sizeof(*f));
 	if ((err = tail_string(r, s, tail, tail_len, &f->path)))
 		return err;
+	f->build_id = malloc(d.build_id_len ? d.build_id_len : 1);
+	if (!f->build_id) {
+		free(f->path);
+		return rd_err(r, s, -ENOMEM, "out of memory");
+	}
+	memcpy(f->build_id, d.build_id, d.build_id_len);
 	r->nfiles++;
 	f->sec = s->index;
 	f->f.path = f->path;
 	f->f.build_id_len = d.build_id_len;
 	f->f.mtime_ns = d.mtime_ns;
 	f->f.size = s->h.raw_size;
-	/* build_id points at the copy inside the file image's descriptor. */
-	f->f.build_id = s->desc + offsetof(struct mt_bundle_file_desc, build_id);
+	f->f.build_id = f->build_id;
 	return 0;
 }
 
@@ -204,7 +209,7 @@ static int tbl_open(struct mt_bundle_reader *r, struct rd_section *s, void *desc
 	int err;
 
 	if ((err = tbl_desc(r, s, desc, desc_size, desc_v1, entry_min, &td)) ||
-	    (err = rd_payload(r, s, &p, &len)))
+	    (err = rd_payload_held(r, s, &p, &len)))
 		return err;
 	*t = (struct tbl){ r, s, p, td.entry_size, td.count, p + td.count * td.entry_size,
 			   len - td.count * td.entry_size };
