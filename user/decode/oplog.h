@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A CPU stream's decoded control flow as a byte log of variable-length ops.
- * Every CPU's log is held until all threads are rebuilt, so its size is
- * most of the decoder's memory, and reading it back (twice per thread) most
- * of the replay's time. An op takes about 3 bytes on typical code instead
+ * A stream's log is held until the replay has passed it (a following
+ * replay frees it behind itself, mt_oplog_release()), and reading it back
+ * is most of the replay's time. An op takes about 3 bytes on typical code instead
  * of the 24 of struct mt_op: the time and the block address are deltas
  * from the previous op of the same segment, a return's target is mostly
  * not written (see struct mt_oplog_rets), and every number is a varint.
@@ -34,7 +34,10 @@ struct mt_op {
 			 * with no block before it */
 };
 
-#define MT_OPLOG_CHUNK_SHIFT 20
+/* 256 KiB: a stream holds its window ahead of the replay plus up to a
+ * chunk at either end, so 1 MiB chunks added up to 3 MiB a stream to the
+ * peak, reached or not depending on how the streams and replay met. */
+#define MT_OPLOG_CHUNK_SHIFT 18
 #define MT_OPLOG_RETS 64	/* return addresses remembered (a power of 2) */
 
 /*
