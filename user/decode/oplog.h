@@ -2,11 +2,12 @@
 /*
  * A CPU stream's decoded control flow as a byte log of variable-length ops.
  * A stream's log is held until the replay has passed it (a following
- * replay frees it behind itself, mt_oplog_release()), and reading it back
- * is most of the replay's time. An op takes about 3 bytes on typical code instead
- * of the 24 of struct mt_op: the time and the block address are deltas
- * from the previous op of the same segment, a return's target is mostly
- * not written (see struct mt_oplog_rets), and every number is a varint.
+ * replay frees it behind itself, mt_oplog_release()), and reading it
+ * back is most of the replay's time. An op takes about 3 bytes on typical
+ * code instead of the 24 of struct mt_op: the time and the block address
+ * are deltas from the previous op of the same segment, a return's target
+ * is mostly not written (see struct mt_oplog_rets), and every number is a
+ * varint.
  * A segment's first op is written in full, so replay can start at any
  * segment. The log grows by fixed-size chunks: no copy, no slack. A
  * reader may follow it while it grows: a chunk directory, once replaced by
