@@ -259,6 +259,11 @@ static int rd_finish_open(struct mt_bundle_reader *r, struct mt_bundle_reader **
 {
 	int rc = rd_walk(r);
 
+	if (rc) {
+		copy_err(err, errlen, path, r->errmsg);
+		mt_bundle_close(r);
+		return rc;
+	}
 	/*
 	 * Everything read at open is held apart from the file by now, so none
 	 * of its pages need stay mapped: the checksums leave behind a page at
@@ -270,11 +275,6 @@ static int rd_finish_open(struct mt_bundle_reader *r, struct mt_bundle_reader **
 
 		/* The mapping ends at a page boundary, past the file's end. */
 		rd_drop_pages(r->base, (r->size + page - 1) / page * page);
-	}
-	if (rc) {
-		copy_err(err, errlen, path, r->errmsg);
-		mt_bundle_close(r);
-		return rc;
 	}
 	*out = r;
 	return 0;
