@@ -283,6 +283,47 @@ static inline struct mt_decode_stats steps_decode_with(const char *path, struct 
 	return steps_decode_into(path, opts, &sink, truth);
 }
 
+/* The bundle at PATH decoded with OPTS: the steps of WHOLE at the same
+ * times (WHAT names the way); returns the stats. */
+static inline struct mt_decode_stats steps_decode_same(const char *path, const struct steps *whole,
+						       const struct mt_decode_opts *opts,
+						       const char *what)
+{
+	struct steps got = { 0 };
+	struct time_err te = { 0 };
+	struct mt_decode_stats st = steps_decode_with(path, &got, opts, NULL);
+	char msg[512];
+
+	MT_ASSERT_MSG(steps_diff(what, "as usual", whole, what, &got, &te, msg, sizeof(msg)) == 0,
+		      "%s", msg);
+	MT_ASSERT_EQ(te.max, 0);
+	free(got.v);
+	return st;
+}
+
+/*
+ * The bundle at PATH decoded again with every stream that can be split
+ * into pieces of the shortest size, decoded ahead by other threads
+ * (decode/blksplit.h): the steps of GOT, their times and the counts of ST
+ * must not change, and no piece is decoded again (its start as assumed).
+ */
+static inline void steps_decode_split(const char *path, const struct steps *got,
+				      const struct mt_decode_stats *st)
+{
+	const struct mt_decode_opts opts = { .jobs = 64, .pt_piece = 1 };
+	struct mt_decode_stats sp = steps_decode_same(path, got, &opts, "pieces ahead");
+
+	MT_ASSERT_EQ(sp.errors, st->errors);
+	MT_ASSERT_EQ(sp.overflows, st->overflows);
+	MT_ASSERT_EQ(sp.clamped, st->clamped);
+	MT_ASSERT_EQ(sp.blocks, st->blocks);
+	MT_ASSERT_EQ(sp.insns, st->insns);
+	if (sp.split_streams)
+		printf("# %" PRIu64 " streams split: %" PRIu64 " pieces ahead, %" PRIu64
+		       " decoded again\n", sp.split_streams, sp.pieces_ahead, sp.pieces_redone);
+	MT_ASSERT_EQ(sp.pieces_redone, 0);
+}
+
 /*
  * mtrace's decode of the bundle at PATH into GOT; returns its overflow
  * count, and *CLAMPED (if given) the times it clamped to their bounds.
@@ -318,6 +359,7 @@ static inline uint64_t steps_decode(const char *path, struct steps *got, uint64_
 	if (sc.pt_windows > st.pt_windows)
 		printf("# %" PRIu64 " windows at PSBs\n", sc.pt_windows);
 	free(cut.v);
+	steps_decode_split(path, got, &st);
 	if (clamped)
 		*clamped = st.clamped;
 	return st.overflows;

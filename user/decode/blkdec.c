@@ -44,15 +44,17 @@ struct tsc_mark {
  * end of its PSB+ (which the window before it holds too, see decode()). */
 struct cut {
 	uint64_t psb, end;
+	bool on;		/* its PSB+ holds a FUP: packets are on */
 };
 
 /* The scan's state, kept across the pieces it reads (see scan_more()). */
 struct scan {
 	const struct mt_pt_source *src;	/* its own reading of the stream */
 	uint64_t pos;		/* where the next piece starts */
-	uint64_t piece;		/* bytes read at a time */
+	uint64_t read;		/* bytes read at a time */
 	uint64_t window;
 	uint64_t next_cut;	/* no window ends before this */
+	uint64_t piece;		/* pieces' size (blkdec.h; 0: no pieces) */
 	uint64_t psb;		/* the PSB+ being read */
 	uint64_t npsbs;		/* PSBs found so far */
 	size_t pcap, tcap, ccap;
@@ -63,7 +65,7 @@ struct scan {
 	bool on, in_psb, psb_on, psb_mode, cyc, oom;
 };
 
-struct blkdec {
+struct mt_blkdec {
 	struct pt_block_decoder *dec;	/* on the current window */
 	struct pt_image *image;		/* the image decoding uses now */
 	const struct mt_pt_source *src;
@@ -83,8 +85,24 @@ struct blkdec {
 	size_t ncuts;
 	struct pt_image_section_cache *iscache;
 	const struct mt_blk_handler *h;
-	struct mt_interp q;	/* control flow on its way to h, see interp.h */
+	struct mt_interp *q;	/* control flow on its way to h, see interp.h */
+	uint64_t nwindows;	/* windows it decoded */
+	struct mt_interp own_q;	/* q, unless the caller gave one */
 	struct mt_blk_stats *stats;
+	struct mt_blk_stats own_stats;
+	uint64_t psbs_taken;	/* PSBs counted by mt_blkdec_take_stats() */
+	uint64_t window;
+	/* The piece being decoded (blkdec.h): it ends at the first window
+	 * end at or after piece_end. start: where the next window starts. */
+	uint64_t piece_end, start, prev_sync, piece_start;
+	bool first;		/* no window synced yet */
+	bool ended;		/* the stream's end reached */
+	/* A piece decoded ahead, without what came before (blkdec.h): the
+	 * state assumed at its start, and what its result depended on. */
+	bool ahead, assumed_on;
+	bool partial;		/* TSC marks before the piece may be missing */
+	bool unsure;		/* an enable's bounds needed one of them */
+	bool zero_time;		/* a time asked for before any was known */
 	struct mt_insn_dec *insn;
 	uint64_t tsc;
 	uint64_t reported;	/* the offset last told to h->progress */
@@ -123,7 +141,7 @@ const char *mt_gap_reason_name(uint32_t reason)
 }
 
 /* The block decoder's offset and sync point, in the stream. */
-static int blk_offset(const struct blkdec *b, uint64_t *off)
+static int blk_offset(const struct mt_blkdec *b, uint64_t *off)
 {
 	int rc = pt_blk_get_offset(b->dec, off);
 
@@ -131,7 +149,7 @@ static int blk_offset(const struct blkdec *b, uint64_t *off)
 	return rc;
 }
 
-static int blk_sync_offset(const struct blkdec *b, uint64_t *off)
+static int blk_sync_offset(const struct mt_blkdec *b, uint64_t *off)
 {
 	int rc = pt_blk_get_sync_offset(b->dec, off);
 
@@ -140,7 +158,7 @@ static int blk_sync_offset(const struct blkdec *b, uint64_t *off)
 }
 
 /* The exact time libipt's current time stands for; 0 when not known. */
-static uint64_t cyc_time(const struct blkdec *b)
+static uint64_t cyc_time(const struct mt_blkdec *b)
 {
 	uint64_t off = 0;
 
@@ -149,13 +167,16 @@ static uint64_t cyc_time(const struct blkdec *b)
 
 /* The stream's time, TSC now: b->tsc only grows, the stream's first time
  * is its first non-zero value, its last time the final one (stored at the
- * end). */
-static uint64_t reached(struct blkdec *b, uint64_t tsc)
+ * end). Before the first non-zero value, a piece decoded ahead would give
+ * 0 where the decoding before it gives its own last time: zero_time. */
+static uint64_t reached(struct mt_blkdec *b, uint64_t tsc)
 {
 	if (tsc > b->tsc) {
 		if (!b->tsc)
 			b->stats->first_tsc = tsc;
 		b->tsc = tsc;
+	} else if (!b->tsc) {
+		b->zero_time = true;
 	}
 	return b->tsc;
 }
@@ -164,7 +185,7 @@ static uint64_t reached(struct blkdec *b, uint64_t tsc)
  * again only when the decoder's offset (OFF, window-relative; OFF_RC <
  * 0: unknown) has moved (most blocks consume no packet); a new decoder
  * or a resync forgets it. Inline: it runs for every block. */
-static inline __attribute__((always_inline)) uint64_t now_at(struct blkdec *b, int off_rc,
+static inline __attribute__((always_inline)) uint64_t now_at(struct mt_blkdec *b, int off_rc,
 							      uint64_t off)
 {
 	uint64_t tsc = b->cyc ? cyc_time(b) : 0;
@@ -186,7 +207,7 @@ static inline __attribute__((always_inline)) uint64_t now_at(struct blkdec *b, i
 	return reached(b, tsc);
 }
 
-static uint64_t now(struct blkdec *b)
+static uint64_t now(struct mt_blkdec *b)
 {
 	uint64_t off = 0;
 	int rc = pt_blk_get_offset(b->dec, &off);
@@ -196,7 +217,7 @@ static uint64_t now(struct blkdec *b)
 
 /* Length and class of the block's last instruction, from the section
  * bytes; memoized per address. Length 0 when the bytes are unavailable. */
-static void last_insn(struct blkdec *b, const struct pt_block *blk, uint8_t *len,
+static void last_insn(struct mt_blkdec *b, const struct pt_block *blk, uint8_t *len,
 		      enum pt_insn_class *cls)
 {
 	struct insn_memo *m = &b->memo[(blk->end_ip ^ blk->end_ip >> 12) % INSN_CACHE_SIZE];
@@ -236,15 +257,15 @@ static void last_insn(struct blkdec *b, const struct pt_block *blk, uint8_t *len
 }
 
 /* Hands on a block of INSNS instructions from IP, ended by X. */
-static void report_block(struct blkdec *b, uint64_t tsc, uint64_t ip, uint64_t insns,
+static void report_block(struct mt_blkdec *b, uint64_t tsc, uint64_t ip, uint64_t insns,
 			 enum mt_xfer x, uint64_t ret)
 {
 	b->stats->blocks++;
-	mt_interp_block_ending(&b->q, tsc, ip, insns, x, ret);
+	mt_interp_block_ending(b->q, tsc, ip, insns, x, ret);
 }
 
 /* Hands on the held block as it is: no block goes on from it. */
-static void flush_held(struct blkdec *b)
+static void flush_held(struct mt_blkdec *b)
 {
 	if (b->held.on)
 		report_block(b, b->held.tsc, b->held.ip, b->held.insns, MT_XFER_NONE, 0);
@@ -283,7 +304,7 @@ static const uint8_t xfer_of_class[] = {
  * filled, and as libipt makes them without it. BLK started at time TSC;
  * a joined block keeps the later one's, as the single block had.
  */
-static void on_block(struct blkdec *b, const struct pt_block *blk, uint64_t tsc)
+static void on_block(struct mt_blkdec *b, const struct pt_block *blk, uint64_t tsc)
 {
 	enum pt_insn_class cls = blk->iclass;
 	enum mt_xfer x;
@@ -317,7 +338,7 @@ static void on_block(struct blkdec *b, const struct pt_block *blk, uint64_t tsc)
 	report_block(b, tsc, ip, insns, x, ret);
 }
 
-static void set_image(struct blkdec *b, struct pt_image *img)
+static void set_image(struct mt_blkdec *b, struct pt_image *img)
 {
 	if (!img)
 		return;
@@ -325,8 +346,19 @@ static void set_image(struct blkdec *b, struct pt_image *img)
 	pt_blk_set_image(b->dec, img);
 }
 
+/* Where the window starting at the PSB at OFF may end at the earliest:
+ * WINDOW bytes on, or at the next multiple of the pieces' size. */
+static uint64_t next_cut(const struct scan *sc, uint64_t off)
+{
+	uint64_t end = off + sc->window;
+
+	if (sc->piece && (off / sc->piece + 1) * sc->piece < end)
+		end = (off / sc->piece + 1) * sc->piece;
+	return end;
+}
+
 /* Notes the packet P at stream offset OFF. */
-static void scan_packet(struct blkdec *b, struct scan *sc, const struct pt_packet *p, uint64_t off)
+static void scan_packet(struct mt_blkdec *b, struct scan *sc, const struct pt_packet *p, uint64_t off)
 {
 	if (sc->probe) {
 		sc->cyc |= p->type == ppt_cyc;
@@ -359,8 +391,8 @@ static void scan_packet(struct blkdec *b, struct scan *sc, const struct pt_packe
 			sc->oom = true;
 			return;
 		}
-		b->cuts[b->ncuts++] = (struct cut){ sc->psb, off + PSBEND_SIZE };
-		sc->next_cut = sc->psb + sc->window;
+		b->cuts[b->ncuts++] = (struct cut){ sc->psb, off + PSBEND_SIZE, sc->on };
+		sc->next_cut = next_cut(sc, sc->psb);
 		break;
 	case ppt_mode:
 		sc->psb_mode |= sc->in_psb && p->payload.mode.leaf == pt_mol_exec;
@@ -424,7 +456,7 @@ static void walk_to(struct pt_packet_decoder *pkt, uint64_t from, uint64_t off)
  * read again whole in the next, a PSB cut by it is found there: in a
  * well-formed stream, pieces of any size find the same packets.
  */
-static uint64_t scan_piece(struct blkdec *b, struct scan *sc, const uint8_t *p, size_t got,
+static uint64_t scan_piece(struct mt_blkdec *b, struct scan *sc, const uint8_t *p, size_t got,
 			    uint64_t pos, bool *sync)
 {
 	uint64_t off = 0, end = pos + got, tail;
@@ -493,7 +525,7 @@ static uint64_t scan_piece(struct blkdec *b, struct scan *sc, const uint8_t *p, 
  * Scans the next piece; false when there is none (the stream's end, or it
  * could not be read: then b->failed).
  */
-static bool scan_more(struct blkdec *b)
+static bool scan_more(struct mt_blkdec *b)
 {
 	struct scan *sc = &b->sc;
 	uint64_t pos = sc->pos, next;
@@ -502,7 +534,7 @@ static bool scan_more(struct blkdec *b)
 
 	if (sc->done)
 		return false;
-	p = sc->src->window(sc->src->ctx, pos, pos + sc->piece, &got);
+	p = sc->src->window(sc->src->ctx, pos, pos + sc->read, &got);
 	next = p ? scan_piece(b, sc, p, got, pos, &sc->sync) : pos;
 	/* A packet cut by the stream's end ends the scan. */
 	sc->pos = next > pos && pos + got < sc->src->size ? next : sc->src->size;
@@ -513,15 +545,16 @@ static bool scan_more(struct blkdec *b)
 
 /* The scan of SRC from its start, with windows of WINDOW bytes; nothing
  * found yet. */
-static void scan_start(struct blkdec *b, const struct mt_pt_source *src, uint64_t window)
+static void scan_start(struct mt_blkdec *b, const struct mt_pt_source *src, uint64_t window)
 {
-	b->sc = (struct scan){ .src = src, .window = window, .next_cut = window, .sync = true,
-			       .piece = window < SCAN_PIECE ? window : SCAN_PIECE };
+	b->sc = (struct scan){ .src = src, .window = window, .piece = b->sc.piece, .sync = true,
+			       .read = window < SCAN_PIECE ? window : SCAN_PIECE };
+	b->sc.next_cut = next_cut(&b->sc, 0);
 }
 
 /* Whether the stream holds CYC packets (they decide how it is decoded):
  * the scan, until it finds one, keeping nothing; then it starts over. */
-static bool has_cyc(struct blkdec *b, const struct mt_pt_source *src, uint64_t window)
+static bool has_cyc(struct mt_blkdec *b, const struct mt_pt_source *src, uint64_t window)
 {
 	bool cyc;
 
@@ -536,13 +569,13 @@ static bool has_cyc(struct blkdec *b, const struct mt_pt_source *src, uint64_t w
 
 /* The TSC marks whose ends_trace is settled: all but those of a PSB+ the
  * scan has not read to its end (see scan_packet()). */
-static size_t settled_marks(const struct blkdec *b)
+static size_t settled_marks(const struct mt_blkdec *b)
 {
 	return b->sc.in_psb && !b->sc.done ? b->sc.psb_tsc : b->ntscs;
 }
 
 /* The number of TSC marks before offset OFF. */
-static size_t marks_before(const struct blkdec *b, uint64_t off)
+static size_t marks_before(const struct mt_blkdec *b, uint64_t off)
 {
 	size_t lo = 0, hi = b->ntscs;
 
@@ -559,7 +592,7 @@ static size_t marks_before(const struct blkdec *b, uint64_t off)
 
 /* Of the first N TSC marks, the number worth at most TSC: the values grow
  * along a CPU's stream. */
-static size_t marks_up_to(const struct blkdec *b, size_t n, uint64_t tsc)
+static size_t marks_up_to(const struct mt_blkdec *b, size_t n, uint64_t tsc)
 {
 	size_t lo = 0, hi = n;
 
@@ -576,7 +609,7 @@ static size_t marks_up_to(const struct blkdec *b, size_t n, uint64_t tsc)
 
 /* The number of TSC marks before OFF, and of those worth at most TSC
  * (0: any), whichever is smaller. */
-static size_t tscs_before(const struct blkdec *b, uint64_t off, uint64_t tsc)
+static size_t tscs_before(const struct mt_blkdec *b, uint64_t off, uint64_t tsc)
 {
 	size_t n = marks_before(b, off);
 
@@ -630,11 +663,15 @@ static void drop_front(void *v, size_t *n, size_t k, size_t elem)
  * So what the scan holds spans the window, the piece it read last, and on
  * to that mark.
  */
-static void forget_behind(struct blkdec *b, uint64_t start)
+static void forget_behind(struct mt_blkdec *b, uint64_t start)
 {
 	size_t k = marks_before(b, start), t = marks_up_to(b, k, b->tsc), p = 0;
 
 	k = t < k ? t : k;
+	/* What is dropped, a decoding of everything before drops too: from
+	 * here on, it holds the same marks (blkdec.h, pieces ahead). */
+	if (k)
+		b->partial = false;
 	if (k > 1) {
 		drop_front(b->tscs, &b->ntscs, k - 1, sizeof(*b->tscs));
 		b->sc.psb_tsc = b->sc.psb_tsc > k - 1 ? b->sc.psb_tsc - (k - 1) : 0;
@@ -659,10 +696,12 @@ static void forget_behind(struct blkdec *b, uint64_t start)
  * carries TSC[55:0]: no counter reaches bit 56 (decades). The scan has
  * passed OFF (the window's end); it goes on for the marks after it.
  */
-static void tsc_bounds(struct blkdec *b, uint64_t off, uint64_t tsc, struct mt_tsc_bounds *s)
+static void tsc_bounds(struct mt_blkdec *b, uint64_t off, uint64_t tsc, struct mt_tsc_bounds *s)
 {
 	size_t n = tscs_before(b, off, tsc);
 
+	/* A piece decoded ahead lacks the marks before its start. */
+	b->unsure |= !n && b->partial;
 	s->floor = n ? b->tscs[n - 1].tsc : 0;
 	while (n == b->ntscs && scan_more(b))
 		;
@@ -678,12 +717,12 @@ static void tsc_bounds(struct blkdec *b, uint64_t off, uint64_t tsc, struct mt_t
 
 /* Trace (re)starts: tells the handler, with the exact bounds. What ran
  * before goes on first (the handler may start another thread's segment). */
-static void enable(struct blkdec *b, uint64_t tsc, uint64_t ip)
+static void enable(struct mt_blkdec *b, uint64_t tsc, uint64_t ip)
 {
 	struct mt_tsc_bounds bounds;
 	uint64_t off = 0;
 
-	mt_interp_flush(&b->q, tsc);
+	mt_interp_flush(b->q, tsc);
 	blk_offset(b, &off);
 	tsc_bounds(b, off, tsc, &bounds);
 	b->on = true;
@@ -691,7 +730,7 @@ static void enable(struct blkdec *b, uint64_t tsc, uint64_t ip)
 }
 
 /* Handles pending events; returns the last status (negative on error). */
-static int drain_events(struct blkdec *b, int st)
+static int drain_events(struct mt_blkdec *b, int st)
 {
 	uint64_t off;
 
@@ -715,23 +754,23 @@ static int drain_events(struct blkdec *b, int st)
 			break;
 		case ptev_disabled:
 			b->on = false;
-			mt_interp_disable(&b->q, tsc, 0);
+			mt_interp_disable(b->q, tsc, 0);
 			break;
 		case ptev_async_disabled:
 			b->on = false;
-			mt_interp_disable(&b->q, tsc, ev.variant.async_disabled.at);
+			mt_interp_disable(b->q, tsc, ev.variant.async_disabled.at);
 			break;
 		case ptev_async_branch:
 			/* An interrupt with tracing on. Control had reached
 			 * the interrupted instruction, which settles the call
 			 * or return that led there even if nothing ran there
 			 * yet; then it is like a call that will return to it. */
-			mt_interp_block(&b->q, tsc, ev.variant.async_branch.from, 0);
-			mt_interp_transfer(&b->q, MT_XFER_FAR_CALL, ev.variant.async_branch.from);
+			mt_interp_block(b->q, tsc, ev.variant.async_branch.from, 0);
+			mt_interp_transfer(b->q, MT_XFER_FAR_CALL, ev.variant.async_branch.from);
 			break;
 		case ptev_overflow:
 			b->stats->overflows++;
-			mt_interp_gap(&b->q, tsc, MT_GAP_OVERFLOW);
+			mt_interp_gap(b->q, tsc, MT_GAP_OVERFLOW);
 			break;
 		default:
 			/* Paging, mode, power, timing and other events do not
@@ -755,7 +794,7 @@ static int drain_events(struct blkdec *b, int st)
 /* Whether only PSB+ and timing packets lie between PSB and END: then the
  * decoder reached END by reading ahead, and nothing after the PSB was
  * decoded yet. */
-static bool only_header_before(struct blkdec *b, uint64_t psb, uint64_t end)
+static bool only_header_before(struct mt_blkdec *b, uint64_t psb, uint64_t end)
 {
 	struct pt_packet p;
 	uint64_t off;
@@ -791,7 +830,7 @@ static bool only_header_before(struct blkdec *b, uint64_t psb, uint64_t end)
  * decoder only read ahead into it (otherwise resuming there would decode
  * blocks twice). Returns UINT64_MAX to sync forward as usual.
  */
-static uint64_t resync_point(struct blkdec *b, uint64_t sync, uint64_t err_off)
+static uint64_t resync_point(struct mt_blkdec *b, uint64_t sync, uint64_t err_off)
 {
 	uint64_t psb = UINT64_MAX;
 
@@ -807,7 +846,7 @@ static uint64_t resync_point(struct blkdec *b, uint64_t sync, uint64_t err_off)
  * last window stopped at this PSB+, and decoding goes on as if the two
  * were one: no new enable when tracing was on there.
  */
-static uint64_t decode_from_sync(struct blkdec *b, int st, bool cont)
+static uint64_t decode_from_sync(struct mt_blkdec *b, int st, bool cont)
 {
 	uint64_t last_off = 0, sync = 0, off = 0;
 	unsigned int idle = 0;
@@ -862,12 +901,12 @@ static uint64_t decode_from_sync(struct blkdec *b, int st, bool cont)
 		b->stats->first_error = st;
 		b->stats->first_error_offset = off;
 	}
-	mt_interp_gap(&b->q, now(b), st == -pte_nomap ? MT_GAP_NOMAP : MT_GAP_DECODE);
+	mt_interp_gap(b->q, now(b), st == -pte_nomap ? MT_GAP_NOMAP : MT_GAP_DECODE);
 	return resync_point(b, sync, off);
 }
 
 /* Syncs, decodes and resyncs after errors, up to the next window's start. */
-static void decode_window(struct blkdec *b, bool cont, bool *first, uint64_t *prev_sync)
+static void decode_window(struct mt_blkdec *b, bool cont, bool *first, uint64_t *prev_sync)
 {
 	int st = cont ? pt_blk_sync_set(b->dec, 0) : pt_blk_sync_forward(b->dec);
 	uint64_t sync, resume;
@@ -888,7 +927,7 @@ static void decode_window(struct blkdec *b, bool cont, bool *first, uint64_t *pr
 }
 
 /* Decoders on the window of GOT bytes at P, stream offset BASE. */
-static bool open_window(struct blkdec *b, const uint8_t *p, size_t got, uint64_t base)
+static bool open_window(struct mt_blkdec *b, const uint8_t *p, size_t got, uint64_t base)
 {
 	b->cfg.begin = (uint8_t *)p;
 	b->cfg.end = (uint8_t *)p + got;
@@ -904,7 +943,7 @@ static bool open_window(struct blkdec *b, const uint8_t *p, size_t got, uint64_t
 	return true;
 }
 
-static void close_window(struct blkdec *b)
+static void close_window(struct mt_blkdec *b)
 {
 	pt_blk_free_decoder(b->dec);
 	pt_pkt_free_decoder(b->pkt);
@@ -913,28 +952,26 @@ static void close_window(struct blkdec *b)
 }
 
 /*
- * The stream window by window: each from a PSB to the next window's, and
- * on through that one's PSB+, so that libipt reports its status there at
- * the IP its FUP gives, before anything that ran after it. Decoding stops
- * at that report; the next window's decoder, synced at the same PSB, goes
- * on from that IP. libipt's state at a PSB is all in its PSB+ (last IP,
- * mode, time; RET compression only covers CALLs since the last PSB), and
- * ours (the held block, the time-spreading queue, CYC times) carries over,
- * so the blocks are those one decoder over the whole stream reports.
+ * The current piece (the whole stream when there are no pieces) window by
+ * window: each from a PSB to the next window's, and on through that one's
+ * PSB+, so that libipt reports its status there at the IP its FUP gives,
+ * before anything that ran after it. Decoding stops at that report; the
+ * next window's decoder, synced at the same PSB, goes on from that IP.
+ * libipt's state at a PSB is all in its PSB+ (last IP, mode, time; RET
+ * compression only covers CALLs since the last PSB), and ours (the held
+ * block, the time-spreading queue, CYC times) carries over, so the blocks
+ * are those one decoder over the whole stream reports.
  */
-static int decode(struct blkdec *b)
+static int decode_piece(struct mt_blkdec *b)
 {
-	uint64_t prev_sync = 0, start = 0;
-	bool first = true, last = false;
-
-	for (size_t i = 0; !last; i++) {
-		uint64_t end;
+	while (!b->ended && b->start < b->piece_end) {
+		uint64_t end, start = b->start;
 		const uint8_t *p;
 		size_t got;
-		bool cont = b->at_stop;
+		bool cont = b->at_stop, last;
 
 		/* The CYC reading goes on in the next window from here. */
-		if (b->cyc && i)
+		if (b->cyc && b->nwindows)
 			mt_cyctime_read_to(b->cyc, start);
 		forget_behind(b, start);
 		/* The scan on to the window's end. */
@@ -953,15 +990,186 @@ static int decode(struct blkdec *b)
 			close_window(b);
 			return -pte_nomem;
 		}
-		decode_window(b, cont, &first, &prev_sync);
+		decode_window(b, cont, &b->first, &b->prev_sync);
 		close_window(b);
 		b->stats->windows++;
+		b->nwindows++;
 		if (b->failed)
 			return -pte_nomem;
-		start = b->stop;
+		b->start = b->stop;
+		b->ended = last;
 		drop_front(b->cuts, &b->ncuts, !last, sizeof(*b->cuts));
 	}
 	return 0;
+}
+
+struct mt_blkdec *mt_blkdec_new(const struct pt_config *cfg, uint64_t size, uint64_t window,
+				uint64_t piece, struct pt_image_section_cache *iscache,
+				struct mt_blk_stats *stats)
+{
+	struct mt_blkdec *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	b->cfg = *cfg;
+	b->iscache = iscache;
+	b->stats = stats ? stats : &b->own_stats;
+	memset(b->stats, 0, sizeof(*b->stats));
+	b->insn = mt_insn_dec_new();
+	/* Windows are not longer than the stream, nor shorter than a few packets. */
+	if (window > size)
+		window = size;
+	if (window < MIN_WINDOW)
+		window = MIN_WINDOW;
+	b->window = window;
+	b->sc.piece = piece;
+	b->first = true;
+	return b;
+}
+
+void mt_blkdec_bind(struct mt_blkdec *b, const struct mt_pt_source *src,
+		    const struct mt_pt_source *scan, struct pt_image *image,
+		    const struct mt_blk_handler *h, struct mt_interp *q)
+{
+	b->src = src;
+	b->sc.src = scan;
+	if (image)
+		b->image = image;
+	b->h = h;
+	if (q) {
+		b->q = q;
+	} else if (!b->q) {
+		mt_interp_init(&b->own_q, h);
+		b->q = &b->own_q;
+	}
+}
+
+/* The PSBs the scan found at or after OFF (those it still holds). */
+static uint64_t psbs_from(const struct mt_blkdec *b, uint64_t off)
+{
+	uint64_t n = 0;
+
+	for (size_t i = b->npsbs; i > 0 && b->psbs[i - 1] >= off; i--)
+		n++;
+	return n;
+}
+
+int mt_blkdec_start(struct mt_blkdec *b, uint64_t index, bool cyc_off)
+{
+	const struct mt_pt_source *scan = b->sc.src;
+
+	if (!index) {
+		if (cyc_off)
+			scan_start(b, scan, b->window);
+		else if (has_cyc(b, scan, b->window))
+			b->cyc = mt_cyctime_new(&b->cfg);
+		b->cfg.flags.variant.block.enable_tick_events = b->cyc != NULL;
+		return b->failed ? -pte_nomem : 0;
+	}
+	/* Ahead: from the piece's first window end on, as if decoding had
+	 * stopped there, packets on where its PSB+ says so. */
+	scan_start(b, scan, b->window);
+	b->sc.pos = b->sc.next_cut = index * b->sc.piece;
+	while (!b->ncuts && scan_more(b))
+		;
+	if (b->failed)
+		return -pte_nomem;
+	b->ahead = b->partial = true;
+	b->first = false;
+	if (!b->ncuts) {
+		b->ended = true;	/* no piece starts here */
+		b->start = b->piece_start = UINT64_MAX;
+		return 0;
+	}
+	b->start = b->piece_start = b->cuts[0].psb;
+	b->at_stop = true;
+	b->on = b->assumed_on = b->cuts[0].on;
+	drop_front(b->cuts, &b->ncuts, 1, sizeof(*b->cuts));
+	/* The PSBs before it are the piece before's. */
+	b->sc.npsbs = psbs_from(b, b->start);
+	return 0;
+}
+
+int mt_blkdec_decode_piece(struct mt_blkdec *b, uint64_t index)
+{
+	b->piece_end = b->sc.piece ? (index + 1) * b->sc.piece : UINT64_MAX;
+	return decode_piece(b);
+}
+
+struct pt_image *mt_blkdec_image(const struct mt_blkdec *b)
+{
+	return b->image;
+}
+
+bool mt_blkdec_ended(const struct mt_blkdec *b)
+{
+	return b->ended;
+}
+
+uint64_t mt_blkdec_position(const struct mt_blkdec *b)
+{
+	return b->ended ? UINT64_MAX : b->start;
+}
+
+bool mt_blkdec_follows(const struct mt_blkdec *before, const struct mt_blkdec *ahead)
+{
+	uint64_t first = ahead->stats->first_tsc;
+
+	return ahead->ahead && !before->failed && !ahead->failed && before->at_stop &&
+	       !before->ended && before->start == ahead->piece_start &&
+	       before->on == ahead->assumed_on && before->image && !ahead->unsure &&
+	       !(ahead->zero_time && before->tsc) && !(first && before->tsc > first);
+}
+
+void mt_blkdec_adopt(struct mt_blkdec *ahead, const struct mt_blkdec *before)
+{
+	if (before->tsc > ahead->tsc)
+		ahead->tsc = before->tsc;
+	ahead->ahead = false;
+}
+
+void mt_blkdec_take_stats(struct mt_blkdec *b, struct mt_blk_stats *to)
+{
+	struct mt_blk_stats *s = b->stats;
+	uint64_t psbs = b->sc.npsbs - psbs_from(b, mt_blkdec_position(b)),
+		 held = b->sc.pcap * sizeof(*b->psbs) + b->sc.tcap * sizeof(*b->tscs) +
+			b->sc.ccap * sizeof(*b->cuts);
+
+	to->blocks += s->blocks;
+	to->insns += s->insns;
+	to->errors += s->errors;
+	to->overflows += s->overflows;
+	to->windows += s->windows;
+	to->psbs += psbs - b->psbs_taken;
+	b->psbs_taken = psbs;
+	/* The arrays never shrink: their size now is the most they held. */
+	if (held > to->scan_held)
+		to->scan_held = held;
+	if (!to->first_tsc)
+		to->first_tsc = s->first_tsc;
+	to->last_tsc = b->tsc;
+	if (s->offset > to->offset)
+		to->offset = s->offset;
+	if (!to->first_error && s->first_error) {
+		to->first_error = s->first_error;
+		to->first_error_offset = s->first_error_offset;
+	}
+	if (s != to)
+		memset(s, 0, sizeof(*s));
+}
+
+void mt_blkdec_free(struct mt_blkdec *b)
+{
+	if (!b)
+		return;
+	if (b->q == &b->own_q)
+		mt_interp_fini(&b->own_q);
+	mt_insn_dec_free(b->insn);
+	free(b->psbs);
+	free(b->tscs);
+	free(b->cuts);
+	mt_cyctime_free(b->cyc);
+	free(b);
 }
 
 int mt_blk_decode_stream(const struct pt_config *cfg, const struct mt_pt_source *src,
@@ -969,45 +1177,22 @@ int mt_blk_decode_stream(const struct pt_config *cfg, const struct mt_pt_source 
 			 struct pt_image *image, struct pt_image_section_cache *iscache,
 			 const struct mt_blk_handler *h, struct mt_blk_stats *stats)
 {
-	struct blkdec *b = calloc(1, sizeof(*b));
+	struct mt_blkdec *b = mt_blkdec_new(cfg, src->size, window, 0, iscache, stats);
 	int rc;
 
-	memset(stats, 0, sizeof(*stats));
 	if (!b)
 		return -pte_nomem;
-	b->src = src;
-	b->cfg = *cfg;
-	b->image = image;
-	b->iscache = iscache;
-	b->h = h;
-	mt_interp_init(&b->q, h);
-	b->stats = stats;
-	b->insn = mt_insn_dec_new();
-	/* Windows are not longer than the stream, nor shorter than a few packets. */
-	if (window > src->size)
-		window = src->size;
-	if (window < MIN_WINDOW)
-		window = MIN_WINDOW;
-	if (cyc_off)
-		scan_start(b, scan, window);
-	else if (has_cyc(b, scan, window))
-		b->cyc = mt_cyctime_new(cfg);
-	b->cfg.flags.variant.block.enable_tick_events = b->cyc != NULL;
-	rc = b->failed ? -pte_nomem : decode(b);
+	mt_blkdec_bind(b, src, scan, image, h, NULL);
+	rc = mt_blkdec_start(b, 0, cyc_off);
+	if (!rc)
+		rc = mt_blkdec_decode_piece(b, 0);
 	/* Nothing bounds the last interval: its code keeps the last time. */
-	mt_interp_flush(&b->q, 0);
-	mt_interp_fini(&b->q);
+	mt_interp_flush(b->q, 0);
 	stats->last_tsc = b->tsc;
 	stats->psbs = b->sc.npsbs;
-	/* The arrays never shrink: their size now is the most they held. */
 	stats->scan_held = b->sc.pcap * sizeof(*b->psbs) + b->sc.tcap * sizeof(*b->tscs) +
 			   b->sc.ccap * sizeof(*b->cuts);
-	mt_insn_dec_free(b->insn);
-	free(b->psbs);
-	free(b->tscs);
-	free(b->cuts);
-	mt_cyctime_free(b->cyc);
-	free(b);
+	mt_blkdec_free(b);
 	return rc;
 }
 

@@ -98,6 +98,63 @@ int mt_blk_decode_stream(const struct pt_config *cfg, const struct mt_pt_source 
 			 struct pt_image *image, struct pt_image_section_cache *iscache,
 			 const struct mt_blk_handler *h, struct mt_blk_stats *stats);
 
+/*
+ * A stream decoded in pieces, each piece on any thread (blksplit.h). With
+ * pieces of PIECE bytes, windows also end at the first PSB+ holding a
+ * MODE.Exec at or after every multiple of PIECE (window ends never change
+ * what is decoded), and piece i runs from the first such PSB at or after
+ * i * PIECE to the first at or after (i + 1) * PIECE: both found by the
+ * packets alone, so the decoder of one piece and that of the next agree.
+ *
+ * A piece is decoded ahead by a decoder that starts at it without the
+ * decoding before it. libipt's state at a PSB is all in its PSB+, and a
+ * window end already flushes the held block; what the decoding before
+ * leaves is whether it stopped at that PSB+ (no error ran across it),
+ * whether tracing was on there (assumed as the PSB+ says), the time it
+ * had reached (times only grow), whether it had an image (assumed), and
+ * the TSC marks before the piece (an enable's bounds may need the one
+ * before). The decoder ahead notes what its result depended on:
+ * mt_blkdec_follows() says whether the decoding before agrees, and then
+ * the piece's output is the one a single decoder would have made.
+ */
+struct mt_blkdec;
+struct mt_interp;
+
+/* A decoder of a stream of SIZE bytes (see mt_blk_decode_stream() for
+ * CFG, WINDOW, ISCACHE), with pieces of PIECE bytes (0: none), counting
+ * into STATS (NULL: its own, mt_blkdec_take_stats()). */
+struct mt_blkdec *mt_blkdec_new(const struct pt_config *cfg, uint64_t size, uint64_t window,
+				uint64_t piece, struct pt_image_section_cache *iscache,
+				struct mt_blk_stats *stats);
+/* Where it reads (SRC, SCAN), the image to decode with (NULL: keep the
+ * current one), and where the control flow goes: into H through Q (NULL:
+ * a queue of its own into H). Again to go on elsewhere. */
+void mt_blkdec_bind(struct mt_blkdec *b, const struct mt_pt_source *src,
+		    const struct mt_pt_source *scan, struct pt_image *image,
+		    const struct mt_blk_handler *h, struct mt_interp *q);
+/* Starts at piece INDEX: 0, the stream's start (CYC_OFF as for
+ * mt_blk_decode_stream()); any other ahead (the stream must have no CYC
+ * packets). Negative libipt error when the scan failed. */
+int mt_blkdec_start(struct mt_blkdec *b, uint64_t index, bool cyc_off);
+/* Decodes on to the end of piece INDEX (the whole stream without
+ * pieces). 0 or a negative libipt error. */
+int mt_blkdec_decode_piece(struct mt_blkdec *b, uint64_t index);
+/* The image it decodes with now. */
+struct pt_image *mt_blkdec_image(const struct mt_blkdec *b);
+/* Whether the stream's end was reached; where the next piece starts
+ * (UINT64_MAX when none does). */
+bool mt_blkdec_ended(const struct mt_blkdec *b);
+uint64_t mt_blkdec_position(const struct mt_blkdec *b);
+/* Whether AHEAD, started ahead and decoded, made what BEFORE (everything
+ * before AHEAD's piece, decoded) would have made going on. */
+bool mt_blkdec_follows(const struct mt_blkdec *before, const struct mt_blkdec *ahead);
+/* AHEAD follows BEFORE: takes over its state, to go on from there. */
+void mt_blkdec_adopt(struct mt_blkdec *ahead, const struct mt_blkdec *before);
+/* Adds what it counted since the last call to TO (the PSBs of the pieces
+ * it decoded; last_tsc: its time). */
+void mt_blkdec_take_stats(struct mt_blkdec *b, struct mt_blk_stats *to);
+void mt_blkdec_free(struct mt_blkdec *b);
+
 /* The same for CFG's buffer, in one window. */
 int mt_blk_decode(const struct pt_config *cfg, struct pt_image *image,
 		  struct pt_image_section_cache *iscache, const struct mt_blk_handler *h,

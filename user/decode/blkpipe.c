@@ -3,6 +3,7 @@
 #include "decode/blkpipe.h"
 
 #include "decode/interp.h"
+#include "util/mt_array.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -37,7 +38,7 @@ struct item {
 struct chunk {
 	struct item it[CHUNK_ITEMS];
 	size_t n;
-};
+} __attribute__((aligned(64)));
 
 struct mt_blk_pipe {
 	struct mt_blk_handler front;
@@ -57,20 +58,54 @@ struct mt_blk_pipe {
 	struct chunk *cur __attribute__((aligned(64)));
 	uint64_t asked;		/* enables waiting for their answer */
 	bool have_image;	/* an answer gave an image */
-	struct chunk chunks[CHUNKS] __attribute__((aligned(64)));
+	/* A pipe: a ring of CHUNKS. A spool: every chunk filled, in order. */
+	struct chunk **chunks;
+	size_t nchunks, chunks_cap;
+	bool spool;
+	bool oom;		/* a spool lost calls: out of memory */
 };
+
+static struct chunk *new_chunk(void)
+{
+	struct chunk *c = aligned_alloc(64, sizeof(*c));
+
+	if (c)
+		c->n = 0;
+	return c;
+}
+
+/* A spool keeps the chunk and starts another (the same again when out of
+ * memory: the spool is then of no use, mt_blk_spool_deliver()). */
+static void spool_more(struct mt_blk_pipe *p)
+{
+	struct chunk *c = NULL;
+
+	if (!MT_ARRAY_RESERVE(p->chunks, p->chunks_cap, p->nchunks, 1))
+		c = new_chunk();
+	if (!c) {
+		p->oom = true;
+		p->cur->n = 0;
+		return;
+	}
+	p->chunks[p->nchunks++] = c;
+	p->cur = c;
+}
 
 /* Hands the chunk being filled to the second thread; waits for room for
  * the next one. */
 static void post(struct mt_blk_pipe *p)
 {
+	if (p->spool) {
+		spool_more(p);
+		return;
+	}
 	pthread_mutex_lock(&p->lock);
 	p->tail++;
 	pthread_cond_signal(&p->ready);
 	while (p->tail - p->head == CHUNKS)
 		pthread_cond_wait(&p->room, &p->lock);
 	pthread_mutex_unlock(&p->lock);
-	p->cur = &p->chunks[p->tail % CHUNKS];
+	p->cur = p->chunks[p->tail % CHUNKS];
 	p->cur->n = 0;
 }
 
@@ -134,7 +169,7 @@ static struct pt_image *f_enable(void *ctx, uint64_t tsc, uint64_t ip,
 				 const struct mt_tsc_bounds *b)
 {
 	struct mt_blk_pipe *p = ctx;
-	bool ask = p->images > 1 || (p->images && !p->have_image);
+	bool ask = !p->spool && (p->images > 1 || (p->images && !p->have_image));
 	struct pt_image *img;
 
 	/* The enable and its bounds go in one chunk. */
@@ -160,12 +195,29 @@ static void f_progress(void *ctx, uint64_t off)
 	put(ctx, IT_PROGRESS, 0, off, 0, 0, 0);
 }
 
-struct mt_blk_pipe *mt_blk_pipe_new(const struct mt_blk_handler *target, unsigned int images)
+/* A pipe with its first chunk; CHUNKS more for a ring. */
+static struct mt_blk_pipe *pipe_new(const struct mt_blk_handler *target, unsigned int images,
+				    bool spool)
 {
 	struct mt_blk_pipe *p = aligned_alloc(64, sizeof(*p));
+	size_t n = spool ? 1 : CHUNKS;
 
 	if (!p)
 		return NULL;
+	p->spool = spool;
+	p->oom = false;
+	p->chunks = calloc(n, sizeof(*p->chunks));
+	p->chunks_cap = p->chunks ? n : 0;
+	for (p->nchunks = 0; p->nchunks < p->chunks_cap; p->nchunks++)
+		if (!(p->chunks[p->nchunks] = new_chunk()))
+			break;
+	if (p->nchunks < n) {
+		while (p->nchunks)
+			free(p->chunks[--p->nchunks]);
+		free(p->chunks);
+		free(p);
+		return NULL;
+	}
 	p->front = (struct mt_blk_handler){ .enable = f_enable,
 					    .progress = target->progress ? f_progress : NULL,
 					    .ctx = p,
@@ -180,15 +232,27 @@ struct mt_blk_pipe *mt_blk_pipe_new(const struct mt_blk_handler *target, unsigne
 	p->answered = p->asked = 0;
 	p->answer = NULL;
 	p->have_image = false;
-	p->cur = &p->chunks[0];
-	p->cur->n = 0;
+	p->cur = p->chunks[0];
 	return p;
+}
+
+struct mt_blk_pipe *mt_blk_pipe_new(const struct mt_blk_handler *target, unsigned int images)
+{
+	return pipe_new(target, images, false);
+}
+
+struct mt_blk_pipe *mt_blk_spool_new(const struct mt_blk_handler *target)
+{
+	return pipe_new(target, 0, true);
 }
 
 void mt_blk_pipe_free(struct mt_blk_pipe *p)
 {
 	if (!p)
 		return;
+	for (size_t i = 0; i < p->nchunks; i++)
+		free(p->chunks[i]);
+	free(p->chunks);
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->ready);
 	pthread_cond_destroy(&p->room);
@@ -257,6 +321,8 @@ static void deliver(struct mt_blk_pipe *p, struct mt_interp *q, const struct chu
 			i++;
 			if (it->x)
 				answer(p, img);
+			else if (img)
+				p->answer = img;
 			break;
 		}
 		case IT_PROGRESS:
@@ -283,7 +349,7 @@ void mt_blk_pipe_run(struct mt_blk_pipe *p)
 			pthread_mutex_unlock(&p->lock);
 			break;
 		}
-		c = &p->chunks[p->head % CHUNKS];
+		c = p->chunks[p->head % CHUNKS];
 		pthread_mutex_unlock(&p->lock);
 		deliver(p, &q, c);
 		pthread_mutex_lock(&p->lock);
@@ -292,4 +358,15 @@ void mt_blk_pipe_run(struct mt_blk_pipe *p)
 		pthread_mutex_unlock(&p->lock);
 	}
 	mt_interp_fini(&q);
+}
+
+bool mt_blk_spool_deliver(struct mt_blk_pipe *p, struct mt_interp *q, struct pt_image **image)
+{
+	if (p->oom)
+		return false;
+	p->answer = *image;
+	for (size_t i = 0; i < p->nchunks; i++)
+		deliver(p, q, p->chunks[i]);
+	*image = p->answer;
+	return true;
 }

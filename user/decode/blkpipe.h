@@ -25,6 +25,18 @@ struct mt_blk_pipe;
 struct mt_blk_pipe *mt_blk_pipe_new(const struct mt_blk_handler *target, unsigned int images);
 void mt_blk_pipe_free(struct mt_blk_pipe *p);
 
+/*
+ * A spool: a pipe that keeps every call until they are all made at once,
+ * for a piece of a stream decoded ahead (blksplit.h). It never waits: an
+ * enable gets no answer (the decoding keeps the image it has).
+ */
+struct mt_blk_pipe *mt_blk_spool_new(const struct mt_blk_handler *target);
+/* Makes the spool's calls on Q into its target, in order; *IMAGE gets the
+ * last image an enable answered (unchanged when none did). false, and no
+ * call made, when the spool lost calls (out of memory). */
+struct mt_interp;
+bool mt_blk_spool_deliver(struct mt_blk_pipe *p, struct mt_interp *q, struct pt_image **image);
+
 /* The handler to decode into, on the first thread. */
 const struct mt_blk_handler *mt_blk_pipe_front(struct mt_blk_pipe *p);
 /* The first thread: no more calls. */

@@ -269,6 +269,9 @@ int mt_decode_run(struct mt_decode *d, const struct mt_decode_sink *sink)
 		if (d->cpus[i].cpu_ns > d->stats.stream_cpu_ns)
 			d->stats.stream_cpu_ns = d->cpus[i].cpu_ns;
 		d->stats.two_stage_streams += d->cpus[i].two_stages;
+		d->stats.split_streams += d->cpus[i].split;
+		d->stats.pieces_ahead += d->cpus[i].pieces_ahead;
+		d->stats.pieces_redone += d->cpus[i].pieces_redone;
 		d->stats.clamped += d->cpus[i].clamped;
 		d->stats.sb_rewinds += d->cpus[i].sb_rewinds;
 		d->stats.log_bytes += d->cpus[i].ops.len;

@@ -73,6 +73,11 @@ struct mt_decode_opts {
 	/* PT bytes of a stream read and decoded at a time (to the next PSB
 	 * at or after them); 0: 1 MiB. The output does not depend on it. */
 	size_t pt_window;
+	/* A busy stream (one taking two threads) is split into pieces of
+	 * this many PT bytes (to the next PSB at or after them), decoded by
+	 * several threads at once (decode/blksplit.h); 0: 256 KiB. The output
+	 * does not depend on it. */
+	size_t pt_piece;
 };
 
 struct mt_decode_stats {
@@ -109,13 +114,17 @@ struct mt_decode_stats {
 	uint64_t cpus_decoded;	/* streams decoded (the rest narrowed away) */
 	uint64_t cpus_with_psb;	/* of those, the ones holding a PSB, where decoding can start */
 	/* CPU time of the busiest stream's decoding thread, in ns (of its
-	 * busier one when it had two): a stream is decoded by at most two
-	 * threads, one after the other's output, so no -j makes the decode
-	 * shorter than this. */
+	 * busiest one when it had several): unless the stream is split into
+	 * pieces, no -j makes the decode shorter than this. */
 	uint64_t stream_cpu_ns;
 	/* Streams decoded on two threads: libipt's side and the log's
 	 * (see jobs in mt_decode_opts). */
 	uint64_t two_stage_streams;
+	/* Of those, the ones split into pieces decoded by several threads
+	 * (pt_piece); the pieces decoded ahead and used, and those decoded
+	 * again because what came before did not end as they assumed. */
+	uint64_t split_streams;
+	uint64_t pieces_ahead, pieces_redone;
 	/* Threads whose next event the merge looked up: once per event,
 	 * and each thread once whenever the merge takes up new segments;
 	 * never every thread for every event. */

@@ -13,6 +13,8 @@
 #include "decode/decode_internal.h"
 #include "util/mt_array.h"
 #include "decode/blkpipe.h"
+#include "decode/blksplit.h"
+#include "util/cputime.h"
 #include "decode/inlines.h"
 #include "decode/ptsource.h"
 
@@ -22,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* PT bytes decoded by all workers, for the progress callback. */
 struct progress {
@@ -35,6 +38,12 @@ struct progress {
 #define HANDOVER_BYTES ((size_t)256 << 10)
 /* PT bytes a stream reads and decodes at a time, by default. */
 #define DEFAULT_PT_WINDOW ((size_t)1 << 20)
+/* A split stream's pieces, by default: what a piece decoded ahead holds
+ * until its turn (some 30 bytes a block) stays some 10 MB. */
+#define DEFAULT_PT_PIECE ((size_t)256 << 10)
+/* The shortest piece: each piece's decoder first scans from its nominal
+ * start to its first PSB, so pieces shorter than a PSB period add scans. */
+#define MIN_PT_PIECE ((size_t)1 << 10)
 
 struct worker {
 	struct mt_decode *d;
@@ -65,8 +74,10 @@ struct worker {
 	uint64_t fn_lo, fn_hi;
 	struct mt_funcs_cache *cache;
 	struct mt_inl_ranges inl;	/* for fn_lo/fn_hi in inlined code */
-	/* Its stream is decoded on two threads (decode_stages()). */
+	/* Its stream is decoded on two threads (decode_stages()), or split
+	 * into pieces decoded by this many threads besides (split_helpers). */
 	int two_stages;
+	unsigned int split_helpers;
 };
 
 /* Writes the pending last op to the log. */
@@ -466,16 +477,6 @@ static void h_gap(void *ctx, uint64_t tsc, uint32_t reason)
 	add(ctx, tsc, MT_OP_GAP, reason, 0);
 }
 
-/* This thread's CPU time so far: each stream has a thread of its own. */
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* The stream's libipt side: blkdec.c into handler H. */
 struct stream_decoding {
 	struct worker *w;
@@ -504,7 +505,7 @@ static void *stream_decoding_main(void *arg)
 
 	sd->rc = decode_stream(sd);
 	mt_blk_pipe_close(sd->pipe);
-	sd->cpu_ns = thread_cpu_ns();
+	sd->cpu_ns = mt_thread_cpu_ns();
 	return NULL;
 }
 
@@ -519,6 +520,93 @@ static unsigned int images(const struct mt_decode *d)
 	return n;
 }
 
+/* The one image h_enable() may give; NULL when it may give several. */
+static const struct pt_image *only_image(const struct mt_decode *d)
+{
+	const struct pt_image *img = d->kernel_image;
+
+	if (images(d) != 1)
+		return NULL;
+	for (size_t i = 0; i < d->nprocs; i++)
+		if (d->procs[i].image)
+			img = d->procs[i].image;
+	return img;
+}
+
+static uint64_t pt_piece(const struct mt_decode *d)
+{
+	if (!d->opts.pt_piece)
+		return DEFAULT_PT_PIECE;
+	return d->opts.pt_piece < MIN_PT_PIECE ? MIN_PT_PIECE : d->opts.pt_piece;
+}
+
+/* A helper's reading of a split stream (blksplit.h): readers of its own. */
+struct piece_reading {
+	struct mt_pt_reader pr, scan;
+};
+
+static int reading_open(void *ctx, struct mt_blk_reading *r)
+{
+	const struct worker *w = ctx;
+	struct piece_reading *pr = calloc(1, sizeof(*pr));
+	size_t i = (size_t)(w->log - w->d->cpus);
+
+	if (!pr)
+		return -ENOMEM;
+	mt_pt_reader_init(&pr->pr, w->d->r, i, w->log->len);
+	mt_pt_reader_init(&pr->scan, w->d->r, i, w->log->len);
+	*r = (struct mt_blk_reading){ &pr->pr.src, &pr->scan.src, pr };
+	return 0;
+}
+
+static void reading_close(void *ctx, struct mt_blk_reading *r)
+{
+	struct piece_reading *pr = r->handle;
+
+	(void)ctx;
+	mt_pt_reader_fini(&pr->pr);
+	mt_pt_reader_fini(&pr->scan);
+	free(pr);
+}
+
+/* Decodes the stream into H split into pieces (w->split_helpers); *CPU_NS
+ * gets the busiest helper's CPU time. */
+static int decode_split(struct stream_decoding *sd, const struct mt_blk_handler *h,
+			uint64_t *cpu_ns)
+{
+	struct worker *w = sd->w;
+	const struct mt_decode *d = w->d;
+	const struct mt_blk_split s = {
+		.cfg = &d->cfg,
+		.window = d->opts.pt_window ? d->opts.pt_window : DEFAULT_PT_WINDOW,
+		.piece = pt_piece(d),
+		.helpers = w->split_helpers,
+		.iscache = d->iscache,
+		.image = only_image(d),
+		.own = { &sd->pr.src, &sd->scan.src, NULL },
+		.open = reading_open,
+		.close = reading_close,
+		.ctx = w,
+	};
+	struct mt_blk_split_stats ss;
+	int rc = mt_blk_decode_split(&s, h, &sd->stats, &ss);
+
+	w->log->two_stages = w->log->split = 1;
+	w->log->pieces_ahead = ss.ahead;
+	w->log->pieces_redone = ss.redone;
+	*cpu_ns = ss.helper_cpu_ns;
+	return rc;
+}
+
+/* Whether the stream at LOG, chosen for two stages, is split into pieces
+ * instead: with two jobs or more, no CYC (the cycles' time chain crosses
+ * pieces), one image (pieces decoded ahead get no enable's answer), and
+ * two pieces at least. */
+static bool splits(const struct mt_decode *d, unsigned int jobs, const struct mt_cpu_log *log)
+{
+	return jobs > 1 && !d->cyc && only_image(d) && log->len >= 2 * pt_piece(d);
+}
+
 /*
  * Decodes the stream into H, on a second thread when the worker has one
  * (w->two_stages): libipt's side there, the log here (blkpipe.h). Returns
@@ -530,6 +618,8 @@ static int decode_stages(struct stream_decoding *sd, const struct mt_blk_handler
 	pthread_t t;
 
 	*cpu_ns = 0;
+	if (sd->w->split_helpers)
+		return decode_split(sd, h, cpu_ns);
 	sd->h = h;
 	sd->pipe = sd->w->two_stages ? mt_blk_pipe_new(h, images(sd->w->d)) : NULL;
 	if (sd->pipe) {
@@ -577,7 +667,7 @@ static void decode_one(struct worker *w)
 	mt_sb_view_close(&w->sb);
 	if (w->progress)
 		h_progress(w, log->len);
-	own_ns = thread_cpu_ns();
+	own_ns = mt_thread_cpu_ns();
 	log->cpu_ns = own_ns > other_ns ? own_ns : other_ns;
 }
 
@@ -659,6 +749,9 @@ int mt_decode_cpus_start(struct mt_decode *d, unsigned int jobs)
 {
 	struct mt_pipe *p = &d->pipe;
 	struct workers *ws = calloc(1, sizeof(*ws));
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	/* A split stream's helpers: a job each, as many as the cores. */
+	unsigned int helpers = online > 0 && (unsigned long)online < jobs ? (unsigned int)online : jobs;
 	bool *two;
 
 	pthread_mutex_init(&p->lock, NULL);
@@ -695,6 +788,8 @@ int mt_decode_cpus_start(struct mt_decode *d, unsigned int jobs)
 				      .images = calloc(d->nprocs + 1, sizeof(struct pt_image *)),
 				      .cache = calloc(1, sizeof(struct mt_funcs_cache)),
 				      .two_stages = two[i] };
+		if (two[i] && splits(d, jobs, log))
+			w->split_helpers = helpers > 1 ? helpers : 2;
 		if (!w->images || !w->cache ||
 		    pthread_create(&p->threads[p->nthreads], NULL, worker_main, w)) {
 			log->oom = log->finished = 1;

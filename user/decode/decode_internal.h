@@ -54,6 +54,8 @@ struct mt_cpu_log {
 	 * busier thread's. */
 	uint64_t cpu_ns;
 	int two_stages;		/* decoded on two threads (decode_cpu.c) */
+	int split;		/* in pieces, on several (blksplit.h) */
+	uint64_t pieces_ahead, pieces_redone;
 	/* Shared, under mt_decode.lock: */
 	struct mt_seg *ready;	/* handed over, not yet taken */
 	size_t nready, ready_cap;
