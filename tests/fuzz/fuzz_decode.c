@@ -3,7 +3,9 @@
  * libFuzzer target for the decoder. The first input byte picks the path:
  *  - even: the rest is a PT stream, decoded by the block-decoder loop
  *    against a small fixed program (held in a memfd) and
- *    fed through the call-stack rebuild;
+ *    fed through the call-stack rebuild; with the byte's bit 1 set, also
+ *    split into 64-byte pieces (decode/blksplit.h), decoded ahead by two
+ *    helpers and by none: both must make the same handler calls;
  *  - odd: the rest is a bundle (also re-sealed with valid checksums, so
  *    that mutations get past them), decoded in full using only the
  *    binaries it embeds, with the first functions entered named and
@@ -13,6 +15,7 @@
  */
 #include "bundle/bundle.h"
 #include "mt_blk_cs.h"
+#include "decode/blksplit.h"
 #include "decode/decode.h"
 #include "decode/ptsource.h"
 
@@ -115,6 +118,76 @@ static void fuzz_pt(const uint8_t *data, size_t size)
 	must(depth == 0, "frames left open");
 }
 
+/* The handler calls of a decode, folded into a hash. */
+struct trail {
+	uint64_t hash, n;
+};
+
+static void mix(struct trail *t, uint64_t kind, uint64_t a, uint64_t b, uint64_t c)
+{
+	const uint64_t v[4] = { kind, a, b, c };
+
+	for (int i = 0; i < 4; i++)
+		t->hash = (t->hash ^ v[i]) * 0x100000001b3ull;
+	t->n++;
+}
+
+static struct pt_image *t_enable(void *ctx, uint64_t tsc, uint64_t ip,
+				 const struct mt_tsc_bounds *bounds)
+{
+	mix(ctx, 'e', tsc, ip, bounds->floor ^ bounds->ceil * 3 ^ bounds->end * 7);
+	return image;
+}
+
+static void t_block(void *ctx, uint64_t tsc, uint64_t ip, int x, uint64_t ret)
+{
+	mix(ctx, 'b', tsc, ip, (uint64_t)x ^ ret << 8);
+}
+
+static void t_transfer(void *ctx, enum mt_xfer x, uint64_t ret)
+{
+	mix(ctx, 'x', (uint64_t)x, ret, 0);
+}
+
+static void t_disable(void *ctx, uint64_t tsc, uint64_t at)
+{
+	mix(ctx, 'd', tsc, at, 0);
+}
+
+static void t_gap(void *ctx, uint64_t tsc, uint32_t reason)
+{
+	mix(ctx, 'g', tsc, reason, 0);
+}
+
+/* The stream in 64-byte pieces, HELPERS threads decoding ahead. */
+static struct trail split_trail(const uint8_t *data, size_t size, unsigned int helpers)
+{
+	struct trail t = { 0xcbf29ce484222325ull, 0 };
+	const struct mt_blk_handler h = { .enable = t_enable, .block = t_block,
+					  .transfer = t_transfer, .disable = t_disable,
+					  .gap = t_gap, .ctx = &t };
+	struct mt_blk_split_stats ss;
+	struct mt_blk_stats st;
+	struct pt_config cfg;
+
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)data;
+	cfg.end = (uint8_t *)data + size;
+	cfg.flags.variant.block.end_on_call = 1;
+	cfg.flags.variant.block.end_on_jump = 1;
+	must(mt_blk_decode_split_buffer(&cfg, 64, helpers, image, isc, &h, &st, &ss) == 0,
+	     "split set-up");
+	mix(&t, 's', st.blocks, st.errors, st.last_tsc);
+	return t;
+}
+
+static void fuzz_split(const uint8_t *data, size_t size)
+{
+	struct trail one = split_trail(data, size, 0), two = split_trail(data, size, 2);
+
+	must(one.hash == two.hash && one.n == two.n, "pieces decoded ahead differ");
+}
+
 /* The first functions entered are also named and placed in the source, as
  * the Perfetto writer does for every one (bounded work per input). */
 static int count_thread_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns,
@@ -168,6 +241,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	jobs = data[0] & 2 ? 64 : 1;
 	if (!(data[0] & 1)) {
 		fuzz_pt(data + 1, size - 1);
+		if (data[0] & 2)
+			fuzz_split(data + 1, size - 1);
 		return 0;
 	}
 	fuzz_bundle(data + 1, size - 1, jobs);

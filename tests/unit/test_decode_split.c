@@ -15,8 +15,6 @@
 
 #include <stdio.h>
 
-#define WINDOW 4096
-
 /* One handler call, as recorded. */
 struct call {
 	char kind;
@@ -138,38 +136,22 @@ static void decode_whole(struct walk *w, struct calls *c, struct mt_blk_stats *s
 
 	c->image = w->image;
 	mt_pt_buffer_init(&buf, w->pt, w->len);
-	MT_ASSERT_EQ(mt_blk_decode_stream(&w->cfg, &buf.src, &buf.src, true, WINDOW, NULL, w->isc,
+	MT_ASSERT_EQ(mt_blk_decode_stream(&w->cfg, &buf.src, &buf.src, true, 1, NULL, w->isc,
 					  &h, st), 0);
-}
-
-/* A buffer is read the same by any number of threads at once. */
-static int same_buffer(void *ctx, struct mt_blk_reading *r)
-{
-	const struct mt_pt_buffer *buf = ctx;
-
-	*r = (struct mt_blk_reading){ &buf->src, &buf->src, NULL };
-	return 0;
-}
-
-static void no_close(void *ctx, struct mt_blk_reading *r)
-{
-	(void)ctx, (void)r;
 }
 
 /* The stream in pieces of PIECE bytes, with HELPERS threads ahead. */
 static void decode_split(struct walk *w, struct calls *c, struct mt_blk_stats *st,
 			 struct mt_blk_split_stats *ss, uint64_t piece, unsigned int helpers)
 {
-	struct mt_pt_buffer buf;
 	struct mt_blk_handler h = handler(c);
-	struct mt_blk_split s = { .cfg = &w->cfg, .window = WINDOW, .piece = piece,
-				  .helpers = helpers, .iscache = w->isc, .image = w->image,
-				  .open = same_buffer, .close = no_close, .ctx = &buf };
+	struct pt_config cfg = w->cfg;
 
 	c->image = w->image;
-	mt_pt_buffer_init(&buf, w->pt, w->len);
-	s.own = (struct mt_blk_reading){ &buf.src, &buf.src, NULL };
-	MT_ASSERT_EQ(mt_blk_decode_split(&s, &h, st, ss), 0);
+	cfg.begin = w->pt;
+	cfg.end = w->pt + w->len;
+	MT_ASSERT_EQ(mt_blk_decode_split_buffer(&cfg, piece, helpers, w->image, w->isc, &h, st, ss),
+		     0);
 }
 
 /* X and Y made the same calls, and counted the same. */

@@ -55,6 +55,11 @@ struct scan {
 	uint64_t window;
 	uint64_t next_cut;	/* no window ends before this */
 	uint64_t piece;		/* pieces' size (blkdec.h; 0: no pieces) */
+	uint64_t last_mark;	/* the last TSC packet's value */
+	bool marks_back;	/* a TSC packet's value was below the one before */
+	/* A bad packet was read: what comes after it may be read as other
+	 * packets when the scan's pieces fall elsewhere (blkdec.h). */
+	bool bad;
 	uint64_t psb;		/* the PSB+ being read */
 	uint64_t npsbs;		/* PSBs found so far */
 	size_t pcap, tcap, ccap;
@@ -415,6 +420,10 @@ static void scan_packet(struct mt_blkdec *b, struct scan *sc, const struct pt_pa
 			return;
 		}
 		b->tscs[b->ntscs++] = (struct tsc_mark){ off, p->payload.tsc.tsc, !sc->on };
+		/* Values that go back (a damaged stream) break the count of
+		 * marks up to a time that pieces decoded ahead rely on. */
+		sc->marks_back |= p->payload.tsc.tsc < sc->last_mark;
+		sc->last_mark = p->payload.tsc.tsc;
 		break;
 	default:
 		break;
@@ -497,6 +506,7 @@ static uint64_t scan_piece(struct mt_blkdec *b, struct scan *sc, const uint8_t *
 			break;
 		/* A bad packet: on at the next PSB, from libipt's own state
 		 * there (where its sync point is decides where it looks). */
+		sc->bad = true;
 		walk_to(pkt, from, off);
 		synced = pt_pkt_sync_forward(pkt) >= 0;
 	}
@@ -1116,6 +1126,7 @@ bool mt_blkdec_follows(const struct mt_blkdec *before, const struct mt_blkdec *a
 	uint64_t first = ahead->stats->first_tsc;
 
 	return ahead->ahead && !before->failed && !ahead->failed && before->at_stop &&
+	       !before->sc.marks_back && !ahead->sc.marks_back && !ahead->sc.bad &&
 	       !before->ended && before->start == ahead->piece_start &&
 	       before->on == ahead->assumed_on && before->image && !ahead->unsure &&
 	       !(ahead->zero_time && before->tsc) && !(first && before->tsc > first);

@@ -113,7 +113,10 @@ int mt_blk_decode_stream(const struct pt_config *cfg, const struct mt_pt_source 
  * whether tracing was on there (assumed as the PSB+ says), the time it
  * had reached (times only grow), whether it had an image (assumed), and
  * the TSC marks before the piece (an enable's bounds may need the one
- * before). The decoder ahead notes what its result depended on:
+ * before; counting marks up to a time needs their values to grow, which
+ * a damaged stream's may not; and after a bad packet where the scan reads
+ * the packets that follow depends on where its reads fell). The decoder
+ * ahead notes what its result depended on:
  * mt_blkdec_follows() says whether the decoding before agrees, and then
  * the piece's output is the one a single decoder would have made.
  */

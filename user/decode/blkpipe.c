@@ -63,15 +63,67 @@ struct mt_blk_pipe {
 	size_t nchunks, chunks_cap;
 	bool spool;
 	bool oom;		/* a spool lost calls: out of memory */
+	struct mt_blk_chunks *pool;	/* a spool's chunks come from there */
 };
 
-static struct chunk *new_chunk(void)
-{
-	struct chunk *c = aligned_alloc(64, sizeof(*c));
+/* Chunks emptied, for spools to fill again: a fresh chunk is page faults
+ * for its whole size (a spool fills some 10 MB a piece). */
+struct mt_blk_chunks {
+	pthread_mutex_t lock;
+	struct chunk **free;
+	size_t n, cap;
+};
 
+/* A chunk from POOL's (NULL: none), or a new one. */
+static struct chunk *new_chunk(struct mt_blk_chunks *pool)
+{
+	struct chunk *c = NULL;
+
+	if (pool) {
+		pthread_mutex_lock(&pool->lock);
+		if (pool->n)
+			c = pool->free[--pool->n];
+		pthread_mutex_unlock(&pool->lock);
+	}
+	if (!c)
+		c = aligned_alloc(64, sizeof(*c));
 	if (c)
 		c->n = 0;
 	return c;
+}
+
+struct mt_blk_chunks *mt_blk_chunks_new(void)
+{
+	struct mt_blk_chunks *pool = calloc(1, sizeof(*pool));
+
+	if (pool)
+		pthread_mutex_init(&pool->lock, NULL);
+	return pool;
+}
+
+void mt_blk_chunks_free(struct mt_blk_chunks *pool)
+{
+	if (!pool)
+		return;
+	while (pool->n)
+		free(pool->free[--pool->n]);
+	free(pool->free);
+	pthread_mutex_destroy(&pool->lock);
+	free(pool);
+}
+
+/* Gives chunk C back to POOL (frees it when POOL is NULL or full). */
+static void drop_chunk(struct mt_blk_chunks *pool, struct chunk *c)
+{
+	if (pool) {
+		pthread_mutex_lock(&pool->lock);
+		if (!MT_ARRAY_RESERVE(pool->free, pool->cap, pool->n, 1)) {
+			pool->free[pool->n++] = c;
+			c = NULL;
+		}
+		pthread_mutex_unlock(&pool->lock);
+	}
+	free(c);
 }
 
 /* A spool keeps the chunk and starts another (the same again when out of
@@ -81,7 +133,7 @@ static void spool_more(struct mt_blk_pipe *p)
 	struct chunk *c = NULL;
 
 	if (!MT_ARRAY_RESERVE(p->chunks, p->chunks_cap, p->nchunks, 1))
-		c = new_chunk();
+		c = new_chunk(p->pool);
 	if (!c) {
 		p->oom = true;
 		p->cur->n = 0;
@@ -197,7 +249,7 @@ static void f_progress(void *ctx, uint64_t off)
 
 /* A pipe with its first chunk; CHUNKS more for a ring. */
 static struct mt_blk_pipe *pipe_new(const struct mt_blk_handler *target, unsigned int images,
-				    bool spool)
+				    bool spool, struct mt_blk_chunks *pool)
 {
 	struct mt_blk_pipe *p = aligned_alloc(64, sizeof(*p));
 	size_t n = spool ? 1 : CHUNKS;
@@ -205,15 +257,16 @@ static struct mt_blk_pipe *pipe_new(const struct mt_blk_handler *target, unsigne
 	if (!p)
 		return NULL;
 	p->spool = spool;
+	p->pool = pool;
 	p->oom = false;
 	p->chunks = calloc(n, sizeof(*p->chunks));
 	p->chunks_cap = p->chunks ? n : 0;
 	for (p->nchunks = 0; p->nchunks < p->chunks_cap; p->nchunks++)
-		if (!(p->chunks[p->nchunks] = new_chunk()))
+		if (!(p->chunks[p->nchunks] = new_chunk(pool)))
 			break;
 	if (p->nchunks < n) {
 		while (p->nchunks)
-			free(p->chunks[--p->nchunks]);
+			drop_chunk(pool, p->chunks[--p->nchunks]);
 		free(p->chunks);
 		free(p);
 		return NULL;
@@ -238,12 +291,13 @@ static struct mt_blk_pipe *pipe_new(const struct mt_blk_handler *target, unsigne
 
 struct mt_blk_pipe *mt_blk_pipe_new(const struct mt_blk_handler *target, unsigned int images)
 {
-	return pipe_new(target, images, false);
+	return pipe_new(target, images, false, NULL);
 }
 
-struct mt_blk_pipe *mt_blk_spool_new(const struct mt_blk_handler *target)
+struct mt_blk_pipe *mt_blk_spool_new(const struct mt_blk_handler *target,
+				     struct mt_blk_chunks *pool)
 {
-	return pipe_new(target, 0, true);
+	return pipe_new(target, 0, true, pool);
 }
 
 void mt_blk_pipe_free(struct mt_blk_pipe *p)
@@ -251,7 +305,7 @@ void mt_blk_pipe_free(struct mt_blk_pipe *p)
 	if (!p)
 		return;
 	for (size_t i = 0; i < p->nchunks; i++)
-		free(p->chunks[i]);
+		drop_chunk(p->pool, p->chunks[i]);
 	free(p->chunks);
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->ready);

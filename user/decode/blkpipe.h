@@ -30,7 +30,13 @@ void mt_blk_pipe_free(struct mt_blk_pipe *p);
  * for a piece of a stream decoded ahead (blksplit.h). It never waits: an
  * enable gets no answer (the decoding keeps the image it has).
  */
-struct mt_blk_pipe *mt_blk_spool_new(const struct mt_blk_handler *target);
+struct mt_blk_chunks;
+struct mt_blk_pipe *mt_blk_spool_new(const struct mt_blk_handler *target,
+				     struct mt_blk_chunks *pool);
+/* Chunks spools give back when freed and take again (thread-safe): what
+ * spools hold at once, not fresh memory for every spool. */
+struct mt_blk_chunks *mt_blk_chunks_new(void);
+void mt_blk_chunks_free(struct mt_blk_chunks *pool);
 /* Makes the spool's calls on Q into its target, in order; *IMAGE gets the
  * last image an enable answered (unchanged when none did). false, and no
  * call made, when the spool lost calls (out of memory). */

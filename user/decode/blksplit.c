@@ -33,6 +33,7 @@ struct split {
 	bool stop;
 	struct piece *ring;
 	size_t nring;
+	struct mt_blk_chunks *pool;	/* the spools' chunks */
 	uint64_t helper_cpu_ns;
 };
 
@@ -63,7 +64,7 @@ static void decode_ahead(struct helper *hp, struct piece *pc)
 	const struct split *sp = hp->sp;
 	const struct mt_blk_split *s = sp->s;
 
-	pc->spool = mt_blk_spool_new(sp->h);
+	pc->spool = mt_blk_spool_new(sp->h, sp->pool);
 	pc->b = mt_blkdec_new(s->cfg, sp->size, s->window, s->piece, s->iscache, NULL);
 	pc->rc = -pte_nomem;
 	if (!pc->spool || !pc->b)
@@ -246,9 +247,11 @@ int mt_blk_decode_split(const struct mt_blk_split *s, const struct mt_blk_handle
 	*stats = (struct mt_blk_stats){ 0 };
 	*ss = (struct mt_blk_split_stats){ 0 };
 	sp.ring = calloc(sp.nring, sizeof(*sp.ring));
-	if (!hv || !sp.ring || !s->piece) {
+	sp.pool = mt_blk_chunks_new();
+	if (!hv || !sp.ring || !sp.pool || !s->piece) {
 		free(hv);
 		free(sp.ring);
+		mt_blk_chunks_free(sp.pool);
 		return -pte_nomem;
 	}
 	sp.npieces = (sp.size + s->piece - 1) / s->piece;
@@ -263,6 +266,37 @@ int mt_blk_decode_split(const struct mt_blk_split *s, const struct mt_blk_handle
 	pthread_mutex_destroy(&sp.lock);
 	pthread_cond_destroy(&sp.cond);
 	free(sp.ring);
+	mt_blk_chunks_free(sp.pool);
 	free(hv);
 	return rc;
+}
+
+/* A buffer is read in place by any number of threads at once. */
+static int same_buffer(void *ctx, struct mt_blk_reading *r)
+{
+	const struct mt_pt_buffer *buf = ctx;
+
+	*r = (struct mt_blk_reading){ &buf->src, &buf->src, NULL };
+	return 0;
+}
+
+static void nothing_to_close(void *ctx, struct mt_blk_reading *r)
+{
+	(void)ctx, (void)r;
+}
+
+int mt_blk_decode_split_buffer(const struct pt_config *cfg, uint64_t piece, unsigned int helpers,
+			       const struct pt_image *image,
+			       struct pt_image_section_cache *iscache,
+			       const struct mt_blk_handler *h, struct mt_blk_stats *stats,
+			       struct mt_blk_split_stats *ss)
+{
+	struct mt_pt_buffer buf;
+	struct mt_blk_split s = { .cfg = cfg, .window = 1, .piece = piece, .helpers = helpers,
+				  .iscache = iscache, .image = image, .open = same_buffer,
+				  .close = nothing_to_close, .ctx = &buf };
+
+	mt_pt_buffer_init(&buf, cfg->begin, (size_t)(cfg->end - cfg->begin));
+	s.own = (struct mt_blk_reading){ &buf.src, &buf.src, NULL };
+	return mt_blk_decode_split(&s, h, stats, ss);
 }

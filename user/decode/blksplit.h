@@ -53,4 +53,12 @@ struct mt_blk_split_stats {
 int mt_blk_decode_split(const struct mt_blk_split *s, const struct mt_blk_handler *h,
 			struct mt_blk_stats *stats, struct mt_blk_split_stats *ss);
 
+/* The same for CFG's buffer (every thread reads it in place), with the
+ * shortest windows and IMAGE, for tests and fuzzing. */
+int mt_blk_decode_split_buffer(const struct pt_config *cfg, uint64_t piece, unsigned int helpers,
+			       const struct pt_image *image,
+			       struct pt_image_section_cache *iscache,
+			       const struct mt_blk_handler *h, struct mt_blk_stats *stats,
+			       struct mt_blk_split_stats *ss);
+
 #endif
