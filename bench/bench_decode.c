@@ -70,7 +70,7 @@
 /* Bytes of code workload_disasm disassembles: 8M instructions, 1 MB of PT
  * (single-stepping runs at some 30 000 instructions/s here). */
 #define PROGRAM_BYTES "10000"
-/* The walk on one CPU: one stream, decoded in two stages with two jobs. */
+/* The walk on one CPU: one stream, split into pieces with two jobs. */
 #define BUSY_MIB 16
 /* The threads program's rounds of work, shared among its threads: 3.3 M
  * instructions, some 7,000 context switches among 64 threads (a minute to
@@ -585,16 +585,17 @@ static void speed_results(const char *name, const struct speed *sp)
 }
 
 /*
- * One busy CPU: two jobs decode its stream in two stages (libipt's side
- * on a thread of its own), where they used to leave the second core to
- * the replay alone. No bound: the stages' split is in the two-job run.
+ * One busy CPU: two jobs split its stream into pieces that two helpers
+ * decode ahead (decode/blksplit.h), where they used to leave the second
+ * core to the replay alone. No bound: the threads' shares are in the
+ * two-job run.
  */
 static void busy_cpu_results(const struct speed *sp)
 {
 	char fig[160], val[64];
 
 	printf("random walk on 1 CPU: %.1f MiB of PT; mtrace 1 job %.3f s wall, 2 jobs %.3f s "
-	       "wall (best of %d), the busier stage %.0f%% of their CPU time\n",
+	       "wall (best of %d), their busiest decoding thread %.0f%% of their CPU time\n",
 	       sp->one.pt_bytes / 1048576.0, sp->one_wall, sp->two_wall, WALK_ROUNDS,
 	       sp->two.cpu > 0 ? 100 * sp->two.stream / sp->two.cpu : 0);
 	snprintf(fig, sizeof(fig), "decode 2 jobs / 1 job, walk on one CPU (wall)");

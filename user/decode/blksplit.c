@@ -116,11 +116,12 @@ static struct piece *wait_piece(struct split *sp, uint64_t i)
 	pthread_mutex_lock(&sp->lock);
 	while (sp->running && sp->next <= i)
 		pthread_cond_wait(&sp->cond, &sp->lock);
-	if (sp->next > i)
-		while (!pc->done)
-			pthread_cond_wait(&sp->cond, &sp->lock);
+	if (sp->next <= i)
+		pc = NULL;
+	while (pc && !pc->done)
+		pthread_cond_wait(&sp->cond, &sp->lock);
 	pthread_mutex_unlock(&sp->lock);
-	return sp->next > i ? pc : NULL;
+	return pc;
 }
 
 /* Piece I is done with: helpers may go on past it. */

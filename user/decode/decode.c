@@ -242,7 +242,8 @@ int mt_decode_run(struct mt_decode *d, const struct mt_decode_sink *sink)
 	unsigned int jobs = d->opts.jobs ? d->opts.jobs : (online > 0 ? (unsigned int)online : 1);
 	int rc;
 
-	/* A stream uses two jobs at most (decode_cpu.c). */
+	/* A stream uses two jobs at most (decode_cpu.c), but for a busy one
+	 * split into pieces, which then has fewer helpers than it could. */
 	if (jobs > 2 * d->ncpus)
 		jobs = d->ncpus ? 2 * (unsigned int)d->ncpus : 1;
 	d->streaming = sink->late_inferred;

@@ -39,9 +39,10 @@ struct mt_decode_opts {
 	/* Separate debug files search path (sym.h); NULL for the default. */
 	const char *debug_path;
 	/* Threads decoding CPU streams at once; 0: one per online CPU. A
-	 * stream may take two (decode_cpu.c, choose_two_stages()): the
-	 * largest while there are more jobs than streams, and one holding
-	 * well over its share of the PT. */
+	 * stream may take two (decode_cpu.c, choose_stages()): the largest
+	 * while there are more jobs than streams, and one holding well over
+	 * its share of the PT, which is split into pieces (pt_piece) that up
+	 * to four more decode ahead where it can be. */
 	unsigned int jobs;
 	/* Use only the binaries embedded in the bundle, never local files. */
 	int embedded_only;

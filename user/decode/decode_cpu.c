@@ -43,6 +43,10 @@ struct progress {
 /* The shortest piece: each piece's decoder first scans from its nominal
  * start to its first PSB, so pieces shorter than a PSB period add scans. */
 #define MIN_PT_PIECE ((size_t)1 << 10)
+/* Helpers of a split stream at most: the replay's thread (some 28 % of a
+ * one-job decode's instructions) bounds the speed-up near 3.5x, which
+ * four reach; each more holds a piece's spool (some 10 MB) besides. */
+#define MAX_SPLIT_HELPERS 4u
 
 struct worker {
 	struct mt_decode *d;
@@ -715,16 +719,24 @@ static int larger_first(const void *a, const void *b)
 	return x->i < y->i ? -1 : x->i > y->i;
 }
 
+/* How a stream's decoding is shared among threads. */
+enum stages {
+	ONE_THREAD,
+	TWO_STAGES,
+	BUSY,		/* two stages, or in pieces where it can be (splits()) */
+};
+
 /*
  * The streams decoded in two stages (decode_stages()), with two jobs or
  * more: the largest, as long as there are more jobs than threads, and any
  * stream that would still be decoding alone when the others are done: a
  * snapshot often has one busy CPU. Two stages take it from its whole time
  * to its libipt side's, some 80 % of it on the benchmark's walk, so a
- * stream holding more than 1.25 times a job's share of the PT gains.
- * Sets TWO[i] for those; false when out of memory.
+ * stream holding more than 1.25 times a job's share of the PT gains; such
+ * a busy stream is split into pieces where it can be. Sets STAGES[i];
+ * false when out of memory.
  */
-static bool choose_two_stages(const struct mt_decode *d, unsigned int jobs, bool *two)
+static bool choose_stages(const struct mt_decode *d, unsigned int jobs, uint8_t *stages)
 {
 	struct stream_size *v = calloc(d->ncpus ? d->ncpus : 1, sizeof(*v));
 	size_t n = 0, total = 0;
@@ -738,8 +750,10 @@ static bool choose_two_stages(const struct mt_decode *d, unsigned int jobs, bool
 		}
 	qsort(v, n, sizeof(*v), larger_first);
 	for (size_t k = 0; jobs > 1 && k < n; k++)
-		if (n + k < jobs || 4 * (uint64_t)v[k].len * jobs > 5 * (uint64_t)total)
-			two[v[k].i] = true;
+		if (4 * (uint64_t)v[k].len * jobs > 5 * (uint64_t)total)
+			stages[v[k].i] = BUSY;
+		else if (n + k < jobs)
+			stages[v[k].i] = TWO_STAGES;
 	free(v);
 	return true;
 }
@@ -751,7 +765,10 @@ int mt_decode_cpus_start(struct mt_decode *d, unsigned int jobs)
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
 	/* A split stream's helpers: a job each, as many as the cores. */
 	unsigned int helpers = online > 0 && (unsigned long)online < jobs ? (unsigned int)online : jobs;
-	bool *two;
+
+	if (helpers > MAX_SPLIT_HELPERS)
+		helpers = MAX_SPLIT_HELPERS;
+	uint8_t *stages;
 
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->progress, NULL);
@@ -764,9 +781,9 @@ int mt_decode_cpus_start(struct mt_decode *d, unsigned int jobs)
 	ws->w = calloc(d->ncpus ? d->ncpus : 1, sizeof(*ws->w));
 	p->threads = calloc(d->ncpus ? d->ncpus : 1, sizeof(*p->threads));
 	p->workers = ws;
-	two = calloc(d->ncpus ? d->ncpus : 1, sizeof(*two));
-	if (!ws->w || !p->threads || !two || !choose_two_stages(d, jobs, two)) {
-		free(two);
+	stages = calloc(d->ncpus ? d->ncpus : 1, sizeof(*stages));
+	if (!ws->w || !p->threads || !stages || !choose_stages(d, jobs, stages)) {
+		free(stages);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < d->ncpus; i++)
@@ -786,8 +803,8 @@ int mt_decode_cpus_start(struct mt_decode *d, unsigned int jobs)
 				      .progress = d->opts.progress ? &ws->prog : NULL,
 				      .images = calloc(d->nprocs + 1, sizeof(struct pt_image *)),
 				      .cache = calloc(1, sizeof(struct mt_funcs_cache)),
-				      .two_stages = two[i] };
-		if (two[i] && splits(d, jobs, log))
+				      .two_stages = stages[i] != ONE_THREAD };
+		if (stages[i] == BUSY && splits(d, jobs, log))
 			w->split_helpers = helpers > 1 ? helpers : 2;
 		if (!w->images || !w->cache ||
 		    pthread_create(&p->threads[p->nthreads], NULL, worker_main, w)) {
@@ -798,7 +815,7 @@ int mt_decode_cpus_start(struct mt_decode *d, unsigned int jobs)
 		p->unfinished++;
 	}
 	pthread_mutex_unlock(&p->lock);
-	free(two);
+	free(stages);
 	return 0;
 }
 
