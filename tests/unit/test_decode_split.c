@@ -160,7 +160,8 @@ static void same_calls(const struct calls *x, const struct mt_blk_stats *sx,
 {
 	size_t i = 0;
 
-	while (i < x->n && i < y->n && !memcmp(&x->v[i], &y->v[i], sizeof(x->v[i])))
+	while (i < x->n && i < y->n && x->v[i].kind == y->v[i].kind &&
+	       !memcmp(x->v[i].v, y->v[i].v, sizeof(x->v[i].v)))
 		i++;
 	MT_ASSERT_MSG(i == x->n && i == y->n,
 		      "call %zu of %zu and %zu differs: %c %" PRIx64 " %" PRIx64 " against %c %"
