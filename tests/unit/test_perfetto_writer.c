@@ -824,6 +824,34 @@ MT_TEST(write_error_is_reported)
 	MT_ASSERT_STREQ(err, "/dev/full: write failed: No space left on device");
 }
 
+/* A write that fails while later events are encoded (the sink writes
+ * full buffers on a thread of its own): a later call or the close reports
+ * it, with the file's error, and nothing is written after it. */
+MT_TEST(write_error_behind_the_encoding_is_reported)
+{
+	struct pf_writer *w;
+	char err[256];
+	int th, rc = 0;
+	uint64_t i;
+
+	if (access("/dev/full", W_OK))
+		mt_skip("no /dev/full");
+	MT_ASSERT_EQ(pf_writer_open(&w, "/dev/full", NULL, NULL, 0), 0);
+	MT_ASSERT_EQ(pf_writer_add_process(w, 1, "p", NULL, 0), 0);
+	th = pf_writer_add_thread(w, 1, 1, "t");
+	MT_ASSERT(th >= 0);
+	/* Some 8 MB of events: several buffers of 1 MiB. */
+	for (i = 0; i < 1000000 && !rc; i++) {
+		rc = pf_begin(w, th, 2 * i + 1, fn(w, "f"), 0);
+		if (!rc)
+			rc = pf_end(w, th, 2 * i + 2);
+	}
+	MT_ASSERT_EQ(pf_writer_close(w, 0, NULL, err, sizeof(err)), -EIO);
+	MT_ASSERT_STREQ(err, "/dev/full: write failed: No space left on device");
+	printf("# the error stopped the events after %" PRIu64 " pairs\n", i);
+	MT_ASSERT(rc != 0 && i < 1000000);
+}
+
 /*
  * Random call sequences, valid and invalid, on several threads with a small
  * depth cap: whatever the writer accepts, the file must import cleanly and

@@ -6,17 +6,152 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 enum { SINK_BUF = 1 << 20 };
 
+/* The writing thread and the buffer it writes (pf_sink.h). */
+struct pf_sink_out {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;	/* a buffer to write, written, or stop */
+	/* Under lock: the buffer being written, and how it went. */
+	const uint8_t *data;
+	size_t n;
+	bool busy, stop, failed;
+	char msg[160];
+	/* The caller's: the buffer not being filled, free once !busy. */
+	uint8_t *spare;
+	size_t spare_cap;
+};
+
 static int ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), m = strlen(suffix);
 
 	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* Writes N bytes at P to the file; MSG (160 bytes) says why it failed. */
+static int write_out(const struct pf_sink *s, const uint8_t *p, size_t n, char *msg)
+{
+	while (n) {
+		ssize_t k;
+
+		if (s->gz) {
+			unsigned int chunk = n > INT_MAX ? INT_MAX : (unsigned int)n;
+			int errnum;
+
+			k = gzwrite(s->gz, p, chunk);
+			if (k <= 0) {
+				snprintf(msg, 160, "gzip write failed: %s", gzerror(s->gz, &errnum));
+				return -EIO;
+			}
+		} else {
+			k = write(s->fd, p, n);
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k <= 0) {
+				snprintf(msg, 160, "write failed: %s",
+					 k < 0 ? strerror(errno) : "no progress");
+				return -EIO;
+			}
+		}
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+static void *writer_main(void *arg)
+{
+	struct pf_sink *s = arg;
+	struct pf_sink_out *o = s->out;
+	char msg[160];
+
+	pthread_mutex_lock(&o->lock);
+	for (;;) {
+		int rc;
+
+		while (!o->busy && !o->stop)
+			pthread_cond_wait(&o->cond, &o->lock);
+		if (!o->busy)
+			break;
+		pthread_mutex_unlock(&o->lock);
+		rc = write_out(s, o->data, o->n, msg);
+		pthread_mutex_lock(&o->lock);
+		if (rc && !o->failed) {
+			o->failed = true;
+			memcpy(o->msg, msg, sizeof(msg));
+		}
+		o->busy = false;
+		pthread_cond_broadcast(&o->cond);
+	}
+	pthread_mutex_unlock(&o->lock);
+	return NULL;
+}
+
+/* Starts the writing thread; without one the sink writes itself. */
+static void start_writer(struct pf_sink *s)
+{
+	struct pf_sink_out *o = calloc(1, sizeof(*o));
+
+	if (!o || !(o->spare = malloc(SINK_BUF))) {
+		free(o);
+		return;
+	}
+	o->spare_cap = SINK_BUF;
+	pthread_mutex_init(&o->lock, NULL);
+	pthread_cond_init(&o->cond, NULL);
+	s->out = o;
+	if (pthread_create(&o->thread, NULL, writer_main, s)) {
+		pthread_mutex_destroy(&o->lock);
+		pthread_cond_destroy(&o->cond);
+		free(o->spare);
+		free(o);
+		s->out = NULL;
+	}
+}
+
+/* Waits until nothing is being written; -EIO (msg set) when a write
+ * failed. */
+static int wait_written(struct pf_sink *s)
+{
+	struct pf_sink_out *o = s->out;
+
+	if (!o)
+		return s->failed ? -EIO : 0;
+	pthread_mutex_lock(&o->lock);
+	while (o->busy)
+		pthread_cond_wait(&o->cond, &o->lock);
+	if (o->failed && !s->failed) {
+		s->failed = 1;
+		memcpy(s->msg, o->msg, sizeof(s->msg));
+	}
+	pthread_mutex_unlock(&o->lock);
+	return s->failed ? -EIO : 0;
+}
+
+static void stop_writer(struct pf_sink *s)
+{
+	struct pf_sink_out *o = s->out;
+
+	if (!o)
+		return;
+	pthread_mutex_lock(&o->lock);
+	o->stop = true;
+	pthread_cond_broadcast(&o->cond);
+	pthread_mutex_unlock(&o->lock);
+	pthread_join(o->thread, NULL);
+	pthread_mutex_destroy(&o->lock);
+	pthread_cond_destroy(&o->cond);
+	free(o->spare);
+	free(o);
+	s->out = NULL;
 }
 
 int pf_sink_open(struct pf_sink *s, const char *path, int gzip_level)
@@ -44,6 +179,7 @@ int pf_sink_open(struct pf_sink *s, const char *path, int gzip_level)
 			goto fail;
 		}
 	}
+	start_writer(s);
 	return 0;
 fail:
 	free(s->buf);
@@ -52,45 +188,35 @@ fail:
 	return -EIO;
 }
 
-static int write_out(struct pf_sink *s, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t k;
-
-		if (s->gz) {
-			unsigned int chunk = n > INT_MAX ? INT_MAX : (unsigned int)n;
-			int errnum;
-
-			k = gzwrite(s->gz, p, chunk);
-			if (k <= 0) {
-				snprintf(s->msg, sizeof(s->msg), "gzip write failed: %s",
-					 gzerror(s->gz, &errnum));
-				return -EIO;
-			}
-		} else {
-			k = write(s->fd, p, n);
-			if (k < 0 && errno == EINTR)
-				continue;
-			if (k <= 0) {
-				snprintf(s->msg, sizeof(s->msg), "write failed: %s",
-					 k < 0 ? strerror(errno) : "no progress");
-				return -EIO;
-			}
-		}
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 int pf_sink_flush(struct pf_sink *s)
 {
-	if (s->failed)
+	struct pf_sink_out *o = s->out;
+	uint8_t *full = s->buf;
+	size_t cap = s->cap;
+
+	if (wait_written(s))
 		return -EIO;
-	if (write_out(s, s->buf, s->len)) {
-		s->failed = 1;
-		return -EIO;
+	if (!o) {
+		if (write_out(s, s->buf, s->len, s->msg)) {
+			s->failed = 1;
+			return -EIO;
+		}
+		s->len = 0;
+		return 0;
 	}
+	if (!s->len)
+		return 0;
+	/* The full buffer to the writing thread, the spare one to fill. */
+	pthread_mutex_lock(&o->lock);
+	o->data = full;
+	o->n = s->len;
+	o->busy = true;
+	pthread_cond_broadcast(&o->cond);
+	pthread_mutex_unlock(&o->lock);
+	s->buf = o->spare;
+	s->cap = o->spare_cap;
+	o->spare = full;
+	o->spare_cap = cap;
 	s->len = 0;
 	return 0;
 }
@@ -110,7 +236,8 @@ uint8_t *pf_sink_reserve_slow(struct pf_sink *s, size_t n)
 
 int pf_sink_write_direct(struct pf_sink *s, const void *p, size_t n)
 {
-	if (s->failed || write_out(s, p, n)) {
+	/* After what is being written, and as the only writer. */
+	if (wait_written(s) || write_out(s, p, n, s->msg)) {
 		s->failed = 1;
 		return -EIO;
 	}
@@ -121,6 +248,10 @@ int pf_sink_write_direct(struct pf_sink *s, const void *p, size_t n)
 int pf_sink_close(struct pf_sink *s)
 {
 	int ret = pf_sink_flush(s);
+
+	if (wait_written(s))
+		ret = -EIO;
+	stop_writer(s);
 
 	if (s->gz) {
 		int rc = gzclose(s->gz);	/* also closes fd */

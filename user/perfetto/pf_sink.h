@@ -1,5 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* Buffered output file for the trace writer: plain or gzip (zlib). */
+/*
+ * Buffered output file for the trace writer: plain or gzip (zlib). A full
+ * buffer is written out by a thread of the sink's own while the next one
+ * fills, so that the copy into the page cache, or gzip's compression,
+ * does not hold up the thread encoding the trace (the decoder's replay).
+ * A write error is reported by the next flush or by close.
+ */
 #ifndef MTRACE_PF_SINK_H
 #define MTRACE_PF_SINK_H
 
@@ -10,11 +16,14 @@
 
 #include <zlib.h>
 
+struct pf_sink_out;
+
 struct pf_sink {
 	int fd;
 	gzFile gz;		/* NULL: plain file */
-	uint8_t *buf;
+	uint8_t *buf;		/* being filled */
 	size_t len, cap;
+	struct pf_sink_out *out;	/* the writing thread (NULL: none) */
 	uint64_t total;		/* bytes accepted, before compression */
 	int failed;		/* an I/O error happened; msg says which */
 	char msg[160];
