@@ -41,7 +41,7 @@ struct tsc_mark {
 };
 
 /* Where one window of the stream ends and the next begins: a PSB, and the
- * end of its PSB+ (which the window before it holds too, see decode()). */
+ * end of its PSB+ (which the window before it holds too, see decode_piece()). */
 struct cut {
 	uint64_t psb, end;
 	bool on;		/* its PSB+ holds a FUP: packets are on */

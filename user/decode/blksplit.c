@@ -58,7 +58,7 @@ static void piece_free(struct piece *pc)
 	pc->spool = NULL;
 }
 
-/* Decodes piece I ahead into a spool of its own. */
+/* Decodes piece PC->index ahead into a spool of its own. */
 static void decode_ahead(struct helper *hp, struct piece *pc)
 {
 	const struct split *sp = hp->sp;
