@@ -1139,12 +1139,17 @@ void mt_blkdec_adopt(struct mt_blkdec *ahead, const struct mt_blkdec *before)
 	ahead->ahead = false;
 }
 
+/* The most the scan's arrays held: they never shrink, so their size now. */
+static uint64_t scan_held(const struct mt_blkdec *b)
+{
+	return b->sc.pcap * sizeof(*b->psbs) + b->sc.tcap * sizeof(*b->tscs) +
+	       b->sc.ccap * sizeof(*b->cuts);
+}
+
 void mt_blkdec_take_stats(struct mt_blkdec *b, struct mt_blk_stats *to)
 {
 	struct mt_blk_stats *s = b->stats;
-	uint64_t psbs = b->sc.npsbs - psbs_from(b, mt_blkdec_position(b)),
-		 held = b->sc.pcap * sizeof(*b->psbs) + b->sc.tcap * sizeof(*b->tscs) +
-			b->sc.ccap * sizeof(*b->cuts);
+	uint64_t psbs = b->sc.npsbs - psbs_from(b, mt_blkdec_position(b)), held = scan_held(b);
 
 	to->blocks += s->blocks;
 	to->insns += s->insns;
@@ -1153,7 +1158,6 @@ void mt_blkdec_take_stats(struct mt_blkdec *b, struct mt_blk_stats *to)
 	to->windows += s->windows;
 	to->psbs += psbs - b->psbs_taken;
 	b->psbs_taken = psbs;
-	/* The arrays never shrink: their size now is the most they held. */
 	if (held > to->scan_held)
 		to->scan_held = held;
 	if (!to->first_tsc)
@@ -1201,8 +1205,7 @@ int mt_blk_decode_stream(const struct pt_config *cfg, const struct mt_pt_source 
 	mt_interp_flush(b->q, 0);
 	stats->last_tsc = b->tsc;
 	stats->psbs = b->sc.npsbs;
-	stats->scan_held = b->sc.pcap * sizeof(*b->psbs) + b->sc.tcap * sizeof(*b->tscs) +
-			   b->sc.ccap * sizeof(*b->cuts);
+	stats->scan_held = scan_held(b);
 	mt_blkdec_free(b);
 	return rc;
 }

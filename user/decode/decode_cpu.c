@@ -480,6 +480,11 @@ static void h_gap(void *ctx, uint64_t tsc, uint32_t reason)
 	add(ctx, tsc, MT_OP_GAP, reason, 0);
 }
 
+static uint64_t pt_window(const struct mt_decode *d)
+{
+	return d->opts.pt_window ? d->opts.pt_window : DEFAULT_PT_WINDOW;
+}
+
 /* The stream's libipt side: blkdec.c into handler H. */
 struct stream_decoding {
 	struct worker *w;
@@ -497,8 +502,7 @@ static int decode_stream(struct stream_decoding *sd)
 {
 	const struct mt_decode *d = sd->w->d;
 
-	return mt_blk_decode_stream(&d->cfg, &sd->pr.src, &sd->scan.src, !d->cyc,
-				    d->opts.pt_window ? d->opts.pt_window : DEFAULT_PT_WINDOW,
+	return mt_blk_decode_stream(&d->cfg, &sd->pr.src, &sd->scan.src, !d->cyc, pt_window(d),
 				    NULL, d->iscache, sd->h, &sd->stats);
 }
 
@@ -581,7 +585,7 @@ static int decode_split(struct stream_decoding *sd, const struct mt_blk_handler 
 	const struct mt_decode *d = w->d;
 	const struct mt_blk_split s = {
 		.cfg = &d->cfg,
-		.window = d->opts.pt_window ? d->opts.pt_window : DEFAULT_PT_WINDOW,
+		.window = pt_window(d),
 		.piece = pt_piece(d),
 		.helpers = w->split_helpers,
 		.iscache = d->iscache,
