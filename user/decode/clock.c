@@ -8,21 +8,21 @@
 static void line_init(struct mt_clock_line *l, uint64_t tsc0, uint64_t ns0, __int128 num,
 		      uint64_t den)
 {
-	*l = (struct mt_clock_line){ tsc0, ns0, num, { 0 } };
+	*l = (struct mt_clock_line){ tsc0, ns0, num, { 0 }, 0, 0 };
 	if (den)
 		mt_udiv_init(&l->div, den);
+	if (num > 0 && num <= UINT64_MAX) {
+		l->num64 = (uint64_t)num;
+		l->max_delta = UINT64_MAX / l->num64;
+	}
 }
 
-/* Otherwise 128-bit arithmetic: no overflow, no floating-point rounding. */
-static uint64_t line_ns(const struct mt_clock_line *l, uint64_t tsc)
+/* When the product does not fit in 64 bits (or TSC is before the line's
+ * start): 128-bit arithmetic, no overflow, no floating-point rounding. */
+uint64_t mt_clock_line_ns_wide(const struct mt_clock_line *l, uint64_t tsc)
 {
-	uint64_t n;
-	__int128 ns;
+	__int128 ns = (__int128)l->ns0 + ((__int128)tsc - l->tsc0) * l->num / (__int128)l->div.den;
 
-	if (tsc >= l->tsc0 && l->num >= 0 && l->num <= UINT64_MAX &&
-	    !__builtin_mul_overflow(tsc - l->tsc0, (uint64_t)l->num, &n))
-		return l->ns0 + mt_udiv(&l->div, n);
-	ns = (__int128)l->ns0 + ((__int128)tsc - l->tsc0) * l->num / (__int128)l->div.den;
 	return ns < 0 ? 0 : (uint64_t)ns;
 }
 
@@ -52,25 +52,37 @@ void mt_clock_fini(struct mt_clock *c)
 	c->lines = NULL;
 }
 
-uint64_t mt_clock_ns(const struct mt_clock *c, uint64_t tsc)
+void mt_clock_find(const struct mt_clock *c, uint64_t tsc, struct mt_clock_piece *p)
 {
 	size_t lo = 0, hi;
 
-	if (c->n >= 2) {
-		/* The pair around tsc (or the first/last pair outside). */
-		hi = c->n - 1;
-		while (hi - lo > 1) {
-			size_t mid = lo + (hi - lo) / 2;
+	*p = (struct mt_clock_piece){ c->tsc_hz ? &c->rate : NULL, 0, UINT64_MAX };
+	if (c->n < 2)
+		return;
+	/* The pair around tsc (or the first/last pair outside): anchors[lo]
+	 * <= tsc < anchors[hi], but for the first and last pair, which the
+	 * times outside the anchors extend. */
+	hi = c->n - 1;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
 
-			if (c->anchors[mid].tsc <= tsc)
-				lo = mid;
-			else
-				hi = mid;
-		}
-		if (c->anchors[hi].tsc != c->anchors[lo].tsc)
-			return line_ns(&c->lines[lo], tsc);
+		if (c->anchors[mid].tsc <= tsc)
+			lo = mid;
+		else
+			hi = mid;
 	}
-	if (c->tsc_hz)
-		return line_ns(&c->rate, tsc);
-	return tsc;
+	if (lo)
+		p->lo = c->anchors[lo].tsc;
+	if (hi < c->n - 1)
+		p->hi = c->anchors[hi].tsc;
+	if (c->anchors[hi].tsc != c->anchors[lo].tsc)
+		p->line = &c->lines[lo];
+}
+
+uint64_t mt_clock_ns(const struct mt_clock *c, uint64_t tsc)
+{
+	struct mt_clock_piece p;
+
+	mt_clock_find(c, tsc, &p);
+	return mt_clock_piece_ns(&p, tsc);
 }

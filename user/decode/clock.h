@@ -16,6 +16,9 @@ struct mt_clock_line {
 	uint64_t tsc0, ns0;
 	__int128 num;
 	struct mt_udiv div;	/* by den */
+	/* The 64-bit product's range: (tsc - tsc0) * num fits for tsc - tsc0
+	 * <= max_delta (0 when num itself does not fit). */
+	uint64_t num64, max_delta;
 };
 
 struct mt_clock {
@@ -37,5 +40,30 @@ int mt_clock_init(struct mt_clock *c, const struct mt_bundle_clock_entry *anchor
 		  uint64_t tsc_hz);
 void mt_clock_fini(struct mt_clock *c);
 uint64_t mt_clock_ns(const struct mt_clock *c, uint64_t tsc);
+
+/*
+ * The line that converts every TSC in [lo, hi): the replay converts a
+ * million nearby times, and finds their line once instead of searching the
+ * anchors for each (mt_clock_find(), then mt_clock_piece_ns() while the
+ * times stay in the range). mt_clock_ns() is the same two steps.
+ */
+struct mt_clock_piece {
+	const struct mt_clock_line *line;	/* NULL: ns = tsc (no rate known) */
+	uint64_t lo, hi;
+};
+
+void mt_clock_find(const struct mt_clock *c, uint64_t tsc, struct mt_clock_piece *p);
+uint64_t mt_clock_line_ns_wide(const struct mt_clock_line *l, uint64_t tsc);
+
+static inline uint64_t mt_clock_piece_ns(const struct mt_clock_piece *p, uint64_t tsc)
+{
+	const struct mt_clock_line *l = p->line;
+
+	if (!l)
+		return tsc;
+	if (tsc >= l->tsc0 && tsc - l->tsc0 <= l->max_delta)
+		return l->ns0 + mt_udiv(&l->div, (tsc - l->tsc0) * l->num64);
+	return mt_clock_line_ns_wide(l, tsc);
+}
 
 #endif

@@ -258,6 +258,7 @@ struct merge {
 	uint64_t trig_ns;
 	struct ns_cache {
 		uint64_t tsc, ns;
+		struct mt_clock_piece piece;	/* the line of the last few */
 		int valid;
 	} at_cache, ev_cache;
 	/* The most bytes of segments each kind of queue held at once (its
@@ -301,18 +302,22 @@ static void enter_seg(struct merge *m, struct timeline *t)
 	mt_oplog_seek(&t->cursor, s->begin);
 }
 
+/* Events a replay queues ahead of the merge: peek() then finds the next
+ * one queued instead of resuming the replay for every event. */
+#define REPLAY_AHEAD 64
+
 /*
  * Replays the thread's ops (and, after the last, ends its frames) until
- * an event is queued, inferred frames are due, memory ran out or it has
- * no segment yet to go on with. Every replay runs through here; the first
- * of two queues nothing and runs to the end. One call for many ops: the
- * loop is the replay's hottest.
+ * REPLAY_AHEAD events are queued, inferred frames are due, memory ran out
+ * or it has no segment yet to go on with. Every replay runs through here;
+ * the first of two queues nothing and runs to the end. One call for many
+ * ops: the loop is the replay's hottest.
  */
 static void replay(struct merge *m, struct timeline *t)
 {
 	struct mt_op op;
 
-	while (t->queue_head == t->queue_len && !t->ndue && !t->oom && !t->done) {
+	while (t->queue_len - t->queue_head < REPLAY_AHEAD && !t->ndue && !t->oom && !t->done) {
 		if (!t->in_seg) {
 			if (t->seg < t->nsegs) {
 				enter_seg(m, t);
@@ -345,7 +350,12 @@ static void inline_event(void *ctx, const struct mt_ev *ev)
 {
 	struct replay *r = ctx;
 
-	mt_inl_event(&r->inl, &r->tl->cs, ev);
+	mt_inl_before(&r->inl, &r->tl->cs, ev);
+	/* The late sinks' queue called directly: every event comes here. */
+	if (r->inl.emit == queue_as_found)
+		enqueue(r->tl, ev);
+	else
+		r->inl.emit(r->inl.ctx, ev);
 }
 
 /* Starts a replay with EMIT receiving the events, or only the inferred
@@ -382,7 +392,8 @@ static void find_inferred(struct merge *m, struct timeline *t)
 /* The thread's next event, or NULL when it has none yet (or no more). */
 static const struct mt_ev *peek(struct merge *m, struct timeline *t)
 {
-	replay(m, t);
+	if (t->queue_head == t->queue_len)
+		replay(m, t);
 	if (t->ndue && t->queue_head == t->due_at) {
 		const struct inferred_frame *f = &t->inferred[t->due_first + t->ndue - 1];
 
@@ -403,13 +414,16 @@ static void consume(struct timeline *t)
 		t->queue_head++;
 }
 
-static uint64_t to_ns(const struct mt_decode *d, struct ns_cache *c, uint64_t tsc)
+static inline __attribute__((always_inline)) uint64_t to_ns(const struct mt_decode *d,
+							  struct ns_cache *c, uint64_t tsc)
 {
-	if (!c->valid || c->tsc != tsc) {
-		c->ns = mt_clock_ns(&d->clock, tsc);
-		c->tsc = tsc;
-		c->valid = 1;
-	}
+	if (c->valid && c->tsc == tsc)
+		return c->ns;
+	if (!c->valid || tsc < c->piece.lo || tsc >= c->piece.hi)
+		mt_clock_find(&d->clock, tsc, &c->piece);
+	c->valid = 1;
+	c->tsc = tsc;
+	c->ns = mt_clock_piece_ns(&c->piece, tsc);
 	return c->ns;
 }
 

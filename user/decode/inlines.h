@@ -102,15 +102,14 @@ void mt_inl_fini(struct mt_inl *in);
 /* Ends the inline frames open on call-stack frames deeper than DEPTH. */
 void mt_inl_end_above(struct mt_inl *in, size_t depth, uint64_t ts, unsigned int flags);
 
-/* Every event of the call stack CS goes through here on its way to the
- * consumer: an END first ends the inline frames of the frame it closes.
- * Inline: it runs for every event. */
-static inline void mt_inl_event(struct mt_inl *in, const struct mt_cs *cs, const struct mt_ev *ev)
+/* Every event of the call stack CS goes through here before the consumer
+ * gets it (the caller passes it on): an END first ends the inline frames
+ * of the frame it closes. Inline: it runs for every event. */
+static inline void mt_inl_before(struct mt_inl *in, const struct mt_cs *cs, const struct mt_ev *ev)
 {
 	/* The call stack pops before it emits: its depth is the one left. */
 	if (ev->kind == MT_EV_END && in->nopen && in->open[in->nopen - 1].depth > cs->depth)
 		mt_inl_end_above(in, cs->depth, ev->ts, MT_EV_INLINE | (ev->flags & MT_EV_TRUNCATED));
-	in->emit(in->ctx, ev);
 }
 /* mt_inl_at() past its checks. */
 void mt_inl_follow(struct mt_inl *in, const struct mt_cs *cs, uint64_t ts, uint64_t ip);

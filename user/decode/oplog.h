@@ -130,17 +130,30 @@ static inline void mt_oplog_seek(struct mt_oplog_cursor *c, size_t pos)
 	mt_oplog_rets_reset(&c->rets);
 }
 
+/* Most numbers take one or two bytes: those without the loop. */
 static inline uint64_t mt_oplog_varint(const uint8_t **b)
 {
-	uint64_t v = 0;
-	unsigned int shift = 0;
+	const uint8_t *p = *b;
+	uint64_t v = p[0];
+	unsigned int shift = 14;
 	uint8_t byte;
 
+	if (!(v & 0x80)) {
+		*b = p + 1;
+		return v;
+	}
+	v = (v & 0x7f) | (uint64_t)(p[1] & 0x7f) << 7;
+	if (!(p[1] & 0x80)) {
+		*b = p + 2;
+		return v;
+	}
+	p += 2;
 	do {
-		byte = *(*b)++;
+		byte = *p++;
 		v |= (uint64_t)(byte & 0x7f) << shift;
 		shift += 7;
 	} while (byte & 0x80);
+	*b = p;
 	return v;
 }
 
