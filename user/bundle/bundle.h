@@ -240,6 +240,10 @@ struct mt_bundle_stream;
 int mt_bundle_pt_stream_open(struct mt_bundle_reader *r, size_t i, struct mt_bundle_stream **out);
 ssize_t mt_bundle_stream_read(struct mt_bundle_stream *st, uint8_t *buf, size_t n);
 const char *mt_bundle_stream_errmsg(const struct mt_bundle_stream *st);
+/* Reads ST through to its end, holding none of it: its length in *LEN;
+ * 0, or a negative errno with the stream's message. Streams of one
+ * reader may be drained on several threads at once. */
+int mt_bundle_stream_drain(struct mt_bundle_stream *st, uint64_t *len);
 void mt_bundle_stream_close(struct mt_bundle_stream *st);
 /* Reads CPU i's PT through that way, for its errors (the reader's
  * message) and its length in *LEN, holding none of it. */

@@ -209,25 +209,32 @@ void mt_bundle_stream_close(struct mt_bundle_stream *st)
 	free(st);
 }
 
-int mt_bundle_pt_check(struct mt_bundle_reader *r, size_t i, uint64_t *len)
+int mt_bundle_stream_drain(struct mt_bundle_stream *st, uint64_t *len)
 {
 	const size_t step = (size_t)256 << 10;
-	struct mt_bundle_stream *st;
-	uint8_t *buf;
+	uint8_t *buf = malloc(step);
 	ssize_t n = 0;
+
+	*len = 0;
+	if (!buf)
+		return st_err(st, -ENOMEM, "out of memory", "");
+	while ((n = mt_bundle_stream_read(st, buf, step)) > 0)
+		*len += (uint64_t)n;
+	free(buf);
+	return n < 0 ? (int)n : 0;
+}
+
+int mt_bundle_pt_check(struct mt_bundle_reader *r, size_t i, uint64_t *len)
+{
+	struct mt_bundle_stream *st;
 	int rc = mt_bundle_pt_stream_open(r, i, &st);
 
 	*len = 0;
 	if (rc < 0)
 		return rc;
-	buf = malloc(step);
-	while (buf && (n = mt_bundle_stream_read(st, buf, step)) > 0)
-		*len += (uint64_t)n;
-	if (!buf)
-		rc = rd_err(r, st->s, -ENOMEM, "out of memory");
-	else if (n < 0)
-		rc = rd_stream_err(r, st, (int)n);
-	free(buf);
+	rc = mt_bundle_stream_drain(st, len);
+	if (rc < 0)
+		rd_stream_err(r, st, rc);
 	mt_bundle_stream_close(st);
 	return rc;
 }

@@ -107,6 +107,14 @@ nomem:
 	return mt_errmsg(err, errlen, ENOMEM, "out of memory adding the kernel text to the images");
 }
 
+/* The jobs asked for (mt_decode_opts.jobs), or one per online CPU. */
+static unsigned int jobs_wanted(const struct mt_decode *d)
+{
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return d->opts.jobs ? d->opts.jobs : (online > 0 ? (unsigned int)online : 1);
+}
+
 static int load_cpus(struct mt_decode *d, char *err, size_t errlen)
 {
 	d->ncpus = mt_bundle_pt_count(d->r);
@@ -115,24 +123,15 @@ static int load_cpus(struct mt_decode *d, char *err, size_t errlen)
 		return mt_errmsg(err, errlen, ENOMEM, "out of memory for %zu PT streams", d->ncpus);
 	for (size_t i = 0; i < d->ncpus; i++) {
 		struct mt_bundle_pt_desc pt;
-		uint64_t size;
 		int rc = mt_bundle_pt_desc(d->r, i, &pt);
 
 		if (rc < 0)
 			return mt_errmsg(err, errlen, -rc, "PT data of stream %zu: %s", i,
 					 mt_bundle_reader_errmsg(d->r));
-		/* Read through now for its errors; decoding reads it again,
-		 * a window at a time. */
-		rc = mt_bundle_pt_check(d->r, i, &size);
-		if (rc < 0)
-			return mt_errmsg(err, errlen, -rc, "PT data of stream %zu: %s", i,
-					 mt_bundle_reader_errmsg(d->r));
 		d->cpus[i].cpu = pt.cpu;
-		d->cpus[i].len = (size_t)size;
-		d->stats.pt_bytes += size;
 	}
 	d->stats.cpus = d->ncpus;
-	return 0;
+	return mt_decode_check_streams(d, jobs_wanted(d), err, errlen);
 }
 
 static struct mt_task fallback_task(const struct mt_decode *d, uint32_t target)
@@ -238,8 +237,7 @@ uint64_t mt_decode_place_trigger(const struct mt_decode *d, int *final)
 
 int mt_decode_run(struct mt_decode *d, const struct mt_decode_sink *sink)
 {
-	long online = sysconf(_SC_NPROCESSORS_ONLN);
-	unsigned int jobs = d->opts.jobs ? d->opts.jobs : (online > 0 ? (unsigned int)online : 1);
+	unsigned int jobs = jobs_wanted(d);
 	int rc;
 
 	/* A stream uses two jobs at most (decode_cpu.c), but for a busy one

@@ -129,6 +129,9 @@ static inline int mt_decode_selected(const uint32_t *list, size_t n, uint32_t v)
 			return 1;
 	return !list || !n;
 }
+/* Reads every CPU stream through, on up to JOBS threads, for its errors
+ * (the first stream's to fail is reported) and its length (ptcheck.c). */
+int mt_decode_check_streams(struct mt_decode *d, unsigned int jobs, char *err, size_t errlen);
 /* Starts a decoding thread per CPU stream, JOBS of them decoding at once
  * (some streams get a second thread: mt_decode_opts.jobs); -1 when none
  * could start. */
