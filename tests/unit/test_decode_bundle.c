@@ -375,6 +375,35 @@ MT_TEST(perfetto_adapter_errors_are_errnos)
 	mt_bundle_close(r);
 }
 
+static int full_disk_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns,
+			   const struct mt_ev *ev)
+{
+	int *calls = ctx;
+
+	(void)pid, (void)tid, (void)ns, (void)ev;
+	return ++*calls == 3 ? -ENOSPC : 0;
+}
+
+/* A sink's failure ends the run with the sink's value, and is the sink's to
+ * explain: the decoder has nothing to say (mt_decode_error()), with the
+ * replay following the decoding and without. */
+MT_TEST(a_sink_failure_is_not_the_decoders)
+{
+	for (int late = 0; late <= 1; late++) {
+		int calls = 0;
+		struct mt_decode_sink sink = { NULL, full_disk_event, NULL, &calls, late };
+		struct mt_bundle_reader *r;
+		struct mt_decode *d;
+
+		open_bundle(&r, &d);
+		MT_ASSERT_EQ(mt_decode_run(d, &sink), -ENOSPC);
+		MT_ASSERT_EQ(calls, 3);
+		MT_ASSERT_MSG(!mt_decode_error(d)[0], "late %d: '%s'", late, mt_decode_error(d));
+		mt_decode_free(d);
+		mt_bundle_close(r);
+	}
+}
+
 static int balanced_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns,
 			  const struct mt_ev *ev)
 {

@@ -3,7 +3,8 @@
  * The decoder reads every PT stream through when it opens (ptcheck.c), on
  * up to its jobs' threads at once: the lengths must be the streams', and a
  * bundle with damaged streams must give the same error whatever the jobs,
- * the first damaged stream's, as a reading in order gives.
+ * the first damaged stream's, as a reading in order gives. A stream that
+ * fails when decoding reads it again fails the run with its own error.
  */
 #include "../lib/mt_test.h"
 #include "test_bundle_sample.h"
@@ -142,4 +143,60 @@ MT_TEST(the_first_damaged_stream_is_reported_whatever_the_jobs)
 		}
 	}
 	unlink(path);
+}
+
+static int no_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const struct mt_ev *ev)
+{
+	(void)ctx;
+	(void)pid;
+	(void)tid;
+	(void)ns;
+	(void)ev;
+	return 0;
+}
+
+/* A stream that cannot be read again once decoding starts (the file cut
+ * short after the open-time read): the run fails with that stream's errno
+ * and says why in one line, the first such stream's (the run once turned
+ * it into -ENOMEM with no message at all). */
+MT_TEST(a_stream_unreadable_while_decoding_is_reported)
+{
+	static const unsigned int jobs[] = { 1, 2, 6 };
+	char path[256], err[512];
+
+	for (size_t j = 0; j < sizeof(jobs) / sizeof(jobs[0]); j++) {
+		struct mt_decode_opts o = { .jobs = jobs[j] };
+		struct mt_decode_sink sink = { .event = no_event, .late_inferred = 1 };
+		struct mt_bundle_reader *r;
+		struct mt_decode *d;
+		uint64_t off[64];
+		uint8_t *buf;
+		size_t len, n, pt = 0;
+
+		sample_tmp(path, sizeof(path), "ptcheck");
+		write_streams(path);
+		buf = sample_load(path, &len);
+		n = sample_offsets(buf, len, off, 64);
+		MT_ASSERT_MSG(mt_bundle_open(&r, path, err, sizeof(err)) == 0, "%s", err);
+		MT_ASSERT_MSG(mt_decode_open(&d, r, &o, err, sizeof(err)) == 0, "%s", err);
+		/* Cut inside the third stream's payload. */
+		for (size_t s = 0; s < n; s++) {
+			struct mt_bundle_shdr h;
+
+			memcpy(&h, buf + off[s], sizeof(h));
+			if (h.type == MT_BUNDLE_SEC_PT_DATA && pt++ == 2) {
+				MT_ASSERT_EQ(truncate(path, (off_t)(off[s] + h.shdr_size + h.desc_size + 10)), 0);
+				break;
+			}
+		}
+		MT_ASSERT_EQ(pt, 3);
+		MT_ASSERT_EQ(mt_decode_run(d, &sink), -EIO);
+		MT_ASSERT_MSG(strstr(mt_decode_error(d), "PT data of stream 2: ") &&
+				      strstr(mt_decode_error(d), "the file is shorter than when it was opened"),
+			      "%u jobs: '%s'", jobs[j], mt_decode_error(d));
+		mt_decode_free(d);
+		mt_bundle_close(r);
+		free(buf);
+		unlink(path);
+	}
 }

@@ -138,10 +138,11 @@ static int collect(const char *path, const struct report_args *a, struct mt_repo
 		if (!rc)
 			rc = mt_report_finish(rep, d, r);
 	}
+	if (rc && !mt_decode_error(d)[0])
+		cli_err("%s: out of memory", path);
 	mt_decode_free(d);
 	mt_bundle_close(r);
 	if (rc) {
-		cli_err("%s: out of memory", path);
 		mt_report_free(rep);
 		return 1;
 	}

@@ -113,7 +113,7 @@ static int run_text(struct mt_decode *d, struct mt_bundle_reader *r, const char 
 		e = errno;
 	if (of)
 		return finish_output(of, output, rc, e);
-	if (rc || e)
+	if ((rc && !mt_decode_error(d)[0]) || e)
 		cli_err("writing standard output failed%s%s", e ? ": " : "", e ? strerror(e) : "");
 	return rc || e ? CLI_EXIT_FAIL : 0;
 }
@@ -203,7 +203,7 @@ static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r, const c
 	end = end < mt_pfout_end_ns(&po) ? end : mt_pfout_end_ns(&po);
 	if (!rc)
 		rc = mt_pfout_finish(&po, end);
-	if (rc)
+	if (rc && !mt_decode_error(d)[0])
 		cli_err("%s", po.err[0] ? po.err : pf_writer_error(w));
 	if (pf_writer_close(w, end, &st, err, sizeof(err)) < 0 && !rc) {
 		cli_err("%s", err);

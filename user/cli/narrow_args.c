@@ -110,13 +110,18 @@ int narrow_run(struct mt_decode *d, const struct decode_request *q,
 	struct mt_decode_sink ns;
 	int rc;
 
-	if (!mt_narrow_active(&q->narrow))
-		return mt_decode_run(d, sink);
-	mt_narrow_init(&n, d, &q->narrow, sink);
-	ns = mt_narrow_sink(&n);
-	rc = mt_narrow_run(&n, &ns);
-	if (end)
-		*end = mt_narrow_end_ns(&n, *end);
-	mt_narrow_fini(&n);
+	if (!mt_narrow_active(&q->narrow)) {
+		rc = mt_decode_run(d, sink);
+	} else {
+		mt_narrow_init(&n, d, &q->narrow, sink);
+		ns = mt_narrow_sink(&n);
+		rc = mt_narrow_run(&n, &ns);
+		if (end)
+			*end = mt_narrow_end_ns(&n, *end);
+		mt_narrow_fini(&n);
+	}
+	/* The decoder's own failure (a sink's is the caller's to tell). */
+	if (rc && mt_decode_error(d)[0])
+		cli_err("%s", mt_decode_error(d));
 	return rc;
 }

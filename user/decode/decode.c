@@ -238,7 +238,8 @@ uint64_t mt_decode_place_trigger(const struct mt_decode *d, int *final)
 int mt_decode_run(struct mt_decode *d, const struct mt_decode_sink *sink)
 {
 	unsigned int jobs = jobs_wanted(d);
-	int rc;
+	char why[sizeof(d->errmsg)];
+	int rc, join;
 
 	/* A stream uses two jobs at most (decode_cpu.c), but for a busy one
 	 * split into pieces, which then has fewer helpers than it could. */
@@ -246,11 +247,17 @@ int mt_decode_run(struct mt_decode *d, const struct mt_decode_sink *sink)
 		jobs = d->ncpus ? 2 * (unsigned int)d->ncpus : 1;
 	d->streaming = sink->late_inferred;
 	d->pipe.log_limit = d->opts.stream_window ? d->opts.stream_window : STREAM_LOG_LIMIT;
+	d->errmsg[0] = 0;
 	rc = mt_decode_cpus_start(d, jobs);
-	if (!rc)
+	if (rc)
+		snprintf(d->errmsg, sizeof(d->errmsg), "out of memory starting to decode");
+	else
 		rc = mt_decode_threads(d, sink);
-	if (mt_decode_cpus_join(d, rc != 0) && !rc)
-		rc = -ENOMEM;
+	join = mt_decode_cpus_join(d, rc != 0, why, sizeof(why));
+	if (join && !rc) {
+		rc = join;
+		snprintf(d->errmsg, sizeof(d->errmsg), "%s", why);
+	}
 	for (size_t i = 0; i < d->ncpus; i++) {
 		const struct mt_blk_stats *s = &d->cpus[i].stats;
 
@@ -306,6 +313,11 @@ void mt_decode_free(struct mt_decode *d)
 	mt_funcs_fini(&d->funcs);
 	mt_bincache_fini(&d->bins);
 	free(d);
+}
+
+const char *mt_decode_error(const struct mt_decode *d)
+{
+	return d->errmsg;
 }
 
 const struct mt_decode_stats *mt_decode_get_stats(const struct mt_decode *d)

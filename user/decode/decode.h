@@ -168,6 +168,10 @@ int mt_decode_open(struct mt_decode **out, struct mt_bundle_reader *r,
  * non-zero value, -ENOMEM, or the negative errno of a PT stream that could
  * not be read again (mt_decode_open() read each one through). */
 int mt_decode_run(struct mt_decode *d, const struct mt_decode_sink *sink);
+/* Why mt_decode_run() failed, when it did of itself (a stream it could
+ * not read again, no memory): one line; "" when it did not (a sink's
+ * value is the sink's to explain). */
+const char *mt_decode_error(const struct mt_decode *d);
 void mt_decode_free(struct mt_decode *d);
 
 const struct mt_decode_stats *mt_decode_get_stats(const struct mt_decode *d);

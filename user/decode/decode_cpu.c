@@ -21,6 +21,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -661,15 +662,26 @@ static void decode_one(struct worker *w)
 	mt_pt_reader_init(scan, w->d->r, (size_t)(log - w->d->cpus), log->len);
 	rc = decode_stages(&sd, &h, &other_ns);
 	log->stats = sd.stats;
-	if (rc < 0)
-		log->failed = pr->err ? pr->err : scan->err ? scan->err : -ENOMEM;
+	if (rc < 0) {
+		const struct mt_pt_reader *bad = pr->err ? pr : scan->err ? scan : NULL;
+
+		log->failed = bad ? bad->err : -ENOMEM;
+		if (bad)
+			snprintf(log->errmsg, sizeof(log->errmsg), "%s", bad->errmsg);
+		else
+			snprintf(log->errmsg, sizeof(log->errmsg),
+				 "out of memory decoding the PT of CPU %u", log->cpu);
+	}
 	log->pt_held = pr->cap;
 	log->scan_held = log->stats.scan_held + scan->cap;
 	mt_pt_reader_fini(pr);
 	mt_pt_reader_fini(scan);
 	close_seg(w, last_tsc(w, 0));
-	if (w->sb.err && !log->failed)
+	if (w->sb.err && !log->failed) {
 		log->failed = w->sb.err;
+		snprintf(log->errmsg, sizeof(log->errmsg), "context switches of CPU %u: %s",
+			 log->cpu, strerror(-w->sb.err));
+	}
 	log->sb_rewinds = w->sb.rewinds;
 	mt_sb_view_close(&w->sb);
 	if (w->progress)
@@ -823,7 +835,7 @@ int mt_decode_cpus_start(struct mt_decode *d, unsigned int jobs)
 	return 0;
 }
 
-int mt_decode_cpus_join(struct mt_decode *d, int stop)
+int mt_decode_cpus_join(struct mt_decode *d, int stop, char *why, size_t whylen)
 {
 	struct mt_pipe *p = &d->pipe;
 	struct workers *ws = p->workers;
@@ -846,11 +858,17 @@ int mt_decode_cpus_join(struct mt_decode *d, int stop)
 		free(ws->w[i].images);
 		free(ws->w[i].cache);
 	}
-	for (size_t i = 0; i < d->ncpus; i++)
-		if (d->cpus[i].failed)
-			ret = d->cpus[i].failed;
-		else if (d->cpus[i].oom || d->cpus[i].ops.oom)
+	for (size_t i = 0; i < d->ncpus && !ret; i++) {
+		const struct mt_cpu_log *c = &d->cpus[i];
+
+		if (c->failed) {
+			ret = c->failed;
+			snprintf(why, whylen, "%s", c->errmsg);
+		} else if (c->oom || c->ops.oom) {
 			ret = -ENOMEM;
+			snprintf(why, whylen, "out of memory decoding the PT of CPU %u", c->cpu);
+		}
+	}
 	pthread_mutex_destroy(&ws->prog.lock);
 	free(ws->w);
 	free(ws);

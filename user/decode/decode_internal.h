@@ -47,6 +47,7 @@ struct mt_cpu_log {
 	uint64_t clamped;	/* times outside their stretch's bounds */
 	int oom;
 	int failed;		/* negative errno: the PT could not be read or decoded */
+	char errmsg[256];	/* why, when it failed */
 	size_t scan_held;	/* at most what its scan held: marks, offsets, PT */
 	size_t pt_held;		/* most of its PT in memory at once */
 	uint64_t sb_rewinds;	/* its switches read over (mt_sb_view) */
@@ -118,6 +119,7 @@ struct mt_decode {
 	struct mt_bundle_trigger trigger;
 	uint64_t trigger_at;	/* TSC the trigger is placed at (decode.c) */
 	struct mt_decode_stats stats;
+	char errmsg[256];	/* why mt_decode_run() failed (mt_decode_error()) */
 };
 
 const struct mt_proc *mt_decode_proc(const struct mt_decode *d, uint32_t pid);
@@ -136,11 +138,13 @@ int mt_decode_check_streams(struct mt_decode *d, unsigned int jobs, char *err, s
  * (some streams get a second thread: mt_decode_opts.jobs); -1 when none
  * could start. */
 int mt_decode_cpus_start(struct mt_decode *d, unsigned int jobs);
-/* Waits for them (after telling them to stop when STOP); -1 when a stream
- * ran out of memory. */
-int mt_decode_cpus_join(struct mt_decode *d, int stop);
+/* Waits for them (after telling them to stop when STOP); 0, or the first
+ * failed stream's negative errno (-ENOMEM when one ran out of memory) with
+ * why in WHY. */
+int mt_decode_cpus_join(struct mt_decode *d, int stop, char *why, size_t whylen);
 /* Rebuilds every thread's call stack and feeds the sink in time order,
- * from the segments the decoding threads hand over. */
+ * from the segments the decoding threads hand over; on a failure of its
+ * own (not a sink's) says why in mt_decode.errmsg. */
 int mt_decode_threads(struct mt_decode *d, const struct mt_decode_sink *sink);
 /* Where the trigger goes among the events, from the probe hits found so
  * far; FINAL when no later one can be found (call with the lock held). */

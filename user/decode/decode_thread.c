@@ -27,6 +27,7 @@
 #include "util/mt_index_map.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -253,7 +254,7 @@ struct merge {
 	size_t nprocs, procs_cap;
 	struct mt_index_map proc_ids;	/* pid -> index in procs */
 	int final;		/* every segment taken and given to its thread */
-	int sink_rc;		/* what the sink's thread() returned */
+	int sink_rc;		/* what a sink's call that failed returned */
 	int trig_pending;
 	uint64_t trig_ns;
 	struct ns_cache {
@@ -741,7 +742,7 @@ static int merge_upto(struct merge *m, uint64_t bound, int trig_final)
 		      (best_ev->flags & MT_EV_TRUNCATED)))) {
 			m->trig_pending = 0;
 			if ((rc = sink->trigger(sink->ctx, m->trig_ns, &d->trigger)))
-				return rc;
+				return m->sink_rc = rc;
 		}
 		if (!best)
 			return 0;
@@ -749,7 +750,7 @@ static int merge_upto(struct merge *m, uint64_t bound, int trig_final)
 				 best_ev->ts == best_at ? at_ns : to_ns(d, &m->ev_cache, best_ev->ts),
 				 best_ev);
 		if (rc)
-			return rc;
+			return m->sink_rc = rc;
 		best->merged_tsc = best_at;
 		consume(best);
 		d->stats.events++;
@@ -772,7 +773,7 @@ static int start_batch(struct merge *m)
 		if (t->oom)
 			return -ENOMEM;
 		if (m->sink->thread && (rc = m->sink->thread(m->sink->ctx, t->task.pid, t->task.tid)))
-			return rc;
+			return m->sink_rc = rc;
 	}
 	return 0;
 }
@@ -856,6 +857,12 @@ static void wait_handover(struct mt_decode *d, uint64_t seen)
 	p->stuck = 0;
 }
 
+static int out_of_memory(struct mt_decode *d)
+{
+	snprintf(d->errmsg, sizeof(d->errmsg), "out of memory replaying the threads");
+	return -ENOMEM;
+}
+
 int mt_decode_threads(struct mt_decode *d, const struct mt_decode_sink *sink)
 {
 	struct merge m = { .d = d, .sink = sink };
@@ -865,7 +872,7 @@ int mt_decode_threads(struct mt_decode *d, const struct mt_decode_sink *sink)
 
 	m.cpus = calloc(d->ncpus ? d->ncpus : 1, sizeof(*m.cpus));
 	if (!m.cpus)
-		return -ENOMEM;
+		return out_of_memory(d);
 	m.trig_pending = d->have_trigger && sink->trigger;
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
@@ -896,5 +903,6 @@ int mt_decode_threads(struct mt_decode *d, const struct mt_decode_sink *sink)
 	pthread_mutex_unlock(&p->lock);
 	d->stats.threads = m.ntls;
 	free_merge(&m);
-	return rc;
+	/* Every failure of the merge's own is an allocation's. */
+	return rc && !m.sink_rc ? out_of_memory(d) : rc;
 }

@@ -35,7 +35,7 @@ static int fail(struct mt_pt_reader *pr, int err)
 {
 	if (!pr->err) {
 		pr->err = err;
-		snprintf(pr->errmsg, sizeof(pr->errmsg), "PT of stream %zu: %s", pr->index,
+		snprintf(pr->errmsg, sizeof(pr->errmsg), "PT data of stream %zu: %s", pr->index,
 			 pr->st ? mt_bundle_stream_errmsg(pr->st)
 				: mt_bundle_reader_errmsg(pr->r));
 	}
