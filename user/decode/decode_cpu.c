@@ -507,6 +507,12 @@ static int decode_stream(struct stream_decoding *sd)
 				    NULL, d->iscache, sd->h, &sd->stats);
 }
 
+/* Why a stream failed when its memory ran out. */
+static void no_memory(const struct mt_cpu_log *log, char *why, size_t len)
+{
+	snprintf(why, len, "out of memory decoding the PT of CPU %u", log->cpu);
+}
+
 static void *stream_decoding_main(void *arg)
 {
 	struct stream_decoding *sd = arg;
@@ -669,8 +675,7 @@ static void decode_one(struct worker *w)
 		if (bad)
 			snprintf(log->errmsg, sizeof(log->errmsg), "%s", bad->errmsg);
 		else
-			snprintf(log->errmsg, sizeof(log->errmsg),
-				 "out of memory decoding the PT of CPU %u", log->cpu);
+			no_memory(log, log->errmsg, sizeof(log->errmsg));
 	}
 	log->pt_held = pr->cap;
 	log->scan_held = log->stats.scan_held + scan->cap;
@@ -866,7 +871,7 @@ int mt_decode_cpus_join(struct mt_decode *d, int stop, char *why, size_t whylen)
 			snprintf(why, whylen, "%s", c->errmsg);
 		} else if (c->oom || c->ops.oom) {
 			ret = -ENOMEM;
-			snprintf(why, whylen, "out of memory decoding the PT of CPU %u", c->cpu);
+			no_memory(c, why, whylen);
 		}
 	}
 	pthread_mutex_destroy(&ws->prog.lock);
