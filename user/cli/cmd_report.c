@@ -134,7 +134,7 @@ static int collect(const char *path, const struct report_args *a, struct mt_repo
 	} else {
 		rep->label = path;
 		sink = mt_report_sink(rep, mt_decode_label, d);
-		rc = narrow_run(d, &a->q, &sink, NULL);
+		rc = narrow_run(d, path, &a->q, &sink, NULL);
 		if (!rc)
 			rc = mt_report_finish(rep, d, r);
 	}

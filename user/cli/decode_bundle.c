@@ -93,7 +93,6 @@ static int run_text(struct mt_decode *d, struct mt_bundle_reader *r, const char 
 	int rc, e = 0;
 
 	(void)r;
-	(void)name;
 	if (!output)
 		of = NULL;
 	if (of) {
@@ -106,7 +105,7 @@ static int run_text(struct mt_decode *d, struct mt_bundle_reader *r, const char 
 	}
 	inner = mt_textout_sink(&t);
 	sink = decode_report_sink(rep, &inner);
-	rc = narrow_run(d, q, &sink, NULL);
+	rc = narrow_run(d, name, q, &sink, NULL);
 	if (fflush(t.out) || ferror(t.out))
 		e = errno ? errno : EIO;
 	if (t.out != stdout && fclose(t.out) && !e)
@@ -137,7 +136,7 @@ static int run_svg(struct mt_decode *d, struct mt_bundle_reader *r, const char *
 	}
 	inner = mt_svg_sink(g, mt_decode_label, d);
 	sink = decode_report_sink(rep, &inner);
-	rc = narrow_run(d, q, &sink, NULL);
+	rc = narrow_run(d, name, q, &sink, NULL);
 	if (!rc) {
 		out = fopen(of->write_path, "w");
 		e = out ? 0 : errno;
@@ -181,7 +180,6 @@ static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r, const c
 	uint64_t end = UINT64_MAX;
 	int rc;
 
-	(void)name;
 	if (!output)
 		output = "-";
 	pf_options_init(&o);
@@ -199,7 +197,7 @@ static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r, const c
 	rc = mt_pfout_init(&po, d, r, w, &inner);
 	sink = decode_report_sink(rep, &inner);
 	if (!rc)
-		rc = narrow_run(d, q, &sink, &end);
+		rc = narrow_run(d, name, q, &sink, &end);
 	end = end < mt_pfout_end_ns(&po) ? end : mt_pfout_end_ns(&po);
 	if (!rc)
 		rc = mt_pfout_finish(&po, end);

@@ -103,7 +103,7 @@ void narrow_decode_opts(const struct decode_request *q, struct mt_decode_opts *o
 	o->ntids = q->ntids;
 }
 
-int narrow_run(struct mt_decode *d, const struct decode_request *q,
+int narrow_run(struct mt_decode *d, const char *name, const struct decode_request *q,
 	       const struct mt_decode_sink *sink, uint64_t *end)
 {
 	struct mt_narrow n;
@@ -120,8 +120,7 @@ int narrow_run(struct mt_decode *d, const struct decode_request *q,
 			*end = mt_narrow_end_ns(&n, *end);
 		mt_narrow_fini(&n);
 	}
-	/* The decoder's own failure (a sink's is the caller's to tell). */
 	if (rc && mt_decode_error(d)[0])
-		cli_err("%s", mt_decode_error(d));
+		cli_err("%s: %s", name, mt_decode_error(d));
 	return rc;
 }

@@ -28,9 +28,11 @@ extern const char narrow_help[];
 int narrow_option(int c, const char *arg, struct decode_request *q);
 /* The decoder's share of Q's narrowing (CPUs and threads) into O. */
 void narrow_decode_opts(const struct decode_request *q, struct mt_decode_opts *o);
-/* Runs D into SINK through Q's narrowing; *END (if given) becomes where
- * open frames end, the output's own choice capped by the window. */
-int narrow_run(struct mt_decode *d, const struct decode_request *q,
+/* Runs D (decoding the bundle NAME) into SINK through Q's narrowing; *END
+ * (if given) becomes where open frames end, the output's own choice capped
+ * by the window. A failure of the decoder's own is told here, a sink's is
+ * the caller's to tell. */
+int narrow_run(struct mt_decode *d, const char *name, const struct decode_request *q,
 	       const struct mt_decode_sink *sink, uint64_t *end);
 
 #endif

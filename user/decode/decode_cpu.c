@@ -786,10 +786,10 @@ int mt_decode_cpus_start(struct mt_decode *d, unsigned int jobs)
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
 	/* A split stream's helpers: a job each, as many as the cores. */
 	unsigned int helpers = online > 0 && (unsigned long)online < jobs ? (unsigned int)online : jobs;
+	uint8_t *stages;
 
 	if (helpers > MAX_SPLIT_HELPERS)
 		helpers = MAX_SPLIT_HELPERS;
-	uint8_t *stages;
 
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->progress, NULL);

@@ -5,12 +5,15 @@
  * window at a time). The streams are independent and a snapshot of many
  * CPUs holds gigabytes of compressed PT, so up to JOBS threads read them
  * at once; the error reported is the first stream's to fail, as one
- * thread reading them in order would report.
+ * thread reading them in order would report, and no stream after it is
+ * begun (a damaged snapshot is told at once, not after the rest).
  */
 #include "decode/decode_internal.h"
 #include "util/errmsg.h"
 
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -24,7 +27,8 @@ struct checks {
 	struct mt_bundle_reader *r;
 	struct stream_check *c;
 	size_t n, next;
-	pthread_mutex_t lock;	/* next, and the reader's message on open */
+	size_t first_failed;	/* N when none has */
+	pthread_mutex_t lock;	/* next, first_failed, the reader's message */
 };
 
 static void check_one(struct checks *k, size_t i)
@@ -49,14 +53,18 @@ static void check_one(struct checks *k, size_t i)
 static void *check_main(void *arg)
 {
 	struct checks *k = arg;
+	size_t i = SIZE_MAX;	/* the stream just read */
 
 	for (;;) {
-		size_t i;
+		bool more;
 
 		pthread_mutex_lock(&k->lock);
+		if (i != SIZE_MAX && k->c[i].rc < 0 && i < k->first_failed)
+			k->first_failed = i;
 		i = k->next++;
+		more = i < k->n && i < k->first_failed;
 		pthread_mutex_unlock(&k->lock);
-		if (i >= k->n)
+		if (!more)
 			return NULL;
 		check_one(k, i);
 	}
@@ -65,7 +73,7 @@ static void *check_main(void *arg)
 int mt_decode_check_streams(struct mt_decode *d, unsigned int jobs, char *err, size_t errlen)
 {
 	struct checks k = { d->r, calloc(d->ncpus ? d->ncpus : 1, sizeof(*k.c)), d->ncpus, 0,
-			    PTHREAD_MUTEX_INITIALIZER };
+			    d->ncpus, PTHREAD_MUTEX_INITIALIZER };
 	pthread_t *th = jobs > 1 ? calloc(jobs - 1, sizeof(*th)) : NULL;
 	unsigned int started = 0;
 	int rc = 0;
