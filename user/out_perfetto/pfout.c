@@ -49,13 +49,6 @@ static int declare_process(struct mt_pfout *o, uint32_t pid)
 	return rc < 0 ? rc : 0;
 }
 
-static int writer_failed(struct mt_pfout *o, int rc)
-{
-	if (rc < 0 && !o->err[0])
-		snprintf(o->err, sizeof(o->err), "perfetto writer: %s", pf_writer_error(o->w));
-	return rc < 0 ? rc : 0;
-}
-
 /* The CPU windows, with a track each; once, at the sink's first call. */
 static int load_windows(struct mt_pfout *o)
 {
@@ -69,7 +62,7 @@ static int load_windows(struct mt_pfout *o)
 	o->windows_loaded = 1;
 	o->window_frame = pf_writer_intern(o->w, &f);
 	if (o->window_frame < 0)
-		return writer_failed(o, o->window_frame);
+		return o->window_frame;
 	for (size_t i = 0; i < mt_decode_get_stats(o->d)->cpus; i++) {
 		struct mt_pfout_window *v;
 
@@ -81,7 +74,7 @@ static int load_windows(struct mt_pfout *o)
 		snprintf(name, sizeof(name), "CPU %u trace", cpu);
 		*v = (struct mt_pfout_window){ a, b, pf_writer_add_track(o->w, name), 0 };
 		if (v->track < 0)
-			return writer_failed(o, v->track);
+			return v->track;
 		o->nwindows++;
 	}
 	return 0;
@@ -111,7 +104,6 @@ static int windows_upto(struct mt_pfout *o, uint64_t ns, uint64_t cap)
 		at = at < cap ? at : cap;
 		rc = next->state++ ? pf_end(o->w, next->track, at)
 				   : pf_begin(o->w, next->track, at, o->window_frame, 0);
-		rc = writer_failed(o, rc);
 	}
 	return rc;
 }
@@ -196,10 +188,12 @@ static int32_t frame_id(struct mt_pfout *o, uint32_t id)
 	return id < o->nframes && o->frames[id] >= 0 ? o->frames[id] : intern_frame(o, id);
 }
 
-static int on_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const struct mt_ev *ev)
+/* Any event. The writer's failures are returned as they are:
+ * pf_writer_error() has their message (every caller's fallback, pfout.h). */
+static __attribute__((noinline)) int any_event(struct mt_pfout *o, uint32_t pid, uint32_t tid,
+					       uint64_t ns, const struct mt_ev *ev)
 {
-	struct mt_pfout *o = ctx;
-	int t = thread_handle(o, pid, tid), rc = 0;
+	int t = thread_handle(o, pid, tid), rc;
 	int32_t fid;
 
 	if (t < 0)
@@ -218,22 +212,40 @@ static int on_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const st
 		fid = frame_id(o, ev->arg);
 		if (fid < 0)
 			return fid;
-		rc = pf_begin(o->w, t, ns, fid, ev->flags & MT_EV_INFERRED ? PF_BEGIN_INFERRED : 0);
-		break;
+		return pf_begin(o->w, t, ns, fid, ev->flags & MT_EV_INFERRED ? PF_BEGIN_INFERRED : 0);
 	case MT_EV_END:
 		/* Truncated frames are left to the writer, which ends them at
 		 * the gap or at the snapshot's end and marks them truncated. */
-		if (!(ev->flags & MT_EV_TRUNCATED))
-			rc = pf_end(o->w, t, ns);
-		break;
+		return ev->flags & MT_EV_TRUNCATED ? 0 : pf_end(o->w, t, ns);
 	case MT_EV_GAP:
-		rc = pf_gap(o->w, t, ns, mt_gap_reason_name(ev->arg));
-		break;
+		return pf_gap(o->w, t, ns, mt_gap_reason_name(ev->arg));
 	case MT_EV_INSTANT:
-		rc = pf_instant(o->w, t, ns, "marker");
-		break;
+		return pf_instant(o->w, t, ns, "marker");
 	}
-	return writer_failed(o, rc);
+	return 0;
+}
+
+/*
+ * Nearly every event is an END or the BEGIN of a function already named,
+ * of the last event's thread, for a writer that orders each track itself:
+ * those go straight to the writer, in a tail call; the rest, and the
+ * first of a thread or a function, to any_event(). Out of its way, this
+ * saves few registers.
+ */
+static int on_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const struct mt_ev *ev)
+{
+	struct mt_pfout *o = ctx;
+
+	if (o->late && o->last_handle >= 0 && mt_index_map_task(pid, tid) == o->last_task &&
+	    !(ev->flags & (MT_EV_EXCESS | MT_EV_TRUNCATED | MT_EV_INFERRED))) {
+		if (ns > o->last_ns)
+			o->last_ns = ns;
+		if (ev->kind == MT_EV_END)
+			return pf_end(o->w, o->last_handle, ns);
+		if (ev->kind == MT_EV_BEGIN && ev->arg < o->nframes && o->frames[ev->arg] >= 0)
+			return pf_begin(o->w, o->last_handle, ns, o->frames[ev->arg], 0);
+	}
+	return any_event(o, pid, tid, ns, ev);
 }
 
 /* The trigger at its place among the events (the probe hit). */
@@ -255,7 +267,7 @@ static int on_trigger(void *ctx, uint64_t ns, const struct mt_bundle_trigger *t)
 	pt.freeze_path = mt_bundle_freeze_name(t->d.freeze_path); /* NULL: the writer's "unknown" */
 	pt.symbol = t->d.ip ? mt_decode_symbol_at(o->d, t->d.pid, t->d.ip) : NULL;
 	pt.skid_ns = t->d.skid_ns ? (int64_t)t->d.skid_ns : -1;
-	return writer_failed(o, pf_writer_set_trigger(o->w, &pt));
+	return pf_writer_set_trigger(o->w, &pt);
 }
 
 int mt_pfout_init(struct mt_pfout *o, struct mt_decode *d, struct mt_bundle_reader *r,

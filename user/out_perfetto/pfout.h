@@ -44,12 +44,12 @@ struct mt_pfout {
 /* A sink writing to W (already open); declares the bundle's trigger.
  * Every function here and every sink callback returns 0 or a negative
  * errno value: its own (-ENOMEM, -EINVAL) with the message in o->err, or
- * the writer's, with the message in o->err or else pf_writer_error(). */
+ * the writer's, o->err then empty and the message pf_writer_error()'s. */
 int mt_pfout_init(struct mt_pfout *o, struct mt_decode *d, struct mt_bundle_reader *r,
 		  struct pf_writer *w, struct mt_decode_sink *sink);
 /* Writes what is left after the run (the ends of the CPU windows, none
  * later than END_NS unless events were); call before pf_writer_close().
- * Returns 0 or a negative errno (o->err says). */
+ * Returns 0 or a negative errno, said as above. */
 int mt_pfout_finish(struct mt_pfout *o, uint64_t end_ns);
 void mt_pfout_fini(struct mt_pfout *o);
 /* Where frames still open end: the freeze, i.e. the trigger when it comes

@@ -210,37 +210,27 @@ static int seq_start(struct pf_writer *w, struct seq *s, uint64_t ts)
 	return write_packet(w, b);
 }
 
-/*
- * Starts a packet for a track event of TELEN bytes, with interned data IN
- * of INLEN bytes (possibly none), on @s at @ts: reserves its TOTAL bytes in
- * the output buffer and lays out everything up to the event's bytes, which
- * the caller writes at the pointer returned before pf_sink_commit(TOTAL).
- * NULL with *RC set on failure. The hot path: straight into the buffer.
- */
-PF_HOT uint8_t *packet_start(struct pf_writer *w, struct seq *s, uint64_t ts, size_t telen,
-			     const uint8_t *in, size_t inlen, size_t *total, int *rc)
+/* The bytes of a track event packet on @s, DELTA after its last one, its
+ * event TELEN bytes and its interned data INLEN; *PKT: the packet's own. */
+PF_HOT size_t packet_size(const struct seq *s, uint64_t delta, size_t telen, size_t inlen,
+			  size_t *pkt)
 {
-	uint64_t delta;
-	size_t pkt;
-	uint8_t *p;
-
-	if (!s->started && (*rc = seq_start(w, s, ts)))
-		return NULL;
-	delta = ts - s->last_ts;
-	pkt = 1 + pb_varint_len(delta) + 1 + pb_varint_len(s->id) + 2 +
-	      1 + pb_varint_len(telen) + telen;
+	*pkt = 1 + pb_varint_len(delta) + 1 + pb_varint_len(s->id) + 2 +
+	       1 + pb_varint_len(telen) + telen;
 	if (inlen)
-		pkt += 1 + pb_varint_len(inlen) + inlen;
-	*total = 1 + pb_varint_len(pkt) + pkt;
-	p = pf_sink_reserve(&w->sink, *total);
-	if (!p) {
-		*rc = -PF_EIO;
-		return NULL;
-	}
+		*pkt += 1 + pb_varint_len(inlen) + inlen;
+	return 1 + pb_varint_len(*pkt) + *pkt;
+}
+
+/* Lays out at @p a packet of PKT bytes (packet_size()) on @s at @ts, up
+ * to its event's TELEN bytes, which go at the pointer returned. */
+PF_HOT uint8_t *packet_lay(uint8_t *p, struct seq *s, uint64_t ts, size_t pkt, size_t telen,
+			   const uint8_t *in, size_t inlen)
+{
 	*p++ = TRACE_PACKET << 3 | PB_LEN;
 	p = pb_put_varint(p, pkt);
 	*p++ = PKT_TIMESTAMP << 3 | PB_VARINT;
-	p = pb_put_varint(p, delta);
+	p = pb_put_varint(p, ts - s->last_ts);
 	*p++ = PKT_SEQ_ID << 3 | PB_VARINT;
 	p = pb_put_varint(p, s->id);
 	*p++ = PKT_SEQ_FLAGS << 3 | PB_VARINT;
@@ -254,6 +244,31 @@ PF_HOT uint8_t *packet_start(struct pf_writer *w, struct seq *s, uint64_t ts, si
 	*p++ = PKT_TRACK_EVENT << 3 | PB_LEN;
 	s->last_ts = ts;
 	return pb_put_varint(p, telen);
+}
+
+/*
+ * Starts a packet for a track event of TELEN bytes, with interned data IN
+ * of INLEN bytes (possibly none), on @s at @ts: reserves its TOTAL bytes in
+ * the output buffer (opening the sequence first if need be) and lays out
+ * everything up to the event's bytes, which the caller writes at the
+ * pointer returned before pf_sink_commit(TOTAL). NULL with *RC set on
+ * failure.
+ */
+static uint8_t *packet_start(struct pf_writer *w, struct seq *s, uint64_t ts, size_t telen,
+			     const uint8_t *in, size_t inlen, size_t *total, int *rc)
+{
+	size_t pkt;
+	uint8_t *p;
+
+	if (!s->started && (*rc = seq_start(w, s, ts)))
+		return NULL;
+	*total = packet_size(s, ts - s->last_ts, telen, inlen, &pkt);
+	p = pf_sink_reserve(&w->sink, *total);
+	if (!p) {
+		*rc = -PF_EIO;
+		return NULL;
+	}
+	return packet_lay(p, s, ts, pkt, telen, in, inlen);
 }
 
 /* Writes the event in te (with the interned data in in) on @s at @ts. */
@@ -274,6 +289,46 @@ static int write_event(struct pf_writer *w, struct seq *s, uint64_t ts)
 	return 0;
 }
 
+/* A small event's TrackEvent (small_event()): its length, and its bytes
+ * laid out at @p. */
+PF_HOT size_t small_len(uint32_t iid, bool with_location)
+{
+	unsigned int n = iid ? pb_varint_len(iid) : 0;
+
+	return 2 + (iid ? 1 + n + (with_location ? 2 + n : 0) : 0);
+}
+
+PF_HOT void small_lay(uint8_t *p, unsigned int type, uint32_t iid, bool with_location)
+{
+	*p++ = TE_TYPE << 3 | PB_VARINT;
+	*p++ = (uint8_t)type;
+	if (iid) {
+		*p++ = TE_NAME_IID << 3 | PB_VARINT;
+		p = pb_put_varint(p, iid);
+		if (with_location) {
+			p = pb_put_varint(p, TE_SOURCE_LOCATION_IID << 3 | PB_VARINT);
+			pb_put_varint(p, iid);
+		}
+	}
+}
+
+/* small_event() when the sequence is not open yet or the buffer is full
+ * (out of line: the common case then calls nothing). */
+static __attribute__((noinline)) int small_event_start(struct pf_writer *w, struct seq *s,
+							uint64_t ts, unsigned int type,
+							uint32_t iid, bool with_location)
+{
+	size_t telen = small_len(iid, with_location), total;
+	int rc;
+	uint8_t *p = packet_start(w, s, ts, telen, NULL, 0, &total, &rc);
+
+	if (!p)
+		return rc;
+	small_lay(p, type, iid, with_location);
+	pf_sink_commit(&w->sink, total);
+	return 0;
+}
+
 /*
  * The common events, nearly all of a trace's tens of millions: a BEGIN of
  * a function already interned on the sequence (IID), with no category
@@ -286,23 +341,15 @@ static int write_event(struct pf_writer *w, struct seq *s, uint64_t ts)
 PF_HOT int small_event(struct pf_writer *w, struct seq *s, uint64_t ts, unsigned int type,
 		       uint32_t iid, bool with_location)
 {
-	unsigned int n = iid ? pb_varint_len(iid) : 0;
-	size_t telen = 2 + (iid ? 1 + n + (with_location ? 2 + n : 0) : 0), total;
-	int rc;
-	uint8_t *p = packet_start(w, s, ts, telen, NULL, 0, &total, &rc);
+	size_t telen = small_len(iid, with_location), pkt, total;
 
-	if (!p)
-		return rc;
-	*p++ = TE_TYPE << 3 | PB_VARINT;
-	*p++ = (uint8_t)type;
-	if (iid) {
-		*p++ = TE_NAME_IID << 3 | PB_VARINT;
-		p = pb_put_varint(p, iid);
-		if (with_location) {
-			p = pb_put_varint(p, TE_SOURCE_LOCATION_IID << 3 | PB_VARINT);
-			pb_put_varint(p, iid);
-		}
-	}
+	if (!s->started)
+		return small_event_start(w, s, ts, type, iid, with_location);
+	total = packet_size(s, ts - s->last_ts, telen, 0, &pkt);
+	if (w->sink.cap - w->sink.len < total)
+		return small_event_start(w, s, ts, type, iid, with_location);
+	small_lay(packet_lay(w->sink.buf + w->sink.len, s, ts, pkt, telen, NULL, 0), type, iid,
+		  with_location);
 	pf_sink_commit(&w->sink, total);
 	return 0;
 }
@@ -452,16 +499,14 @@ static int thread(struct pf_writer *w, struct pf_thread *t)
 	return write_packet(w, b);
 }
 
-static int begin(struct pf_writer *w, struct pf_thread *t, uint64_t ts, int32_t func,
-		 bool inferred)
+/* A BEGIN that is not a small event (out of line: small events then save
+ * few registers). */
+static __attribute__((noinline)) int begin_general(struct pf_writer *w, struct seq *s,
+						   uint64_t ts, int32_t func, bool inferred)
 {
-	struct seq *s = thread_seq(w, t);
 	bool marker = func == w->marker_func;
-	uint32_t iid = pf_idmap_get(&s->names, (uint32_t)func);
 	int rc;
 
-	if (iid && !inferred && !(w->funcs.v[func].flags & (PF_FRAME_UNTRACED | PF_FRAME_INLINE)))
-		return small_event(w, s, ts, TYPE_SLICE_BEGIN, iid, !marker);
 	new_event(w, TYPE_SLICE_BEGIN);
 	rc = put_name(w, s, func, !marker);
 	if (rc)
@@ -475,18 +520,36 @@ static int begin(struct pf_writer *w, struct pf_thread *t, uint64_t ts, int32_t 
 	return write_event(w, s, ts);
 }
 
-static int end(struct pf_writer *w, struct pf_thread *t, uint64_t ts, const struct pf_end_info *e)
+static int begin(struct pf_writer *w, struct pf_thread *t, uint64_t ts, int32_t func,
+		 bool inferred)
 {
 	struct seq *s = thread_seq(w, t);
+	uint32_t iid = pf_idmap_get(&s->names, (uint32_t)func);
 
-	if (!e->truncated && !e->hidden)
-		return small_event(w, s, ts, TYPE_SLICE_END, 0, false);
+	if (iid && !inferred && !(w->funcs.v[func].flags & (PF_FRAME_UNTRACED | PF_FRAME_INLINE)))
+		return small_event(w, s, ts, TYPE_SLICE_BEGIN, iid, func != w->marker_func);
+	return begin_general(w, s, ts, func, inferred);
+}
+
+/* An END with annotations (out of line, as begin_general()). */
+static __attribute__((noinline)) int end_general(struct pf_writer *w, struct seq *s, uint64_t ts,
+						 const struct pf_end_info *e)
+{
 	new_event(w, TYPE_SLICE_END);
 	if (e->truncated)
 		annot_uint(w, s, ANN_TRUNCATED, DA_BOOL, 1);
 	if (e->hidden)
 		annot_uint(w, s, ANN_HIDDEN_FRAMES, DA_UINT, e->hidden);
 	return write_event(w, s, ts);
+}
+
+static int end(struct pf_writer *w, struct pf_thread *t, uint64_t ts, const struct pf_end_info *e)
+{
+	struct seq *s = thread_seq(w, t);
+
+	if (!e->truncated && !e->hidden)
+		return small_event(w, s, ts, TYPE_SLICE_END, 0, false);
+	return end_general(w, s, ts, e);
 }
 
 static int instant(struct pf_writer *w, struct pf_thread *t, uint64_t ts, int32_t func,

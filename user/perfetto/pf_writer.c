@@ -478,7 +478,63 @@ static void start_segment(struct pf_thread *t)
 		t->seg_started = true;
 }
 
+/*
+ * The thread of an event in the steady state, where nearly every BEGIN
+ * and END of a trace is, or NULL: the writer alive, the event in order on
+ * a segment already started, no trigger due before it and, with
+ * late_inferred, not held back for its stretch (held_back() false with
+ * nothing to change). Such an event only moves the order and the depth,
+ * and goes to the format: what the general path does with it, without its
+ * every branch.
+ */
+PF_HOT struct pf_thread *steady(struct pf_writer *w, int thread, uint64_t ts)
+{
+	struct pf_thread *t;
+
+	if (!w || w->dead || thread < 0 || (size_t)thread >= w->nthreads)
+		return NULL;
+	t = &w->threads[thread];
+	if (!t->seg_started || ts < (w->opt.late_inferred ? t->last_ts : w->last_ts) ||
+	    (w->trig_pending && w->trig.ts_ns < ts))
+		return NULL;
+	if (w->opt.late_inferred && !t->late && !t->plain && (!t->stretch_open || ts == t->stretch_ts))
+		return NULL;
+	return t;
+}
+
+/* A steady event of @t at @ts is in order: event_start()'s bookkeeping. */
+PF_HOT void steady_order(struct pf_writer *w, struct pf_thread *t, uint64_t ts)
+{
+	t->last_ts = ts;
+	if (ts > w->last_ts)
+		w->last_ts = ts;
+}
+
+/* The general paths out of line: the steady ones then save few registers. */
+static __attribute__((noinline)) int begin_general(struct pf_writer *w, int thread, uint64_t ts,
+						   int32_t func, unsigned int flags);
+static __attribute__((noinline)) int end_general(struct pf_writer *w, int thread, uint64_t ts);
+
 int pf_begin(struct pf_writer *w, int thread, uint64_t ts, int32_t func, unsigned int flags)
+{
+	struct pf_thread *t = flags ? NULL : steady(w, thread, ts);
+	int rc;
+
+	/* A function of the writer's, below the cap: written at once. */
+	if (!t || func < 0 || (size_t)func >= w->funcs.n ||
+	    capped_depth(w, t) + 1 >= depth_cap(w))
+		return begin_general(w, thread, ts, func, flags);
+	steady_order(w, t, ts);
+	t->depth++;
+	rc = w->ops->begin(w, t, ts, func, false);
+	if (rc)
+		return format_failed(w, rc);
+	w->stats.events++;
+	return 0;
+}
+
+static int begin_general(struct pf_writer *w, int thread, uint64_t ts, int32_t func,
+			 unsigned int flags)
 {
 	bool inferred = flags & PF_BEGIN_INFERRED;
 	bool late = inferred && w && w->opt.late_inferred;
@@ -538,6 +594,26 @@ PF_HOT int pop_frame(struct pf_writer *w, struct pf_thread *t, uint64_t ts, bool
 }
 
 int pf_end(struct pf_writer *w, int thread, uint64_t ts)
+{
+	struct pf_thread *t = steady(w, thread, ts);
+	int rc;
+
+	/* Neither an inferred frame's end nor the cap's marker's or one
+	 * under it: written at once. */
+	if (t && t->depth > (w->opt.late_inferred ? t->inferred : 0) &&
+	    capped_depth(w, t) < depth_cap(w)) {
+		steady_order(w, t, ts);
+		t->depth--;
+		rc = w->ops->end(w, t, ts, &(struct pf_end_info){ 0 });
+		if (rc)
+			return format_failed(w, rc);
+		w->stats.events++;
+		return 0;
+	}
+	return end_general(w, thread, ts);
+}
+
+static int end_general(struct pf_writer *w, int thread, uint64_t ts)
 {
 	struct pf_thread *t = NULL;
 	int rc;
