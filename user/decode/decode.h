@@ -58,7 +58,8 @@ struct mt_decode_opts {
 	const struct mt_reporter *missing;
 	/* Progress of the CPU streams, the long part of a decode: DONE of
 	 * TOTAL bytes of PT, at least every 4096 blocks, never two calls at
-	 * once, last with DONE == TOTAL; may be NULL. */
+	 * once, DONE never smaller than the call before's, last with DONE ==
+	 * TOTAL; may be NULL. */
 	void (*progress)(void *ctx, uint64_t done, uint64_t total);
 	void *progress_ctx;
 	/* Narrowing that saves work: only these CPUs' streams are decoded,

@@ -16,6 +16,7 @@
 #include "decode/blksplit.h"
 #include "util/cputime.h"
 #include "decode/inlines.h"
+#include "decode/progress.h"
 #include "decode/ptsource.h"
 
 #include <pthread.h>
@@ -25,13 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* PT bytes decoded by all workers, for the progress callback. */
-struct progress {
-	atomic_uint_fast64_t done;
-	uint64_t total;
-	pthread_mutex_t lock;
-};
 
 /* Segments or log bytes between two hand-overs. */
 #define HANDOVER_SEGS 64
@@ -51,7 +45,7 @@ struct progress {
 
 struct worker {
 	struct mt_decode *d;
-	struct progress *progress;	/* NULL: nobody asked */
+	struct mt_progress *progress;	/* NULL: nobody asked */
 	uint64_t reported;		/* bytes of this CPU's stream counted */
 	struct pt_image **images;	/* this worker's copy per process */
 	struct mt_cpu_log *log;		/* the CPU being decoded */
@@ -363,22 +357,15 @@ static void add(struct worker *w, uint64_t tsc, enum mt_op_kind kind, uint64_t a
 	w->log_tsc = tsc;
 }
 
-/* Counts this CPU's stream up to @offset; tells the caller when no other
- * worker is telling it already (the next report is 64 KiB of PT on). */
+/* Counts this CPU's stream up to @offset (progress.h tells the sum). */
 static void h_progress(void *ctx, uint64_t offset)
 {
 	struct worker *w = ctx;
-	struct progress *p = w->progress;
-	uint64_t done;
 
 	if (offset <= w->reported)
 		return;
-	done = atomic_fetch_add(&p->done, offset - w->reported) + (offset - w->reported);
+	mt_progress_add(w->progress, offset - w->reported);
 	w->reported = offset;
-	if (!pthread_mutex_trylock(&p->lock)) {
-		w->d->opts.progress(w->d->opts.progress_ctx, done, p->total);
-		pthread_mutex_unlock(&p->lock);
-	}
 }
 
 /*
@@ -715,16 +702,16 @@ static void *worker_main(void *arg)
 }
 
 /* A stream not asked for: never decoded. */
-static void skip_stream(struct mt_cpu_log *log, struct progress *prog)
+static void skip_stream(struct mt_cpu_log *log, struct mt_progress *prog)
 {
 	log->finished = 1;
 	if (prog)
-		prog->done += log->len;
+		mt_progress_add(prog, log->len);
 }
 
 struct workers {
 	struct worker *w;
-	struct progress prog;
+	struct mt_progress prog;
 };
 
 struct stream_size {
@@ -786,6 +773,7 @@ int mt_decode_cpus_start(struct mt_decode *d, unsigned int jobs)
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
 	/* A split stream's helpers: a job each, as many as the cores. */
 	unsigned int helpers = online > 0 && (unsigned long)online < jobs ? (unsigned int)online : jobs;
+	uint64_t total = 0;
 	uint8_t *stages;
 
 	if (helpers > MAX_SPLIT_HELPERS)
@@ -798,7 +786,9 @@ int mt_decode_cpus_start(struct mt_decode *d, unsigned int jobs)
 	if (!ws)
 		return -ENOMEM;
 	p->free_jobs = jobs;
-	pthread_mutex_init(&ws->prog.lock, NULL);
+	for (size_t i = 0; i < d->ncpus; i++)
+		total += d->cpus[i].len;
+	mt_progress_init(&ws->prog, total, d->opts.progress, d->opts.progress_ctx);
 	ws->w = calloc(d->ncpus ? d->ncpus : 1, sizeof(*ws->w));
 	p->threads = calloc(d->ncpus ? d->ncpus : 1, sizeof(*p->threads));
 	p->workers = ws;
@@ -807,8 +797,6 @@ int mt_decode_cpus_start(struct mt_decode *d, unsigned int jobs)
 		free(stages);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < d->ncpus; i++)
-		ws->prog.total += d->cpus[i].len;
 	pthread_mutex_lock(&p->lock);
 	for (size_t i = 0; i < d->ncpus; i++) {
 		struct worker *w = &ws->w[i];
@@ -858,7 +846,7 @@ int mt_decode_cpus_join(struct mt_decode *d, int stop, char *why, size_t whylen)
 	if (!ws)
 		return -ENOMEM;
 	if (d->opts.progress)
-		d->opts.progress(d->opts.progress_ctx, ws->prog.total, ws->prog.total);
+		mt_progress_end(&ws->prog);
 	for (size_t i = 0; ws->w && i < d->ncpus; i++) {
 		free(ws->w[i].images);
 		free(ws->w[i].cache);
@@ -874,7 +862,7 @@ int mt_decode_cpus_join(struct mt_decode *d, int stop, char *why, size_t whylen)
 			no_memory(c, why, whylen);
 		}
 	}
-	pthread_mutex_destroy(&ws->prog.lock);
+	mt_progress_fini(&ws->prog);
 	free(ws->w);
 	free(ws);
 	p->workers = NULL;
