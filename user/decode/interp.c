@@ -93,8 +93,6 @@ static inline __attribute__((always_inline)) void put(struct mt_interp *q, uint6
 						      uint8_t kind, uint64_t a,
 						      uint64_t insns, uint8_t x)
 {
-	struct mt_interp_item *it;
-
 	if (tsc > q->base || !q->n)
 		mt_interp_flush(q, tsc);
 	q->open_block = 0;
@@ -107,17 +105,7 @@ static inline __attribute__((always_inline)) void put(struct mt_interp *q, uint6
 		hand_on(q, &one, tsc);
 		return;
 	}
-	it = &q->v[q->n++];
-	it->a = a;
-	it->insns = insns;
-	it->tsc = tsc;
-	it->kind = kind;
-	it->x = x;
-	it->has_x = 0;
-	q->insns += insns;
-	if (kind == MT_OP_DISABLE || kind == MT_OP_GAP)
-		q->offs++;
-	q->open_block = kind == MT_OP_BLOCK;
+	mt_interp_fill(q, &q->v[q->n++], tsc, kind, a, insns, x);
 }
 
 /* The transfer X goes into the open block's item, or into one of its
@@ -126,12 +114,7 @@ static inline __attribute__((always_inline)) void queue_transfer(struct mt_inter
 								 enum mt_xfer x, uint64_t ret_addr)
 {
 	if (q->open_block) {
-		struct mt_interp_item *last = &q->v[q->n - 1];
-
-		last->x = (uint8_t)x;
-		last->ret = ret_addr;
-		last->has_x = 1;
-		q->open_block = 0;
+		mt_interp_close_block(q, x, ret_addr);
 		return;
 	}
 	put(q, q->base, MT_OP_XFER, ret_addr, 0, (uint8_t)x);
@@ -145,8 +128,8 @@ void mt_interp_block(struct mt_interp *q, uint64_t tsc, uint64_t ip, uint64_t in
 		put(q, tsc, MT_OP_BLOCK, ip, insns, 0);
 }
 
-void mt_interp_block_ending(struct mt_interp *q, uint64_t tsc, uint64_t ip, uint64_t insns,
-			    enum mt_xfer x, uint64_t ret_addr)
+void mt_interp_block_ending_slow(struct mt_interp *q, uint64_t tsc, uint64_t ip,
+				 uint64_t insns, enum mt_xfer x, uint64_t ret_addr)
 {
 	if (q->fwd) {
 		mt_blk_pipe_block_ending(q->fwd, tsc, ip, insns, x, ret_addr);

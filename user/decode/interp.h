@@ -24,6 +24,7 @@
 #define MTRACE_DECODE_INTERP_H
 
 #include "decode/blkdec.h"
+#include "decode/oplog.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -60,10 +61,53 @@ void mt_interp_fini(struct mt_interp *q);
 /* Control flow at time TSC (the decoder's current time). When TSC differs
  * from the queued items' time, they are handed on first, spread up to TSC. */
 void mt_interp_block(struct mt_interp *q, uint64_t tsc, uint64_t ip, uint64_t insns);
+
+/* Stores an item of KIND at time TSC into IT, the queue's next. */
+static inline void mt_interp_fill(struct mt_interp *q, struct mt_interp_item *it, uint64_t tsc,
+				  uint8_t kind, uint64_t a, uint64_t insns, uint8_t x)
+{
+	it->a = a;
+	it->insns = insns;
+	it->tsc = tsc;
+	it->kind = kind;
+	it->x = x;
+	it->has_x = 0;
+	q->insns += insns;
+	if (kind == MT_OP_DISABLE || kind == MT_OP_GAP)
+		q->offs++;
+	q->open_block = kind == MT_OP_BLOCK;
+}
+
+/* The transfer X (RET_ADDR as for it) goes into the open block's item. */
+static inline void mt_interp_close_block(struct mt_interp *q, enum mt_xfer x, uint64_t ret_addr)
+{
+	struct mt_interp_item *last = &q->v[q->n - 1];
+
+	last->x = (uint8_t)x;
+	last->ret = ret_addr;
+	last->has_x = 1;
+	q->open_block = 0;
+}
+
+/* mt_interp_block_ending() for the cases it leaves: a pipe, a new time,
+ * an empty or full queue. */
+void mt_interp_block_ending_slow(struct mt_interp *q, uint64_t tsc, uint64_t ip, uint64_t insns,
+				 enum mt_xfer x, uint64_t ret_addr);
+
 /* A block and the transfer X that ended it (RET_ADDR as for the transfer):
- * mt_interp_block() and mt_interp_transfer() in one call. */
-void mt_interp_block_ending(struct mt_interp *q, uint64_t tsc, uint64_t ip, uint64_t insns,
-			    enum mt_xfer x, uint64_t ret_addr);
+ * mt_interp_block() and mt_interp_transfer() in one call. Inline, for
+ * nearly every block: one with the queued items' time is queued here. */
+static inline void mt_interp_block_ending(struct mt_interp *q, uint64_t tsc, uint64_t ip,
+					  uint64_t insns, enum mt_xfer x, uint64_t ret_addr)
+{
+	if (q->fwd || tsc > q->base || !q->n || q->n == q->cap) {
+		mt_interp_block_ending_slow(q, tsc, ip, insns, x, ret_addr);
+		return;
+	}
+	mt_interp_fill(q, &q->v[q->n++], tsc, MT_OP_BLOCK, ip, insns, 0);
+	mt_interp_close_block(q, x, ret_addr);
+}
+
 void mt_interp_transfer(struct mt_interp *q, enum mt_xfer x, uint64_t ret_addr);
 void mt_interp_disable(struct mt_interp *q, uint64_t tsc, uint64_t at);
 void mt_interp_gap(struct mt_interp *q, uint64_t tsc, uint32_t reason);
