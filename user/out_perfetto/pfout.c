@@ -8,6 +8,7 @@
 #include "util/mt_array.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,9 +184,14 @@ static __attribute__((noinline)) int32_t intern_frame(struct mt_pfout *o, uint32
 	return fid;
 }
 
+static bool frame_known(const struct mt_pfout *o, uint32_t id)
+{
+	return id < o->nframes && o->frames[id] >= 0;
+}
+
 static int32_t frame_id(struct mt_pfout *o, uint32_t id)
 {
-	return id < o->nframes && o->frames[id] >= 0 ? o->frames[id] : intern_frame(o, id);
+	return frame_known(o, id) ? o->frames[id] : intern_frame(o, id);
 }
 
 /* Any event. The writer's failures are returned as they are:
@@ -242,7 +248,7 @@ static int on_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const st
 			o->last_ns = ns;
 		if (ev->kind == MT_EV_END)
 			return pf_end(o->w, o->last_handle, ns);
-		if (ev->kind == MT_EV_BEGIN && ev->arg < o->nframes && o->frames[ev->arg] >= 0)
+		if (ev->kind == MT_EV_BEGIN && frame_known(o, ev->arg))
 			return pf_begin(o->w, o->last_handle, ns, o->frames[ev->arg], 0);
 	}
 	return any_event(o, pid, tid, ns, ev);

@@ -298,6 +298,22 @@ int pf_writer_set_trigger(struct pf_writer *w, const struct pf_trigger *t)
 	return rc ? format_failed(w, rc) : 0;
 }
 
+/* No event of @t may come before this time. With late inferred frames
+ * every track has a sequence of its own for what comes in order: the
+ * order is per track. */
+PF_HOT uint64_t order_floor(const struct pf_writer *w, const struct pf_thread *t)
+{
+	return w->opt.late_inferred ? t->last_ts : w->last_ts;
+}
+
+/* An event of @t at @ts is taken: the order goes on from it. */
+PF_HOT void take_order(struct pf_writer *w, struct pf_thread *t, uint64_t ts)
+{
+	t->last_ts = ts;
+	if (ts > w->last_ts)
+		w->last_ts = ts;
+}
+
 /* Checks @thread and @ts for an event; on success the event may be written
  * and the pending trigger has been written if the event is past it. A
  * LATE event (an inferred frame, late_inferred) goes back in time. */
@@ -315,22 +331,18 @@ PF_HOT int event_start(struct pf_writer *w, int thread, uint64_t ts, struct pf_t
 	*tp = &w->threads[thread];
 	if (late)
 		return 0;
-	/* With late inferred frames every track has a sequence of its own
-	 * for what comes in order: the order is per track. */
-	last = w->opt.late_inferred ? (*tp)->last_ts : w->last_ts;
+	last = order_floor(w, *tp);
 	if (ts < last)
 		return fail(w, PF_EORDER,
 			    "thread %" PRId64 ": event at %" PRIu64 " is before the last event (%" PRIu64 ")",
 			    (*tp)->tid, ts, last);
-	(*tp)->last_ts = ts;
 	if (w->trig_pending && w->trig.ts_ns < ts) {
 		int rc = write_trigger(w);
 
 		if (rc)
 			return rc;
 	}
-	if (ts > w->last_ts)
-		w->last_ts = ts;
+	take_order(w, *tp, ts);
 	return 0;
 }
 
@@ -483,9 +495,9 @@ static void start_segment(struct pf_thread *t)
  * and END of a trace is, or NULL: the writer alive, the event in order on
  * a segment already started, no trigger due before it and, with
  * late_inferred, not held back for its stretch (held_back() false with
- * nothing to change). Such an event only moves the order and the depth,
- * and goes to the format: what the general path does with it, without its
- * every branch.
+ * nothing to change). Such an event only moves the order (take_order())
+ * and the depth, and goes to the format: what the general path does with
+ * it, without its every branch.
  */
 PF_HOT struct pf_thread *steady(struct pf_writer *w, int thread, uint64_t ts)
 {
@@ -494,20 +506,12 @@ PF_HOT struct pf_thread *steady(struct pf_writer *w, int thread, uint64_t ts)
 	if (!w || w->dead || thread < 0 || (size_t)thread >= w->nthreads)
 		return NULL;
 	t = &w->threads[thread];
-	if (!t->seg_started || ts < (w->opt.late_inferred ? t->last_ts : w->last_ts) ||
+	if (!t->seg_started || ts < order_floor(w, t) ||
 	    (w->trig_pending && w->trig.ts_ns < ts))
 		return NULL;
 	if (w->opt.late_inferred && !t->late && !t->plain && (!t->stretch_open || ts == t->stretch_ts))
 		return NULL;
 	return t;
-}
-
-/* A steady event of @t at @ts is in order: event_start()'s bookkeeping. */
-PF_HOT void steady_order(struct pf_writer *w, struct pf_thread *t, uint64_t ts)
-{
-	t->last_ts = ts;
-	if (ts > w->last_ts)
-		w->last_ts = ts;
 }
 
 /* The general paths out of line: the steady ones then save few registers. */
@@ -524,7 +528,7 @@ int pf_begin(struct pf_writer *w, int thread, uint64_t ts, int32_t func, unsigne
 	if (!t || func < 0 || (size_t)func >= w->funcs.n ||
 	    capped_depth(w, t) + 1 >= depth_cap(w))
 		return begin_general(w, thread, ts, func, flags);
-	steady_order(w, t, ts);
+	take_order(w, t, ts);
 	t->depth++;
 	rc = w->ops->begin(w, t, ts, func, false);
 	if (rc)
@@ -602,7 +606,7 @@ int pf_end(struct pf_writer *w, int thread, uint64_t ts)
 	 * under it: written at once. */
 	if (t && t->depth > (w->opt.late_inferred ? t->inferred : 0) &&
 	    capped_depth(w, t) < depth_cap(w)) {
-		steady_order(w, t, ts);
+		take_order(w, t, ts);
 		t->depth--;
 		rc = w->ops->end(w, t, ts, &(struct pf_end_info){ 0 });
 		if (rc)
