@@ -148,10 +148,13 @@ static void do_return(struct mt_cs *cs, uint64_t ts, uint64_t ip)
 			}
 		}
 	}
+	/* Back in the caller, as nearly every return is: nothing to look up. */
+	if (cs->depth && contains(top(cs), ip))
+		return;
 	cs->ops.resolve(cs->ops.ctx, ip, &fn);
 	if (!cs->depth)
 		push_inferred(cs, &fn, ip);	/* returned past the oldest frame */
-	else if (!contains(top(cs), ip))
+	else
 		replace_top(cs, ts, &fn, ip);	/* the caller was tail-replaced */
 }
 
