@@ -107,7 +107,7 @@ static void query_dwarf(struct mt_sym_file *f, uint64_t addr)
 		must(frames[i].function && strlen(frames[i].function) < 1u << 20 &&
 			     (!frames[i].call.file || strlen(frames[i].call.file) < 1u << 20),
 		     "inline frame names");
-	n = mt_sym_inline_ranges(f, addr, &r);
+	n = mt_sym_inline_ranges(f, addr, 1, &r);
 	for (int i = 0; i < n; i++)
 		must(r[i].function && strlen(r[i].function) < 1u << 20 && r[i].depth > 0,
 		     "inline range");

@@ -331,13 +331,15 @@ static inline void steps_decode_split(const char *path, const struct steps *got,
  * are: both in ns * 2, so that equal times compare equal. The bundle is
  * decoded a second time with the shortest PT windows, a window boundary
  * at every PSB that can take one (streams shorter than a PSB period have
- * none), and on one thread per stream instead of two (decode_cpu.c): the
- * steps, their times and the counts must not change.
+ * none), on one thread per stream instead of two (decode_cpu.c), and with
+ * every block logged (as while another thread reads the code's DWARF):
+ * the steps, their times and the counts must not change.
  */
 static inline uint64_t steps_decode(const char *path, struct steps *got, uint64_t *clamped,
 				    struct steps *truth)
 {
-	const struct mt_decode_opts all = { .jobs = 64 }, small = { .pt_window = 1, .jobs = 1 };
+	const struct mt_decode_opts all = { .jobs = 64 },
+				    small = { .pt_window = 1, .jobs = 1, .defer_inline_ranges = 1 };
 	struct mt_decode_stats st = steps_decode_with(path, got, &all, truth);
 	struct steps cut = { 0 };
 	struct time_err te = { 0 };
@@ -345,8 +347,8 @@ static inline uint64_t steps_decode(const char *path, struct steps *got, uint64_
 	char msg[512];
 
 	MT_ASSERT_EQ(st.errors, 0);
-	MT_ASSERT_MSG(steps_diff("windows", "one window", got, "windows at PSBs", &cut, &te, msg,
-				 sizeof(msg)) == 0, "%s", msg);
+	MT_ASSERT_MSG(steps_diff("windows", "one window", got, "windows at PSBs, every block logged",
+				 &cut, &te, msg, sizeof(msg)) == 0, "%s", msg);
 	MT_ASSERT_EQ(te.max, 0);
 	MT_ASSERT_EQ(sc.errors, 0);
 	MT_ASSERT_EQ(sc.overflows, st.overflows);

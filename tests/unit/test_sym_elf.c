@@ -8,9 +8,14 @@
 #include "test_decode_fixture.h"
 
 #include "sym/sym.h"
+#include "sym/sym_internal.h"
 
 #include <elf.h>
 #include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
 
 /* Line numbers below are asserted: keep the layout of this text. */
 static const char prog_c[] =
@@ -343,6 +348,88 @@ MT_TEST(cxx_names_and_inline_frames)
 	MT_ASSERT_EQ(frames[0].call.line, 10);
 	MT_ASSERT(frames[0].call.file && strstr(frames[0].call.file, "w.cc"));
 	MT_ASSERT_EQ(mt_sym_inlines(f, spin, frames, 4), 0);
+	mt_sym_file_close(f);
+}
+
+struct ranges_call {
+	struct mt_sym_file *f;
+	uint64_t addr;
+	int wait;
+	atomic_int n;
+	pthread_t th;
+};
+
+static void *ranges_call_main(void *arg)
+{
+	struct ranges_call *c = arg;
+	struct mt_inline_range *r;
+	int n = mt_sym_inline_ranges(c->f, c->addr, c->wait, &r);
+
+	free(r);
+	atomic_store(&c->n, n);
+	return NULL;
+}
+
+/* mt_sym_inline_ranges() on a thread of its own; INT_MIN until it returns. */
+static void ranges_call_start(struct ranges_call *c, struct mt_sym_file *f, uint64_t addr,
+			      int wait)
+{
+	c->f = f;
+	c->addr = addr;
+	c->wait = wait;
+	atomic_init(&c->n, INT_MIN);
+	MT_ASSERT_EQ(pthread_create(&c->th, NULL, ranges_call_main, c), 0);
+}
+
+/* Its result, or INT_MIN when it has not returned within 10 s. */
+static int ranges_call_join(struct ranges_call *c)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	t.tv_sec += 10;
+	if (pthread_timedjoin_np(c->th, NULL, &t))
+		return INT_MIN;
+	return atomic_load(&c->n);
+}
+
+/*
+ * A caller that can go on without inline ranges does not wait while
+ * another thread queries or reads the file's DWARF (the CPU streams'
+ * decoding): it gets -EAGAIN at once; one that waits gets the ranges once
+ * the other is done. The first query reads the DWARF itself, waiting or
+ * not.
+ */
+MT_TEST(inline_ranges_need_not_wait_for_another_thread)
+{
+	static const char src[] =
+		"static inline __attribute__((always_inline)) int sq(int v) { return v * v + 1; }\n"
+		"__attribute__((noipa)) int use(int x) { return sq(x) ^ sq(x + 3); }\n"
+		"int main(int c, char **v) { (void)v; return use(c); }\n";
+	struct ranges_call no_wait, waiting;
+	struct mt_inline_range *r;
+	struct mt_sym_file *f;
+	uint64_t use;
+	int n;
+
+	fx_write("inl.c", src);
+	fx_sh("cc -g -O2 -o inl inl.c");
+	use = fx_nm("inl", "use");
+	MT_ASSERT(use);
+	f = open_ok("inl", NULL);
+	n = mt_sym_inline_ranges(f, use, 0, &r);
+	MT_ASSERT_MSG(n >= 2, "%d inline ranges in use()", n);
+	free(r);
+
+	/* Another thread at the DWARF: its lock held. */
+	pthread_mutex_lock(&f->dwarf_lock);
+	ranges_call_start(&no_wait, f, use, 0);
+	MT_ASSERT_EQ(ranges_call_join(&no_wait), -EAGAIN);
+	ranges_call_start(&waiting, f, use, 1);
+	usleep(20000);
+	MT_ASSERT_EQ(atomic_load(&waiting.n), INT_MIN);	/* still waiting */
+	pthread_mutex_unlock(&f->dwarf_lock);
+	MT_ASSERT_EQ(ranges_call_join(&waiting), n);
 	mt_sym_file_close(f);
 }
 

@@ -280,6 +280,7 @@ int mt_decode_run(struct mt_decode *d, const struct mt_decode_sink *sink)
 		d->stats.pieces_redone += d->cpus[i].pieces_redone;
 		d->stats.clamped += d->cpus[i].clamped;
 		d->stats.sb_rewinds += d->cpus[i].sb_rewinds;
+		d->stats.dwarf_deferred += d->cpus[i].dwarf_deferred;
 		d->stats.log_bytes += d->cpus[i].ops.len;
 	}
 	d->stats.log_peak = d->pipe.log_peak;

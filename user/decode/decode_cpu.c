@@ -393,9 +393,16 @@ static __attribute__((noinline)) void log_block(struct worker *w, uint64_t tsc, 
 		w->fn_hi = fn.end;
 		/* In a function with inlined code, only the part with IP's
 		 * inline chain: the blocks where it changes are logged, and
-		 * the replay sees inline frames that call nothing. */
-		if (!mt_inl_known_none(&w->inl, fn.id))
-			mt_inl_span(&w->inl, &w->d->funcs, w->proc, &fn, ip, &w->fn_lo, &w->fn_hi);
+		 * the replay sees inline frames that call nothing. Where the
+		 * chain holds is not known while another thread reads the
+		 * binary's DWARF: rather than wait for it, the next block is
+		 * logged too (a block logged in the chain of the one before
+		 * changes nothing in the replay). */
+		if (!mt_inl_known_none(&w->inl, fn.id) &&
+		    mt_inl_span(&w->inl, &w->d->funcs, w->proc, &fn, ip, &w->fn_lo, &w->fn_hi)) {
+			w->fn_lo = w->fn_hi = 0;
+			log->dwarf_deferred++;
+		}
 	}
 }
 
@@ -422,13 +429,22 @@ static void h_transfer(void *ctx, enum mt_xfer x, uint64_t ret)
 	log_transfer(w, x, ret);
 }
 
+/* Whether ADDR is in the part of a function that the last logged block's
+ * inline chain holds throughout (log_block()). */
+static int in_span(const struct worker *w, uint64_t addr)
+{
+	return addr >= w->fn_lo && addr < w->fn_hi;
+}
+
 /*
  * A block reached by a branch or jump inside the function of the previous
  * logged block changes nothing in the call stack, so it is not logged (the
  * transfer ending it then lands on the previous block's op, which is
  * equivalent). That halves the log on typical code. In a function with
  * inlined code the test is against the part with the previous block's
- * inline chain (log_block()).
+ * inline chain (log_block()), for the block's start and for the call
+ * ending it, whose chain the replay follows too: then a block logged
+ * besides (while the ranges are not known) changes nothing in the replay.
  */
 static void h_block(void *ctx, uint64_t tsc, uint64_t ip, int x, uint64_t ret)
 {
@@ -436,8 +452,8 @@ static void h_block(void *ctx, uint64_t tsc, uint64_t ip, int x, uint64_t ret)
 	const struct mt_op *last = &w->last;
 
 	if (w->have_last && last->kind == MT_OP_BLOCK &&
-	    (last->x == MT_XFER_NONE || last->x == MT_XFER_JUMP) && ip >= w->fn_lo &&
-	    ip < w->fn_hi)
+	    (last->x == MT_XFER_NONE || last->x == MT_XFER_JUMP) && in_span(w, ip) &&
+	    (x != MT_XFER_CALL || !ret || in_span(w, ret - 1)))
 		w->log->segs[w->log->nsegs - 1].last_tsc = op_time(w, tsc);
 	else
 		log_block(w, tsc, ip);
@@ -812,6 +828,8 @@ int mt_decode_cpus_start(struct mt_decode *d, unsigned int jobs)
 				      .progress = d->opts.progress ? &ws->prog : NULL,
 				      .images = calloc(d->nprocs + 1, sizeof(struct pt_image *)),
 				      .cache = calloc(1, sizeof(struct mt_funcs_cache)),
+				      .inl = { .defer = d->opts.defer_inline_ranges ? MT_INL_DEFER_ALWAYS
+										: MT_INL_DEFER },
 				      .two_stages = stages[i] != ONE_THREAD };
 		if (stages[i] == BUSY && splits(d, jobs, log))
 			w->split_helpers = helpers > 1 ? helpers : 2;

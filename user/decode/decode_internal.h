@@ -51,6 +51,7 @@ struct mt_cpu_log {
 	size_t scan_held;	/* at most what its scan held: marks, offsets, PT */
 	size_t pt_held;		/* most of its PT in memory at once */
 	uint64_t sb_rewinds;	/* its switches read over (mt_sb_view) */
+	uint64_t dwarf_deferred;	/* see mt_decode_stats */
 	/* Its decoding thread's CPU time; decoded in two stages, the
 	 * busier thread's. */
 	uint64_t cpu_ns;

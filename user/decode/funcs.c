@@ -124,14 +124,14 @@ void mt_funcs_resolve(struct mt_funcs *fs, const struct mt_proc *p, uint64_t ip,
 	fn->id = intern(fs, &f);
 }
 
-int mt_funcs_inline_ranges(struct mt_funcs *fs, const struct mt_proc *p, uint64_t ip,
+int mt_funcs_inline_ranges(struct mt_funcs *fs, const struct mt_proc *p, uint64_t ip, int wait,
 			   struct mt_inl_range **out)
 {
 	const struct mt_pmap *pm = p ? mt_proc_find(p, ip) : NULL;
 	struct mt_sym_file *sf = pm && pm->bin ? mt_binfile_syms(fs->bins, pm->bin) : NULL;
 	struct mt_inline_range *r = NULL;
 	struct mt_inl_range *v;
-	int n = sf ? mt_sym_inline_ranges(sf, ip - pm->bias, &r) : 0;
+	int n = sf ? mt_sym_inline_ranges(sf, ip - pm->bias, wait, &r) : 0;
 
 	*out = NULL;
 	if (n <= 0)

@@ -52,9 +52,9 @@ struct mt_inl_range {
 };
 
 /* The inline ranges of the function holding IP in process P
- * (mt_sym_inline_ranges()); *OUT is malloc'ed, NULL when there are none.
- * Returns the count, or -ENOMEM. */
-int mt_funcs_inline_ranges(struct mt_funcs *fs, const struct mt_proc *p, uint64_t ip,
+ * (mt_sym_inline_ranges(), WAIT as there); *OUT is malloc'ed, NULL when
+ * there are none. Returns the count, -ENOMEM or -EAGAIN. */
+int mt_funcs_inline_ranges(struct mt_funcs *fs, const struct mt_proc *p, uint64_t ip, int wait,
 			   struct mt_inl_range **out);
 
 /* Recent lookups by address, for one thread's use: calls go to few

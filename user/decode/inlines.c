@@ -4,6 +4,7 @@
 
 #include "util/mt_array.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,7 +55,8 @@ void mt_inl_end_above(struct mt_inl *in, size_t depth, uint64_t ts, unsigned int
 
 
 /* Reads the inline ranges of FN (the function holding IP in P) into the
- * cache, relative to its start; returns their count (0 when out of memory). */
+ * cache, relative to its start; returns their count (0 when out of memory),
+ * or -EAGAIN (nothing kept) when RS defers while the DWARF is being read. */
 static __attribute__((noinline)) int read_ranges(struct mt_inl_ranges *rs, struct mt_funcs *fs,
 						 const struct mt_proc *p, const struct mt_cs_fn *fn,
 						 uint64_t ip)
@@ -70,7 +72,9 @@ static __attribute__((noinline)) int read_ranges(struct mt_inl_ranges *rs, struc
 			rs->funcs[i].n = -1;
 		rs->nfuncs = cap;
 	}
-	k = mt_funcs_inline_ranges(fs, p, ip, &r);
+	k = rs->defer == MT_INL_DEFER_ALWAYS
+		    ? -EAGAIN
+		    : mt_funcs_inline_ranges(fs, p, ip, rs->defer == MT_INL_WAIT, &r);
 	for (int i = 0; i < k; i++) {
 		r[i].lo -= fn->start;
 		r[i].hi -= fn->start;
@@ -94,18 +98,18 @@ static inline const struct mt_inl_range *ranges(struct mt_inl_ranges *rs, struct
 	return *n > 0 ? rs->funcs[fn->id].r : NULL;
 }
 
-void mt_inl_span(struct mt_inl_ranges *rs, struct mt_funcs *fs, const struct mt_proc *p,
-		 const struct mt_cs_fn *fn, uint64_t ip, uint64_t *lo, uint64_t *hi)
+int mt_inl_span(struct mt_inl_ranges *rs, struct mt_funcs *fs, const struct mt_proc *p,
+		const struct mt_cs_fn *fn, uint64_t ip, uint64_t *lo, uint64_t *hi)
 {
 	uint64_t at = ip - fn->start, a = *lo - fn->start, b = *hi - fn->start;
 	const struct mt_inl_range *r;
 	int n;
 
 	if (fn->id < MT_FN_FIRST_USER || ip < fn->start || ip >= fn->end)
-		return;
+		return 0;
 	r = ranges(rs, fs, p, fn, ip, &n);
 	if (n <= 0)
-		return;
+		return n == -EAGAIN ? -EAGAIN : 0;
 	for (int i = 0; i < n; i++) {
 		if (r[i].lo <= at && r[i].lo > a)
 			a = r[i].lo;
@@ -118,6 +122,7 @@ void mt_inl_span(struct mt_inl_ranges *rs, struct mt_funcs *fs, const struct mt_
 	}
 	*lo = fn->start + a;
 	*hi = fn->start + b;
+	return 0;
 }
 
 /* IP's chain (in the function FN), outermost first, through the cache: the

@@ -35,10 +35,15 @@
  * function's start, so that one read serves every process mapping it. */
 struct mt_inl_ranges {
 	struct {
-		int n;		/* -1: not read yet */
+		int n;		/* below 0: not read yet */
 		struct mt_inl_range *r;
 	} *funcs;
 	size_t nfuncs;
+	/* Whether a function's ranges wait for its binary's DWARF while
+	 * another thread reads it (the replay), or not (the CPU streams'
+	 * decoding: it can go on without them), or are never had (tests:
+	 * mt_decode_opts.defer_inline_ranges). */
+	enum { MT_INL_WAIT, MT_INL_DEFER, MT_INL_DEFER_ALWAYS } defer;
 };
 
 void mt_inl_ranges_fini(struct mt_inl_ranges *rs);
@@ -47,9 +52,12 @@ void mt_inl_ranges_fini(struct mt_inl_ranges *rs);
  * Narrows [*LO, *HI), the extent of FN (the function holding IP in process
  * P), to the part around IP that no inline range of FN begins or ends in:
  * IP's inline chain holds throughout. Leaves it alone when FN has none.
+ * Returns 0, or -EAGAIN (the extent left alone) when RS defers and
+ * another thread is reading the DWARF that holds FN's ranges (and always
+ * with MT_INL_DEFER_ALWAYS, for functions whose ranges were not read).
  */
-void mt_inl_span(struct mt_inl_ranges *rs, struct mt_funcs *fs, const struct mt_proc *p,
-		 const struct mt_cs_fn *fn, uint64_t ip, uint64_t *lo, uint64_t *hi);
+int mt_inl_span(struct mt_inl_ranges *rs, struct mt_funcs *fs, const struct mt_proc *p,
+		const struct mt_cs_fn *fn, uint64_t ip, uint64_t *lo, uint64_t *hi);
 
 /* Whether function ID is known to have no inline ranges (mt_inl_span()
  * would leave the extent alone): inline, the decoder asks for every

@@ -109,9 +109,13 @@ struct mt_inline_range {
  * in one walk of its DWARF (mt_sym_inlines() walks the scopes for every
  * address): the chain at an address is the ranges holding it, by depth.
  * Sets *OUT (malloc'ed; NULL when there are none or on error) and returns
- * the count, or -ENOMEM. Thread-safe.
+ * the count, or -ENOMEM. Thread-safe. Without WAIT, returns -EAGAIN at
+ * once while another thread queries the file's DWARF (or reads it: the
+ * first query of a file takes seconds for a large binary with compressed
+ * debug sections).
  */
-int mt_sym_inline_ranges(struct mt_sym_file *f, uint64_t addr, struct mt_inline_range **out);
+int mt_sym_inline_ranges(struct mt_sym_file *f, uint64_t addr, int wait,
+			 struct mt_inline_range **out);
 
 /*
  * Demangles a C++ (Itanium) or Rust name. Returns a malloc'ed string, or

@@ -21,9 +21,9 @@ struct mt_sym_file {
 	size_t nnames, names_cap;
 	/* dwfl is not thread-safe: DWARF queries take this lock. */
 	pthread_mutex_t dwarf_lock;
-	bool dwarf_tried;
-	Dwarf *dwarf;
-	Dwarf_Addr dwarf_bias;
+	/* The file's DWARF was read (the first query, with the lock held;
+	 * libdw then decompresses every compressed debug section). */
+	bool dwarf_read;
 	/* Demangled inline-function names by DWARF string (tsearch tree). */
 	void *inline_names;
 };

@@ -13,13 +13,34 @@ struct inline_name {
 	char *demangled;
 };
 
+/*
+ * Takes the DWARF lock, and reads the file's DWARF if no query did yet.
+ * Without WAIT, gives up (-EAGAIN) while another thread holds it, reading
+ * the DWARF (the first query: seconds for a large binary) or querying it:
+ * a caller that can go on without the answer does not stand idle for it.
+ */
+static int lock_dwarf(struct mt_sym_file *f, int wait)
+{
+	Dwarf_Addr bias;
+
+	if (wait)
+		pthread_mutex_lock(&f->dwarf_lock);
+	else if (pthread_mutex_trylock(&f->dwarf_lock))
+		return -EAGAIN;
+	if (!f->dwarf_read) {
+		dwfl_module_getdwarf(f->mod, &bias);
+		f->dwarf_read = true;
+	}
+	return 0;
+}
+
 int mt_sym_source(struct mt_sym_file *f, uint64_t addr, struct mt_src_loc *loc)
 {
 	const char *file = NULL;
 	Dwfl_Line *line;
 	int lineno = 0;
 
-	pthread_mutex_lock(&f->dwarf_lock);
+	lock_dwarf(f, 1);
 	line = dwfl_module_getsrc(f->mod, addr);
 	if (line)
 		file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
@@ -110,7 +131,7 @@ int mt_sym_inlines(struct mt_sym_file *f, uint64_t addr, struct mt_inline_frame 
 	Dwarf_Addr bias;
 	int n, out = 0;
 
-	pthread_mutex_lock(&f->dwarf_lock);
+	lock_dwarf(f, 1);
 	cu = dwfl_module_addrdie(f->mod, addr, &bias);
 	n = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
 	/* Scopes run innermost first and end at the out-of-line function. */
@@ -192,14 +213,16 @@ static int find_subprogram(Dwarf_Die *scope, Dwarf_Addr pc, Dwarf_Die *out)
 	return 0;
 }
 
-int mt_sym_inline_ranges(struct mt_sym_file *f, uint64_t addr, struct mt_inline_range **out)
+int mt_sym_inline_ranges(struct mt_sym_file *f, uint64_t addr, int wait,
+			 struct mt_inline_range **out)
 {
 	struct range_list l = { 0 };
 	Dwarf_Die *cu, fn;
 	Dwarf_Addr bias;
 
 	*out = NULL;
-	pthread_mutex_lock(&f->dwarf_lock);
+	if (lock_dwarf(f, wait))
+		return -EAGAIN;
 	cu = dwfl_module_addrdie(f->mod, addr, &bias);
 	l.bias = bias;
 	/* Not through dwarf_getscopes(): inside inlined code its scopes go on

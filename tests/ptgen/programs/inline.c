@@ -2,7 +2,8 @@
 /* Inlining (built with -O2): scale() is inlined into work() and calls the
  * out-of-line leaf() twice, so the trace enters and leaves inlined code;
  * mix() is inlined into churn() and calls nothing, so only the blocks
- * inside it (its loop) show it. */
+ * inside it (its loop) show it; twice() is inlined into edge() after a
+ * loop of edge's own, whose last block runs on into twice's call. */
 __attribute__((noipa)) int leaf(int x)
 {
 	return x * 3 + 1;
@@ -39,12 +40,27 @@ __attribute__((noipa)) int churn(int x)
 	return r;
 }
 
+static inline __attribute__((always_inline)) int twice(int x)
+{
+	return leaf(x) * 2;
+}
+
+__attribute__((noipa)) int edge(int x)
+{
+	int r = x;
+
+	for (int i = 0; i < (x & 3) + 2; i++)
+		r += r >> 1;
+	r = r * 7 + x;	/* edge's own code, then twice's call, in one block */
+	return twice(r) + 1;
+}
+
 int main(int argc, char **argv)
 {
 	int acc = 0;
 
 	(void)argv;
 	for (int i = 0; i < 50; i++)
-		acc += work(i + argc) + churn(i);
+		acc += work(i + argc) + churn(i) + edge(i);
 	return acc == 0;
 }
