@@ -80,8 +80,8 @@ struct mt_decode_opts {
 	 * several threads at once (decode/blksplit.h); 0: 256 KiB. The output
 	 * does not depend on it. */
 	size_t pt_piece;
-	/* Decode the CPU streams as while another thread reads the DWARF
-	 * of all the code: with inline ranges unknown, a stream logs every
+	/* Decode the CPU streams as while other threads hold the DWARF of
+	 * all the code: with inline ranges unknown, a stream logs every
 	 * block in functions that may have some (decode_cpu.c, log_block()).
 	 * For tests: the output does not depend on it. */
 	int defer_inline_ranges;
@@ -106,7 +106,7 @@ struct mt_decode_stats {
 	uint64_t pt_held;	/* most PT one stream held in memory at once */
 	uint64_t sb_rewinds;	/* a stream's switches read again from the start */
 	/* Blocks after which a stream logged the next block whatever it
-	 * was, rather than wait while another thread read the DWARF of its
+	 * was, rather than wait while another thread held the DWARF of its
 	 * code (or with defer_inline_ranges). */
 	uint64_t dwarf_deferred;
 	/* Most bytes the replay's queues of segments (per stream, per

@@ -394,7 +394,7 @@ static __attribute__((noinline)) void log_block(struct worker *w, uint64_t tsc, 
 		/* In a function with inlined code, only the part with IP's
 		 * inline chain: the blocks where it changes are logged, and
 		 * the replay sees inline frames that call nothing. Where the
-		 * chain holds is not known while another thread reads the
+		 * chain holds is not known while another thread holds the
 		 * binary's DWARF: rather than wait for it, the next block is
 		 * logged too (a block logged in the chain of the one before
 		 * changes nothing in the replay). */

@@ -56,7 +56,8 @@ void mt_inl_end_above(struct mt_inl *in, size_t depth, uint64_t ts, unsigned int
 
 /* Reads the inline ranges of FN (the function holding IP in P) into the
  * cache, relative to its start; returns their count (0 when out of memory),
- * or -EAGAIN (nothing kept) when RS defers while the DWARF is being read. */
+ * or -EAGAIN (nothing kept) when RS defers while another thread holds the
+ * DWARF. */
 static __attribute__((noinline)) int read_ranges(struct mt_inl_ranges *rs, struct mt_funcs *fs,
 						 const struct mt_proc *p, const struct mt_cs_fn *fn,
 						 uint64_t ip)

@@ -40,7 +40,7 @@ struct mt_inl_ranges {
 	} *funcs;
 	size_t nfuncs;
 	/* Whether a function's ranges wait for its binary's DWARF while
-	 * another thread reads it (the replay), or not (the CPU streams'
+	 * another thread holds it (the replay), or not (the CPU streams'
 	 * decoding: it can go on without them), or are never had (tests:
 	 * mt_decode_opts.defer_inline_ranges). */
 	enum { MT_INL_WAIT, MT_INL_DEFER, MT_INL_DEFER_ALWAYS } defer;
@@ -53,8 +53,8 @@ void mt_inl_ranges_fini(struct mt_inl_ranges *rs);
  * P), to the part around IP that no inline range of FN begins or ends in:
  * IP's inline chain holds throughout. Leaves it alone when FN has none.
  * Returns 0, or -EAGAIN (the extent left alone) when RS defers and
- * another thread is reading the DWARF that holds FN's ranges (and always
- * with MT_INL_DEFER_ALWAYS, for functions whose ranges were not read).
+ * another thread holds the DWARF of FN's ranges (and always with
+ * MT_INL_DEFER_ALWAYS, for functions whose ranges were not read).
  */
 int mt_inl_span(struct mt_inl_ranges *rs, struct mt_funcs *fs, const struct mt_proc *p,
 		const struct mt_cs_fn *fn, uint64_t ip, uint64_t *lo, uint64_t *hi);

@@ -19,11 +19,10 @@ struct mt_sym_file {
 	size_t nsyms;
 	char **names;		/* owned strings behind syms[].name */
 	size_t nnames, names_cap;
-	/* dwfl is not thread-safe: DWARF queries take this lock. */
+	/* dwfl is not thread-safe: DWARF queries take this lock. The first
+	 * reads the file's DWARF (libdw decompresses every compressed debug
+	 * section then). */
 	pthread_mutex_t dwarf_lock;
-	/* The file's DWARF was read (the first query, with the lock held;
-	 * libdw then decompresses every compressed debug section). */
-	bool dwarf_read;
 	/* Demangled inline-function names by DWARF string (tsearch tree). */
 	void *inline_names;
 };

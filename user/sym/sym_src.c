@@ -14,23 +14,16 @@ struct inline_name {
 };
 
 /*
- * Takes the DWARF lock, and reads the file's DWARF if no query did yet.
- * Without WAIT, gives up (-EAGAIN) while another thread holds it, reading
- * the DWARF (the first query: seconds for a large binary) or querying it:
- * a caller that can go on without the answer does not stand idle for it.
+ * Takes the DWARF lock. Without WAIT, gives up (-EAGAIN) while another
+ * thread holds it, reading the DWARF (the first query: seconds for a
+ * large binary) or querying it: a caller that can go on without the
+ * answer does not stand idle for it.
  */
 static int lock_dwarf(struct mt_sym_file *f, int wait)
 {
-	Dwarf_Addr bias;
-
-	if (wait)
-		pthread_mutex_lock(&f->dwarf_lock);
-	else if (pthread_mutex_trylock(&f->dwarf_lock))
-		return -EAGAIN;
-	if (!f->dwarf_read) {
-		dwfl_module_getdwarf(f->mod, &bias);
-		f->dwarf_read = true;
-	}
+	if (!wait)
+		return pthread_mutex_trylock(&f->dwarf_lock) ? -EAGAIN : 0;
+	pthread_mutex_lock(&f->dwarf_lock);
 	return 0;
 }
 
