@@ -28,7 +28,7 @@ CFLAGS_USER := -std=gnu11 -Wall -Wextra -Werror -g -fno-omit-frame-pointer -MMD 
 CFLAGS_REL := -O2
 # Tests run against an ASan/UBSan build of the same sources.
 CFLAGS_SAN := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all
-LDLIBS_USER := -lbpf -lipt -ldw -lelf -liberty -lcapstone -lzstd -lz -lpthread -lm
+LDLIBS_USER := -lbpf -lipt -ldw -lelf -liberty -lcapstone -ldeflate -lzstd -lz -lpthread -lm
 
 # Components are directories under user/; everything but user/cli/ forms libmtrace.
 LIB_SRCS := $(filter-out user/cli/%,$(wildcard user/*/*.c))

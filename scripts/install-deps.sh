@@ -11,7 +11,7 @@ set -euo pipefail
 build_pkgs=(
 	make gcc gcc-12 clang llvm pkg-config
 	libipt-dev libcapstone-dev libbpf-dev bpftool
-	libelf-dev libdw-dev libiberty-dev libzstd-dev zlib1g-dev
+	libelf-dev libdw-dev libiberty-dev libzstd-dev zlib1g-dev libdeflate-dev
 	dkms dwarves kmod
 )
 # perf: its Intel PT decoder is the tests' second judge of mtrace's

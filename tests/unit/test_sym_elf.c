@@ -5,7 +5,7 @@
  * found by build-id and by .gnu_debuglink, C++ names, source lines, inline
  * frames, and precise errors for files that are not usable ELF.
  */
-#include "test_decode_fixture.h"
+#include "test_sym_fixture.h"
 
 #include "sym/sym.h"
 #include "sym/sym_internal.h"
@@ -31,18 +31,6 @@ static const char prog_c[] =
 	"\tputs(argv[0]);\n"				/* 10 */
 	"\treturn gamma_local(argc) + !getenv(argv[0]);\n"	/* 11 */
 	"}\n";
-
-static struct mt_sym_file *open_ok(const char *name, const char *debug_path)
-{
-	struct mt_sym_options opt = { debug_path };
-	char err[MT_SYM_ERRLEN] = "";
-	struct mt_sym_file *f;
-
-	MT_ASSERT_MSG(mt_sym_file_open(&f, fx_path(name), &opt, err, sizeof(err)) == 0,
-		      "open %s: %s", name, err);
-	MT_ASSERT(f);
-	return f;
-}
 
 /* The symbol at nm's address for NAME must be NAME and cover a few bytes. */
 static void check_symbol(struct mt_sym_file *f, const char *binary, const char *name)

@@ -225,18 +225,34 @@ static int build_table(struct mt_sym_file *f, struct mt_sym_vec *vec)
 	return 0;
 }
 
-static const Dwfl_Callbacks dwfl_callbacks_template = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-};
+Dwfl_Module *mt_sym_report(struct mt_sym_file *f, Dwfl **dwfl, Dwfl_Callbacks *cb, int fd)
+{
+	Dwfl_Module *mod = NULL;
+	void **userdata;
+
+	cb->debuginfo_path = &f->debug_path;
+	*dwfl = dwfl_begin(cb);
+	if (*dwfl) {
+		dwfl_report_begin(*dwfl);
+		/* Base 0: module addresses are the file's own link-time addresses. */
+		mod = dwfl_report_elf(*dwfl, f->path, f->path, fd, 0, false);
+		dwfl_report_end(*dwfl, NULL, NULL);
+	}
+	if (!mod) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	dwfl_module_info(mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	*userdata = f;
+	return mod;
+}
 
 int mt_sym_file_open(struct mt_sym_file **out, const char *path, const struct mt_sym_options *opt,
 		     char *err, size_t errlen)
 {
 	struct mt_sym_vec vec = { 0 };
 	struct mt_sym_file *f;
-	Dwfl_Callbacks *cb;
 	GElf_Addr bias;
 	Elf *elf;
 	int type = 0, rc;
@@ -246,7 +262,7 @@ int mt_sym_file_open(struct mt_sym_file **out, const char *path, const struct mt
 	rc = check_elf(path, err, errlen, &type);
 	if (rc)
 		return rc;
-	f = calloc(1, sizeof(*f) + sizeof(*cb));
+	f = calloc(1, sizeof(*f));
 	if (!f)
 		goto nomem;
 	pthread_mutex_init(&f->dwarf_lock, NULL);
@@ -256,17 +272,12 @@ int mt_sym_file_open(struct mt_sym_file **out, const char *path, const struct mt
 	f->debug_path = strdup(opt && opt->debug_path ? opt->debug_path : ":.debug:/usr/lib/debug");
 	if (!f->path || !f->debug_path)
 		goto nomem;
-	/* dwfl keeps a pointer to its callbacks: they live in the same block. */
-	cb = (Dwfl_Callbacks *)(f + 1);
-	*cb = dwfl_callbacks_template;
-	cb->debuginfo_path = &f->debug_path;
-	f->dwfl = dwfl_begin(cb);
-	if (!f->dwfl)
-		goto dwfl_err;
-	dwfl_report_begin(f->dwfl);
-	/* Base 0: module addresses are the file's own link-time addresses. */
-	f->mod = dwfl_report_elf(f->dwfl, path, path, -1, 0, false);
-	dwfl_report_end(f->dwfl, NULL, NULL);
+	f->cb = (Dwfl_Callbacks){
+		.find_elf = dwfl_build_id_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.section_address = dwfl_offline_section_address,
+	};
+	f->mod = mt_sym_report(f, &f->dwfl, &f->cb, -1);
 	if (!f->mod)
 		goto dwfl_err;
 	elf = dwfl_module_getelf(f->mod, &bias);
@@ -296,6 +307,8 @@ void mt_sym_file_close(struct mt_sym_file *f)
 		return;
 	if (f->dwfl)
 		dwfl_end(f->dwfl);
+	if (f->dwarf_dwfl)
+		dwfl_end(f->dwarf_dwfl);
 	for (size_t i = 0; i < f->nnames; i++)
 		free(f->names[i]);
 	mt_sym_free_inline_names(f);

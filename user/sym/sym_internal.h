@@ -7,10 +7,21 @@
 
 #include <elfutils/libdwfl.h>
 #include <pthread.h>
+#include <stdbool.h>
 
 struct mt_sym_file {
+	/* Symbols: the file and, if it has no .symtab, its debug file's. */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
+	Dwfl_Callbacks cb;	/* dwfl keeps a pointer to them */
+	/* DWARF: a dwfl of its own, opened at the first query, that reads the
+	 * files with their compressed sections unpacked (sym_debuginfo.c):
+	 * only then, so that a caller that needs no DWARF does not pay. */
+	Dwfl *dwarf_dwfl;
+	Dwfl_Module *dwarf_mod;
+	Dwfl_Callbacks dwarf_cb;
+	bool dwarf_opened;
+	bool debuginfo_asked;	/* the DWARF dwfl asked for the debug file */
 	char *path;
 	char *debug_path;	/* owned copy of the search path for dwfl */
 	int fd;
@@ -20,8 +31,8 @@ struct mt_sym_file {
 	char **names;		/* owned strings behind syms[].name */
 	size_t nnames, names_cap;
 	/* dwfl is not thread-safe: DWARF queries take this lock. The first
-	 * reads the file's DWARF (libdw decompresses every compressed debug
-	 * section then). */
+	 * reads the file's DWARF (tens of milliseconds for libc's, seconds
+	 * for a large binary). */
 	pthread_mutex_t dwarf_lock;
 	/* Demangled inline-function names by DWARF string (tsearch tree). */
 	void *inline_names;
@@ -50,6 +61,24 @@ int mt_sym_keep_name(struct mt_sym_file *f, char *owned);
  * malloc'ed and kept by F. Returns 0, or -ENOMEM.
  */
 int mt_sym_add_plt(struct mt_sym_file *f, Elf *elf, struct mt_sym_vec *vec);
+
+/*
+ * A copy of the ELF file open at FD with its compressed sections stored
+ * plain (sym_unpack.c): its fd, or -1 when FD has none, or they cannot all
+ * be unpacked. FD stays open either way.
+ */
+int mt_sym_unpacked(int fd);
+
+/*
+ * A dwfl with callbacks CB (kept in F) and the module of F's file, opened
+ * from FD (-1: dwfl opens the path; FD is consumed either way), whose
+ * userdata is F. NULL when dwfl cannot read the file.
+ */
+Dwfl_Module *mt_sym_report(struct mt_sym_file *f, Dwfl **dwfl, Dwfl_Callbacks *cb, int fd);
+
+/* The module to ask for DWARF (sym_debuginfo.c), opened at the first
+ * call; NULL when there is none. Called with dwarf_lock held. */
+Dwfl_Module *mt_sym_dwarf_module(struct mt_sym_file *f);
 
 /* Frees the names mt_sym_inlines() demangled. */
 void mt_sym_free_inline_names(struct mt_sym_file *f);

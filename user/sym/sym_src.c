@@ -30,11 +30,13 @@ static int lock_dwarf(struct mt_sym_file *f, int wait)
 int mt_sym_source(struct mt_sym_file *f, uint64_t addr, struct mt_src_loc *loc)
 {
 	const char *file = NULL;
+	Dwfl_Module *mod;
 	Dwfl_Line *line;
 	int lineno = 0;
 
 	lock_dwarf(f, 1);
-	line = dwfl_module_getsrc(f->mod, addr);
+	mod = mt_sym_dwarf_module(f);
+	line = mod ? dwfl_module_getsrc(mod, addr) : NULL;
 	if (line)
 		file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
 	pthread_mutex_unlock(&f->dwarf_lock);
@@ -121,11 +123,13 @@ int mt_sym_inlines(struct mt_sym_file *f, uint64_t addr, struct mt_inline_frame 
 		   int max)
 {
 	Dwarf_Die *cu, *scopes = NULL;
-	Dwarf_Addr bias;
+	Dwfl_Module *mod;
+	Dwarf_Addr bias = 0;
 	int n, out = 0;
 
 	lock_dwarf(f, 1);
-	cu = dwfl_module_addrdie(f->mod, addr, &bias);
+	mod = mt_sym_dwarf_module(f);
+	cu = mod ? dwfl_module_addrdie(mod, addr, &bias) : NULL;
 	n = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
 	/* Scopes run innermost first and end at the out-of-line function. */
 	for (int i = 0; i < n && out < max; i++) {
@@ -211,12 +215,14 @@ int mt_sym_inline_ranges(struct mt_sym_file *f, uint64_t addr, int wait,
 {
 	struct range_list l = { 0 };
 	Dwarf_Die *cu, fn;
-	Dwarf_Addr bias;
+	Dwfl_Module *mod;
+	Dwarf_Addr bias = 0;
 
 	*out = NULL;
 	if (lock_dwarf(f, wait))
 		return -EAGAIN;
-	cu = dwfl_module_addrdie(f->mod, addr, &bias);
+	mod = mt_sym_dwarf_module(f);
+	cu = mod ? dwfl_module_addrdie(mod, addr, &bias) : NULL;
 	l.bias = bias;
 	/* Not through dwarf_getscopes(): inside inlined code its scopes go on
 	 * through the inlined function's abstract definition. */
