@@ -127,20 +127,30 @@ static int write_all(int fd, const void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
+#define HUGE_PAGE ((size_t)2 << 20)
+
 /*
  * Room for LEN bytes of unpacked data, in huge pages where the kernel
  * gives them on request: a first touch of each 4 KiB page costs far more
  * than unpacking it in some virtual machines (10 us in this project's
- * benchmark VM, where libc's debug sections took 2,500 of them).
+ * benchmark VM, where libc's debug sections took 2,500 of them). The room
+ * is aligned to them and *MAPPED bytes long, whole huge pages.
  */
-static void *scratch(size_t len)
+static void *scratch(size_t len, size_t *mapped)
 {
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t want = (size_t)align_up(len, HUGE_PAGE), n = want + HUGE_PAGE;
+	uint8_t *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *at;
 
 	if (p == MAP_FAILED)
 		return NULL;
-	madvise(p, len, MADV_HUGEPAGE);
-	return p;
+	at = (uint8_t *)align_up((uintptr_t)p, HUGE_PAGE);
+	if (at > p)
+		munmap(p, (size_t)(at - p));
+	munmap(at + want, (size_t)(p + n - (at + want)));
+	madvise(at, want, MADV_HUGEPAGE);
+	*mapped = want;
+	return at;
 }
 
 /*
@@ -155,6 +165,7 @@ static int plain_copy(const struct view *v)
 	struct libdeflate_decompressor *z = NULL;
 	Elf64_Shdr *out_sh = NULL;
 	uint64_t end = v->len, shoff, biggest = 0;
+	size_t mapped = 0;
 	bool any = false, bad = false;
 	Elf64_Ehdr out_eh;
 	uint8_t *buf = NULL;
@@ -179,7 +190,7 @@ static int plain_copy(const struct view *v)
 	if (fd < 0)
 		return -1;
 	out_sh = malloc(eh->e_shnum * sizeof(*out_sh));
-	buf = biggest ? scratch(biggest) : NULL;
+	buf = biggest ? scratch(biggest, &mapped) : NULL;
 	z = libdeflate_alloc_decompressor();
 	if (!out_sh || (biggest && !buf) || !z ||
 	    ftruncate(fd, (off_t)(shoff + eh->e_shnum * sizeof(*out_sh))) ||
@@ -205,14 +216,14 @@ static int plain_copy(const struct view *v)
 	libdeflate_free_decompressor(z);
 	free(out_sh);
 	if (buf)
-		munmap(buf, biggest);
+		munmap(buf, mapped);
 	return fd;
 
 fail:
 	libdeflate_free_decompressor(z);
 	free(out_sh);
 	if (buf)
-		munmap(buf, biggest);
+		munmap(buf, mapped);
 	close(fd);
 	return -1;
 }
@@ -227,7 +238,9 @@ int mt_sym_unpacked(int fd)
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
 	    (uint64_t)st.st_size > SIZE_MAX / 2)
 		return -1;
-	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	/* Populated: the compressed bytes are all read, and a fault each
+	 * 64 KiB (the kernel's fault-around) costs more than one call. */
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
 	if (p == MAP_FAILED)
 		return -1;
 	v = (struct view){ p, (size_t)st.st_size };
