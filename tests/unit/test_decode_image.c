@@ -5,7 +5,8 @@
  * from them must hold, at the run-time addresses the process printed, the
  * very bytes the process read from its own memory; addresses must resolve
  * to the right symbols through the load bias; a bundle's embedded copy
- * must win over a local file with another build-id.
+ * must win over a local file with another build-id; a binary's symbols
+ * load while another binary's are loading.
  */
 #include "test_decode_fixture.h"
 #include "test_decode_ptenc.h"
@@ -13,6 +14,10 @@
 #include "decode/funcs.h"
 
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+#include <unistd.h>
 
 static const char lib_c[] = "int libfn(int x) { return x * 5 + 2; }\n";
 static const char lib_old_c[] = "int libfn(int x) { return x * 7 + 3; }\n";
@@ -260,4 +265,77 @@ MT_TEST(embedded_copy_wins_over_a_different_local_file)
 	mt_bincache_fini(&bins);
 	mt_bundle_close(rd);
 	pt_iscache_free(isc);
+}
+
+struct syms_call {
+	struct mt_bincache *c;
+	struct mt_binfile *b;
+	_Atomic(struct mt_sym_file *) got;
+	atomic_bool done;
+};
+
+static void *syms_main(void *arg)
+{
+	struct syms_call *k = arg;
+
+	atomic_store(&k->got, mt_binfile_syms(k->c, k->b));
+	atomic_store(&k->done, true);
+	return NULL;
+}
+
+/* Whether K's call returned within MS milliseconds. */
+static bool returned_within(struct syms_call *k, int ms)
+{
+	for (int i = 0; i < ms && !atomic_load(&k->done); i++)
+		usleep(1000);
+	return atomic_load(&k->done);
+}
+
+/*
+ * Loading a binary's symbols takes neither the cache's lock nor another
+ * binary's: streams that meet different binaries at once (or one that
+ * looks up a mapping meanwhile) do not wait for each other. A second
+ * call for a binary being loaded waits for that load, then has its result;
+ * once loaded, a call takes no lock at all.
+ */
+MT_TEST(symbols_load_while_another_binary_loads)
+{
+	struct syms_call one = { 0 }, other = { 0 }, again = { 0 };
+	struct mt_binfile *a, *b;
+	struct mt_bincache bins;
+	pthread_t t1, t2, t3;
+	char err[512];
+
+	fx_write("lib.c", lib_c);
+	fx_sh("cc -g -O0 -shared -fPIC -o liba.so lib.c && cp liba.so libb.so");
+	mt_bincache_init(&bins, NULL, NULL);
+	a = mt_bincache_get(&bins, fx_path("liba.so"), NULL, 0, err, sizeof(err));
+	b = mt_bincache_get(&bins, fx_path("libb.so"), NULL, 0, err, sizeof(err));
+	MT_ASSERT_MSG(a && b && a != b, "%s", err);
+
+	pthread_mutex_lock(&bins.lock);
+	pthread_mutex_lock(&a->sym_lock);	/* another thread loading a's */
+	one = (struct syms_call){ .c = &bins, .b = b };
+	MT_ASSERT_EQ(pthread_create(&t1, NULL, syms_main, &one), 0);
+	MT_ASSERT_MSG(returned_within(&one, 10000), "b's symbols waited");
+	MT_ASSERT(atomic_load(&one.got));
+	other = (struct syms_call){ .c = &bins, .b = a };
+	MT_ASSERT_EQ(pthread_create(&t2, NULL, syms_main, &other), 0);
+	MT_ASSERT(!returned_within(&other, 20));
+	pthread_mutex_unlock(&a->sym_lock);
+	pthread_mutex_unlock(&bins.lock);
+	MT_ASSERT(returned_within(&other, 10000));
+	pthread_join(t1, NULL);
+	pthread_join(t2, NULL);
+	MT_ASSERT(atomic_load(&other.got));
+	MT_ASSERT(atomic_load(&other.got) == mt_binfile_syms(&bins, a));
+	MT_ASSERT(mt_sym_lookup(atomic_load(&other.got), fx_nm("liba.so", "libfn")));
+	pthread_mutex_lock(&a->sym_lock);
+	again = (struct syms_call){ .c = &bins, .b = a };
+	MT_ASSERT_EQ(pthread_create(&t3, NULL, syms_main, &again), 0);
+	MT_ASSERT_MSG(returned_within(&again, 10000), "a loaded binary's symbols waited");
+	pthread_mutex_unlock(&a->sym_lock);
+	pthread_join(t3, NULL);
+	MT_ASSERT(atomic_load(&again.got) == atomic_load(&other.got));
+	mt_bincache_fini(&bins);
 }

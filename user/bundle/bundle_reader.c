@@ -240,7 +240,6 @@ static int rd_new(struct mt_bundle_reader **out)
 	r->cpu_sec = r->cfg_sec = r->trig_sec = r->kallsyms_sec = r->clock_sec = RD_NONE;
 	r->fd = -1;
 	pthread_mutex_init(&r->lock, NULL);
-	pthread_mutex_init(&r->dctx_lock, NULL);
 	*out = r;
 	return 0;
 }
@@ -414,38 +413,7 @@ void mt_bundle_close(struct mt_bundle_reader *r)
 	if (r->fd >= 0)
 		close(r->fd);
 	pthread_mutex_destroy(&r->lock);
-	for (size_t i = 0; i < r->nidle_dctx; i++)
-		ZSTD_freeDCtx(r->idle_dctx[i]);
-	pthread_mutex_destroy(&r->dctx_lock);
 	free(r);
-}
-
-ZSTD_DCtx *rd_dctx_take(struct mt_bundle_reader *r)
-{
-	ZSTD_DCtx *d = NULL;
-
-	pthread_mutex_lock(&r->dctx_lock);
-	if (r->nidle_dctx)
-		d = r->idle_dctx[--r->nidle_dctx];
-	pthread_mutex_unlock(&r->dctx_lock);
-	if (d)
-		ZSTD_DCtx_reset(d, ZSTD_reset_session_and_parameters);
-	else
-		d = ZSTD_createDCtx();
-	if (d)
-		ZSTD_DCtx_setParameter(d, ZSTD_d_windowLogMax, RD_WINDOW_LOG);
-	return d;
-}
-
-void rd_dctx_give(struct mt_bundle_reader *r, ZSTD_DCtx *d)
-{
-	pthread_mutex_lock(&r->dctx_lock);
-	if (d && r->nidle_dctx < RD_IDLE_DCTX) {
-		r->idle_dctx[r->nidle_dctx++] = d;
-		d = NULL;
-	}
-	pthread_mutex_unlock(&r->dctx_lock);
-	ZSTD_freeDCtx(d);
 }
 
 const char *mt_bundle_reader_errmsg(const struct mt_bundle_reader *r)

@@ -11,7 +11,6 @@
 
 #include <pthread.h>
 #include <stdbool.h>
-#include <zstd.h>
 
 /*
  * Limits on what a bundle may make the reader allocate. No section beyond
@@ -25,10 +24,6 @@
 #define RD_MAX_RATIO 32768ULL
 #define RD_FAST_RATIO 64ULL
 #define RD_WINDOW_LOG MT_BUNDLE_ZSTD_WINDOW_LOG_MAX
-
-/* zstd contexts kept for reuse, at most (one per decoding thread and its
- * scan, typically). */
-#define RD_IDLE_DCTX 8
 /*
  * Without an explicit limit, the payloads of all sections together may
  * declare RD_FAST_RATIO times the file's size, at least RD_MIN_TOTAL and
@@ -82,10 +77,6 @@ struct mt_bundle_reader {
 	bool mapped;
 	int fd;                         /* the mapped file, for streams; else -1 */
 	pthread_mutex_t lock;           /* serialises lazy decompression */
-	/* zstd contexts of finished decompressions, for the next (rd_dctx_take()) */
-	pthread_mutex_t dctx_lock;
-	ZSTD_DCtx *idle_dctx[RD_IDLE_DCTX];
-	size_t nidle_dctx;
 	uint16_t major, minor;
 	struct rd_section *secs;
 	size_t nsecs, secs_cap;
@@ -162,17 +153,6 @@ int rd_payload_held(struct mt_bundle_reader *r, struct rd_section *s, const uint
 /* A stream over section S's payload (see mt_bundle_pt_stream_open()). */
 int rd_stream_open(struct mt_bundle_reader *r, const struct rd_section *s,
 		   struct mt_bundle_stream **out);
-
-/*
- * A zstd context set to bound its window as every decompression here does:
- * one a finished decompression gave back when there is one, or a new one
- * (NULL: out of memory). A context keeps its window and buffers, up to
- * 2^RD_WINDOW_LOG bytes, whose first touch in a new one costs a page fault
- * per 4 KiB page: more than decompressing into them in some VMs.
- */
-ZSTD_DCtx *rd_dctx_take(struct mt_bundle_reader *r);
-/* Gives D (possibly NULL) back for another decompression, or frees it. */
-void rd_dctx_give(struct mt_bundle_reader *r, ZSTD_DCtx *d);
 
 /* The reader's message becomes the stream's; returns CODE. */
 int rd_stream_err(struct mt_bundle_reader *r, const struct mt_bundle_stream *st, int code);

@@ -73,13 +73,14 @@ static int unzstd_growing(struct mt_bundle_reader *r, struct rd_section *s, uint
 {
 	const struct mt_bundle_shdr *h = &s->h;
 	ZSTD_inBuffer in = { s->stored, h->stored_size, 0 };
-	ZSTD_DCtx *dctx = rd_dctx_take(r);
+	ZSTD_DCtx *dctx = ZSTD_createDCtx();
 	uint64_t want = h->stored_size * RD_FAST_RATIO;
 	uint8_t *buf = NULL;
 	size_t pos = 0, left = 1, cap = 0, room = 0;
 
 	if (!dctx)
 		return rd_err(r, s, -ENOMEM, "out of memory");
+	ZSTD_DCtx_setParameter(dctx, ZSTD_d_windowLogMax, RD_WINDOW_LOG);
 	while (left) {
 		ZSTD_outBuffer o;
 
@@ -90,7 +91,7 @@ static int unzstd_growing(struct mt_bundle_reader *r, struct rd_section *s, uint
 				want = h->raw_size;
 			if (MT_ARRAY_GROW_TO(buf, cap, want ? want : 1)) {
 				free(buf);
-				rd_dctx_give(r, dctx);
+				ZSTD_freeDCtx(dctx);
 				return rd_err(r, s, -ENOMEM, "out of memory for %llu bytes",
 					      (unsigned long long)want);
 			}
@@ -104,7 +105,7 @@ static int unzstd_growing(struct mt_bundle_reader *r, struct rd_section *s, uint
 		    (in.pos == in.size && o.pos < o.size && left))
 			break;
 	}
-	rd_dctx_give(r, dctx);
+	ZSTD_freeDCtx(dctx);
 	if (ZSTD_isError(left) || left || in.pos != in.size || pos != h->raw_size) {
 		free(buf);
 		if (ZSTD_isError(left))
@@ -135,14 +136,14 @@ static int decompress(struct mt_bundle_reader *r, struct rd_section *s)
 	if (!raw)
 		return rd_err(r, s, -ENOMEM, "out of memory for %llu bytes",
 			      (unsigned long long)h->raw_size);
-	dctx = rd_dctx_take(r);
+	dctx = ZSTD_createDCtx();
 	if (!dctx) {
 		free(raw);
 		return rd_err(r, s, -ENOMEM, "out of memory");
 	}
 	/* One-shot decoding writes straight into raw and cannot exceed its size. */
 	n = ZSTD_decompressDCtx(dctx, raw, h->raw_size, s->stored, h->stored_size);
-	rd_dctx_give(r, dctx);
+	ZSTD_freeDCtx(dctx);
 	if (ZSTD_isError(n) || n != h->raw_size) {
 		free(raw);
 		if (ZSTD_isError(n))

@@ -24,7 +24,7 @@
 #define STAGE ((size_t)64 << 10)
 
 struct mt_bundle_stream {
-	struct mt_bundle_reader *r;
+	const struct mt_bundle_reader *r;
 	const struct rd_section *s;
 	ZSTD_DCtx *dctx;		/* NULL for uncompressed payloads */
 	ZSTD_inBuffer in;		/* the stored bytes at hand */
@@ -104,7 +104,7 @@ int rd_stream_open(struct mt_bundle_reader *r, const struct rd_section *s,
 	st->s = s;
 	st->in = (ZSTD_inBuffer){ s->stored, s->h.stored_size, 0 };
 	if (s->h.compression == MT_BUNDLE_COMP_ZSTD) {
-		st->dctx = rd_dctx_take(r);
+		st->dctx = ZSTD_createDCtx();
 		if (r->fd >= 0) {
 			st->stage = malloc(STAGE);
 			st->in = (ZSTD_inBuffer){ st->stage, 0, 0 };
@@ -113,6 +113,8 @@ int rd_stream_open(struct mt_bundle_reader *r, const struct rd_section *s,
 			mt_bundle_stream_close(st);
 			return rd_err(r, s, -ENOMEM, "out of memory");
 		}
+		/* Bounds the decoder's window as the whole-payload path does. */
+		ZSTD_DCtx_setParameter(st->dctx, ZSTD_d_windowLogMax, RD_WINDOW_LOG);
 	}
 	*out = st;
 	return 0;
@@ -202,7 +204,7 @@ void mt_bundle_stream_close(struct mt_bundle_stream *st)
 {
 	if (!st)
 		return;
-	rd_dctx_give(st->r, st->dctx);
+	ZSTD_freeDCtx(st->dctx);
 	free(st->stage);
 	free(st);
 }

@@ -30,6 +30,7 @@ static void binfile_free(struct mt_binfile *b)
 	mt_sym_file_close(b->sym);
 	if (b->memfd >= 0)
 		close(b->memfd);
+	pthread_mutex_destroy(&b->sym_lock);
 	free(b->segs);
 	free(b->open_path);
 	free(b->name);
@@ -177,6 +178,7 @@ static struct mt_binfile *load(struct mt_bincache *c, const char *path, const ui
 	if (!b)
 		return NULL;
 	b->memfd = -1;
+	pthread_mutex_init(&b->sym_lock, NULL);
 	b->name = strdup(path);
 	b->open_path = local_path(c, path);
 	if (!b->name || !b->open_path) {
@@ -241,15 +243,15 @@ out:
 
 struct mt_sym_file *mt_binfile_syms(struct mt_bincache *c, struct mt_binfile *b)
 {
-	struct mt_sym_file *s;
-
-	pthread_mutex_lock(&c->lock);
-	if (!b->sym_tried && b->is_elf) {
-		b->sym_tried = true;
-		mt_sym_file_open(&b->sym, b->open_path, &c->symopt, b->sym_err,
-				 sizeof(b->sym_err));
+	if (atomic_load_explicit(&b->sym_ready, memory_order_acquire))
+		return b->sym;
+	pthread_mutex_lock(&b->sym_lock);
+	if (!atomic_load_explicit(&b->sym_ready, memory_order_relaxed)) {
+		if (b->is_elf)
+			mt_sym_file_open(&b->sym, b->open_path, &c->symopt, b->sym_err,
+					 sizeof(b->sym_err));
+		atomic_store_explicit(&b->sym_ready, true, memory_order_release);
 	}
-	s = b->sym;
-	pthread_mutex_unlock(&c->lock);
-	return s;
+	pthread_mutex_unlock(&b->sym_lock);
+	return b->sym;
 }

@@ -12,6 +12,7 @@
 #include "sym/sym.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -32,9 +33,12 @@ struct mt_binfile {
 	struct mt_exec_seg *segs;
 	size_t nsegs;
 	bool is_elf;
-	/* Symbols, loaded on first use (under the cache lock). */
+	/* Symbols, loaded on first use under the binary's own lock (streams
+	 * that meet different binaries do not wait for each other). Once
+	 * SYM_READY is set (release), SYM is final and read without it. */
+	pthread_mutex_t sym_lock;
+	atomic_bool sym_ready;
 	struct mt_sym_file *sym;
-	bool sym_tried;
 	char sym_err[MT_SYM_ERRLEN];
 };
 
