@@ -9,9 +9,9 @@
  * in 19 ms, and elfutils before 0.189 cannot read zstd sections at all.
  * So the file is given to libdw as a copy in memory (a memfd, which libelf
  * maps like any file) whose compressed sections are stored plain: the
- * original bytes, each section's data after them, and a new section header
- * table at the end. Program headers and every other section keep their
- * offsets.
+ * file's bytes (the compressed data left out, a hole), each section's
+ * plain data after them, and a new section header table at the end.
+ * Program headers and every other section keep their offsets.
  *
  * Only what can be proved right is unpacked: a section that does not
  * decompress to exactly its stated size, or a file whose layout does not
@@ -21,7 +21,6 @@
 #include "sym/sym_internal.h"
 
 #include <elf.h>
-#include <fcntl.h>
 #include <libdeflate.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -127,6 +126,42 @@ static int write_all(int fd, const void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
+/* Orders sections by where their data lies in the file. */
+static int by_offset(const void *a, const void *b)
+{
+	const Elf64_Shdr *x = *(const Elf64_Shdr *const *)a, *y = *(const Elf64_Shdr *const *)b;
+
+	return x->sh_offset < y->sh_offset ? -1 : x->sh_offset > y->sh_offset;
+}
+
+/* Writes V's bytes into FD at the same offsets, but for the data of the
+ * compressed sections, which the copy holds unpacked elsewhere (their
+ * place stays a hole). 0 or -1. */
+static int write_rest(int fd, const struct view *v, const Elf64_Shdr *shdrs, size_t n)
+{
+	const Elf64_Shdr **packed = malloc(n * sizeof(*packed));
+	uint64_t at = 0;
+	size_t k = 0;
+	int rc = 0;
+
+	if (!packed)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if ((shdrs[i].sh_flags & SHF_COMPRESSED) && shdrs[i].sh_type != SHT_NOBITS)
+			packed[k++] = &shdrs[i];
+	qsort(packed, k, sizeof(*packed), by_offset);
+	for (size_t i = 0; i <= k && !rc; i++) {
+		uint64_t to = i < k ? packed[i]->sh_offset : v->len;
+
+		if (to > at)
+			rc = write_all(fd, v->p + at, (size_t)(to - at), at);
+		if (i < k && packed[i]->sh_offset + packed[i]->sh_size > at)
+			at = packed[i]->sh_offset + packed[i]->sh_size;
+	}
+	free(packed);
+	return rc;
+}
+
 #define HUGE_PAGE ((size_t)2 << 20)
 
 /*
@@ -185,6 +220,10 @@ static int plain_copy(const struct view *v)
 	}
 	if (!any || bad || end > SIZE_MAX / 2)
 		return -1;
+	/* Every compressed byte is read now: one call maps the file, where a
+	 * fault each 64 KiB (the kernel's fault-around) costs more. A file
+	 * with nothing to unpack got this far on its headers alone. */
+	madvise((void *)v->p, v->len, MADV_POPULATE_READ);
 	shoff = align_up(end, 8);
 	fd = memfd_create("mtrace-debug", MFD_CLOEXEC);
 	if (fd < 0)
@@ -194,7 +233,7 @@ static int plain_copy(const struct view *v)
 	z = libdeflate_alloc_decompressor();
 	if (!out_sh || (biggest && !buf) || !z ||
 	    ftruncate(fd, (off_t)(shoff + eh->e_shnum * sizeof(*out_sh))) ||
-	    write_all(fd, v->p, v->len, 0))
+	    write_rest(fd, v, shdrs, eh->e_shnum))
 		goto fail;
 	end = v->len;
 	for (size_t i = 0; i < eh->e_shnum; i++) {
@@ -204,9 +243,6 @@ static int plain_copy(const struct view *v)
 		if (!unpack(z, v, &shdrs[i], buf, out_sh[i].sh_size) ||
 		    write_all(fd, buf, out_sh[i].sh_size, out_sh[i].sh_offset))
 			goto fail;
-		/* The compressed bytes are read no more: their memory goes back. */
-		fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-			  (off_t)shdrs[i].sh_offset, (off_t)shdrs[i].sh_size);
 	}
 	out_eh = *eh;
 	out_eh.e_shoff = shoff;
@@ -238,9 +274,7 @@ int mt_sym_unpacked(int fd)
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
 	    (uint64_t)st.st_size > SIZE_MAX / 2)
 		return -1;
-	/* Populated: the compressed bytes are all read, and a fault each
-	 * 64 KiB (the kernel's fault-around) costs more than one call. */
-	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (p == MAP_FAILED)
 		return -1;
 	v = (struct view){ p, (size_t)st.st_size };
