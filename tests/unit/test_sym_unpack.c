@@ -5,8 +5,9 @@
  * objcopy writes uncompressed; a file that cannot be unpacked is left to
  * libdw as it is, with its symbols; and the symbolizer's DWARF answers from
  * zlib and zstd sections, in the binary or in a debug file found by
- * build-id or by .gnu_debuglink, are those of the plain file (libdw 0.188
- * alone reads no zstd section).
+ * build-id or by .gnu_debuglink (from a binary with or without a
+ * build-id), are those of the plain file (libdw 0.188 alone reads no zstd
+ * section).
  */
 #include "test_sym_fixture.h"
 
@@ -263,6 +264,18 @@ static void read_unpacked(struct mt_sym_file *f, const char *name, const char *w
 	MT_ASSERT_MSG(len > (size_t)st.st_size, "%s: read as it is (%zu bytes)", what, len);
 }
 
+/* BIN opened with PATH answers as PLAIN does, from the unpacked copy of
+ * its debug file DEBUG, compressed with KIND. */
+static void answers_from(struct mt_sym_file *plain, uint64_t use, const char *bin,
+			 const char *path, const char *debug, const char *kind)
+{
+	struct mt_sym_file *f = open_ok(bin, path);
+
+	same_ranges(plain, f, use, kind);
+	read_unpacked(f, debug, kind);
+	mt_sym_file_close(f);
+}
+
 MT_TEST(compressed_dwarf_answers_as_plain)
 {
 	static const char *const kinds[] = { "zlib", "zstd" };
@@ -295,21 +308,23 @@ MT_TEST(compressed_dwarf_answers_as_plain)
 		fx_sh("rm -rf dbg && mkdir -p dbg/.build-id/%.2s && "
 		      "objcopy --only-keep-debug %s dbg/.build-id/%.2s/%s.debug && "
 		      "cp plain stripped && strip --strip-all stripped", id, c, id, id + 2);
-		f = open_ok("stripped", dir);
-		same_ranges(plain, f, use, c);
 		snprintf(path, sizeof(path), "dbg/.build-id/%.2s/%s.debug", id, id + 2);
-		read_unpacked(f, path, c);
-		mt_sym_file_close(f);
+		answers_from(plain, use, "stripped", dir, path, c);
 
 		/* In a debug file found by .gnu_debuglink (with its CRC). */
 		fx_sh("rm -rf .debug && mkdir .debug && "
 		      "objcopy --remove-section .note.gnu.build-id stripped linked && "
 		      "objcopy --only-keep-debug --remove-section .note.gnu.build-id %s .debug/l.dbg && "
 		      "objcopy --add-gnu-debuglink=.debug/l.dbg linked", c);
-		f = open_ok("linked", "+:.debug");
-		same_ranges(plain, f, use, c);
-		read_unpacked(f, ".debug/l.dbg", c);
-		mt_sym_file_close(f);
+		answers_from(plain, use, "linked", "+:.debug", ".debug/l.dbg", c);
+
+		/* By .gnu_debuglink from a binary with a build-id, the file in
+		 * no build-id directory: what libdw reads is the unpacked copy
+		 * (libdwfl's own search would hand it the file it checked). */
+		fx_sh("rm -rf .debug && mkdir .debug && cp stripped idlinked && "
+		      "objcopy --only-keep-debug %s .debug/i.dbg && "
+		      "objcopy --add-gnu-debuglink=.debug/i.dbg idlinked", c);
+		answers_from(plain, use, "idlinked", "+:.debug", ".debug/i.dbg", c);
 	}
 	mt_sym_file_close(plain);
 }

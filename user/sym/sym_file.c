@@ -274,7 +274,7 @@ int mt_sym_file_open(struct mt_sym_file **out, const char *path, const struct mt
 		goto nomem;
 	f->cb = (Dwfl_Callbacks){
 		.find_elf = dwfl_build_id_find_elf,
-		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.find_debuginfo = mt_sym_find_debug,
 		.section_address = dwfl_offline_section_address,
 	};
 	f->mod = mt_sym_report(f, &f->dwfl, &f->cb, -1);

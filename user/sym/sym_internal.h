@@ -76,6 +76,16 @@ int mt_sym_unpacked(int fd);
  */
 Dwfl_Module *mt_sym_report(struct mt_sym_file *f, Dwfl **dwfl, Dwfl_Callbacks *cb, int fd);
 
+/*
+ * The find_debuginfo callback of F's dwfls (userdata F): the debug file of
+ * the module's binary by build-id, then by .gnu_debuglink, then, only when
+ * a debuginfod server is set, by libdwfl's standard search
+ * (sym_find_debug.c). Its fd, or -1.
+ */
+int mt_sym_find_debug(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+		      const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+		      char **debuginfo_file_name);
+
 /* The module to ask for DWARF (sym_debuginfo.c), opened at the first
  * call; NULL when there is none. Called with dwarf_lock held. */
 Dwfl_Module *mt_sym_dwarf_module(struct mt_sym_file *f);
