@@ -145,7 +145,8 @@ static size_t read_image(struct pt_image *img, uint64_t ip, uint8_t *buf)
 
 MT_TEST(image_bytes_and_symbols_match_the_live_process)
 {
-	struct pt_image_section_cache *isc = pt_iscache_alloc(NULL);
+	struct pt_image_section_cache *isc = pt_iscache_alloc(NULL), *own = pt_iscache_alloc(NULL);
+	struct pt_image *copy = pt_image_alloc(NULL);
 	struct mt_bincache bins;
 	struct mt_funcs funcs;
 	struct mt_proc proc;
@@ -184,10 +185,20 @@ MT_TEST(image_bytes_and_symbols_match_the_live_process)
 	mt_funcs_resolve(&funcs, &proc, 0x1000, &fn);
 	MT_ASSERT_EQ(fn.id, MT_FN_UNKNOWN);
 
+	/* Built again over a cache of its own (a decoding thread's), the
+	 * image reads the same bytes once the process's is gone. */
+	MT_ASSERT_EQ(mt_proc_image(&proc, copy, own), 0);
 	mt_proc_fini(&proc);
 	mt_funcs_fini(&funcs);
 	mt_bincache_fini(&bins);
 	pt_iscache_free(isc);
+	for (int k = 0; k < 2; k++) {
+		size_t n = read_image(copy, r.addr[k], buf);
+
+		MT_ASSERT_MEMEQ(buf, r.bytes[k], n);
+	}
+	pt_image_free(copy);
+	pt_iscache_free(own);
 }
 
 /* Build-id of a fixture file according to readelf, as bytes. */

@@ -3,8 +3,8 @@
  * Decoding CPU streams into per-CPU logs of control flow, split into
  * per-thread segments with the context-switch sideband. Each stream has a
  * thread of its own, with its own copy of every process image (libipt
- * images are not thread-safe), all backed by the shared section cache; at
- * most `jobs` of them decode at once. Each hands its closed segments to
+ * images are not thread-safe) over a section cache of its own (see
+ * mt_proc_image()); at most `jobs` of them decode at once. Each hands its closed segments to
  * the replay (decode_thread.c) in batches, with how far its stream has
  * got. When the replay follows the decoding, a thread whose log holds
  * more than the replay has freed waits, so that the streams advance
@@ -48,6 +48,7 @@ struct worker {
 	struct mt_progress *progress;	/* NULL: nobody asked */
 	uint64_t reported;		/* bytes of this CPU's stream counted */
 	struct pt_image **images;	/* this worker's copy per process */
+	struct pt_image_section_cache *iscache;	/* their sections */
 	struct mt_cpu_log *log;		/* the CPU being decoded */
 	struct mt_sb_view sb;		/* its context switches */
 	int have_seg;
@@ -260,25 +261,34 @@ static void handover(struct worker *w, int final)
 	pthread_mutex_unlock(&p->lock);
 }
 
-static struct pt_image *image_for(struct worker *w, uint32_t pid)
+/* The worker's image of process I (d->procs[I]; d->nprocs: the kernel's,
+ * for tasks without maps), built at the first call. */
+static struct pt_image *image_at(struct worker *w, size_t i)
 {
-	const struct mt_proc *p = mt_decode_proc(w->d, pid);
-	/* A task without maps (a kernel thread) runs kernel code only. */
-	const struct pt_image *src = p ? p->image : w->d->kernel_image;
-	size_t i = p ? (size_t)(p - w->d->procs) : w->d->nprocs;
+	const struct mt_decode *d = w->d;
+	const struct mt_proc *p = i < d->nprocs ? &d->procs[i] : NULL;
 
-	if (!src)
+	if (p ? !p->image : !d->kernel_image)
 		return NULL;
 	if (!w->images[i]) {
 		struct pt_image *img = pt_image_alloc(NULL);
 
-		if (img && pt_image_copy(img, src) < 0) {
+		if (img && ((p && mt_proc_image(p, img, w->iscache)) ||
+			    mt_kimage_add_to(&d->kernel, w->iscache, img))) {
 			pt_image_free(img);
 			img = NULL;
 		}
 		w->images[i] = img;
 	}
 	return w->images[i];
+}
+
+static struct pt_image *image_for(struct worker *w, uint32_t pid)
+{
+	const struct mt_proc *p = mt_decode_proc(w->d, pid);
+
+	/* A task without maps (a kernel thread) runs kernel code only. */
+	return image_at(w, p ? (size_t)(p - w->d->procs) : w->d->nprocs);
 }
 
 /*
@@ -507,7 +517,7 @@ static int decode_stream(struct stream_decoding *sd)
 	const struct mt_decode *d = sd->w->d;
 
 	return mt_blk_decode_stream(&d->cfg, &sd->pr.src, &sd->scan.src, !d->cyc, pt_window(d),
-				    NULL, d->iscache, sd->h, &sd->stats);
+				    NULL, sd->w->iscache, sd->h, &sd->stats);
 }
 
 /* Why a stream failed when its memory ran out. */
@@ -537,17 +547,19 @@ static unsigned int images(const struct mt_decode *d)
 	return n;
 }
 
-/* The one image h_enable() may give; NULL when it may give several. */
-static const struct pt_image *only_image(const struct mt_decode *d)
+/* The worker's copy of the one image h_enable() may give; NULL when it
+ * may give several. */
+static struct pt_image *only_image(struct worker *w)
 {
-	const struct pt_image *img = d->kernel_image;
+	const struct mt_decode *d = w->d;
+	size_t only = d->nprocs;
 
 	if (images(d) != 1)
 		return NULL;
 	for (size_t i = 0; i < d->nprocs; i++)
 		if (d->procs[i].image)
-			img = d->procs[i].image;
-	return img;
+			only = i;
+	return image_at(w, only);
 }
 
 static uint64_t pt_piece(const struct mt_decode *d)
@@ -598,8 +610,8 @@ static int decode_split(struct stream_decoding *sd, const struct mt_blk_handler 
 		.window = pt_window(d),
 		.piece = pt_piece(d),
 		.helpers = w->split_helpers,
-		.iscache = d->iscache,
-		.image = only_image(d),
+		.iscache = w->iscache,
+		.image = only_image(w),
 		.own = { &sd->pr.src, &sd->scan.src, NULL },
 		.open = reading_open,
 		.close = reading_close,
@@ -621,7 +633,7 @@ static int decode_split(struct stream_decoding *sd, const struct mt_blk_handler 
  * two pieces at least. */
 static bool splits(const struct mt_decode *d, unsigned int jobs, const struct mt_cpu_log *log)
 {
-	return jobs > 1 && !d->cyc && only_image(d) && log->len >= 2 * pt_piece(d);
+	return jobs > 1 && !d->cyc && images(d) == 1 && log->len >= 2 * pt_piece(d);
 }
 
 /*
@@ -828,12 +840,13 @@ int mt_decode_cpus_start(struct mt_decode *d, unsigned int jobs)
 				      .progress = d->opts.progress ? &ws->prog : NULL,
 				      .images = calloc(d->nprocs + 1, sizeof(struct pt_image *)),
 				      .cache = calloc(1, sizeof(struct mt_funcs_cache)),
+				      .iscache = pt_iscache_alloc(NULL),
 				      .inl = { .defer = d->opts.defer_inline_ranges ? MT_INL_DEFER_ALWAYS
 										: MT_INL_DEFER },
 				      .two_stages = stages[i] != ONE_THREAD };
 		if (stages[i] == BUSY && splits(d, jobs, log))
 			w->split_helpers = helpers > 1 ? helpers : 2;
-		if (!w->images || !w->cache ||
+		if (!w->images || !w->cache || !w->iscache ||
 		    pthread_create(&p->threads[p->nthreads], NULL, worker_main, w)) {
 			log->oom = log->finished = 1;
 			continue;
@@ -868,6 +881,7 @@ int mt_decode_cpus_join(struct mt_decode *d, int stop, char *why, size_t whylen)
 	for (size_t i = 0; ws->w && i < d->ncpus; i++) {
 		free(ws->w[i].images);
 		free(ws->w[i].cache);
+		pt_iscache_free(ws->w[i].iscache);
 	}
 	for (size_t i = 0; i < d->ncpus && !ret; i++) {
 		const struct mt_cpu_log *c = &d->cpus[i];

@@ -43,13 +43,12 @@ static int stage_copies(struct mt_kimage *ki, struct mt_bundle_reader *r,
 {
 	size_t n = mt_bundle_ktext_count(r);
 	uint64_t offset = 0;
-	char path[32];
 
 	/* The memfd is the image's only once ranges exist: see mt_kimage_fini(). */
 	ki->ranges = calloc(n, sizeof(*ki->ranges));
 	if (!ki->ranges || (ki->memfd = memfd_create("mtrace-ktext", MFD_CLOEXEC)) < 0)
 		return mt_errmsg(err, errlen, errno, "kernel text: %s", strerror(errno));
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", ki->memfd);
+	snprintf(ki->path, sizeof(ki->path), "/proc/self/fd/%d", ki->memfd);
 	for (size_t i = 0; i < n; i++) {
 		struct mt_bundle_ktext kt;
 		const uint8_t *code;
@@ -83,12 +82,13 @@ static int stage_copies(struct mt_kimage *ki, struct mt_bundle_reader *r,
 	 */
 	for (size_t i = 0; i < ki->nranges; i++) {
 		struct mt_krange *kr = &ki->ranges[i];
-		int isid = pt_iscache_add_file(iscache, path, offset, kr->end - kr->start, kr->start);
+		int isid = pt_iscache_add_file(iscache, ki->path, offset, kr->end - kr->start,
+					       kr->start);
 
 		if (isid < 0)
 			return mt_errmsg(err, errlen, EIO, "kernel text %s at 0x%llx: %s", kr->name,
 					 (unsigned long long)kr->start, pt_errstr(pt_errcode(isid)));
-		kr->isid = isid;
+		kr->offset = offset;
 		offset += kr->end - kr->start;
 	}
 	qsort(ki->ranges, ki->nranges, sizeof(*ki->ranges), cmp_krange);
@@ -152,9 +152,14 @@ void mt_kimage_fini(struct mt_kimage *ki)
 int mt_kimage_add_to(const struct mt_kimage *ki, struct pt_image_section_cache *iscache,
 		     struct pt_image *img)
 {
-	for (size_t i = 0; i < ki->nranges; i++)
-		if (pt_image_add_cached(img, iscache, ki->ranges[i].isid, NULL) < 0)
+	for (size_t i = 0; i < ki->nranges; i++) {
+		const struct mt_krange *kr = &ki->ranges[i];
+		int isid = pt_iscache_add_file(iscache, ki->path, kr->offset, kr->end - kr->start,
+					       kr->start);
+
+		if (isid < 0 || pt_image_add_cached(img, iscache, isid, NULL) < 0)
 			return -ENOMEM;
+	}
 	return 0;
 }
 

@@ -24,7 +24,7 @@ struct mt_krange {
 	uint64_t start, end;	/* kernel addresses, end exclusive */
 	const char *name;	/* "kernel", a module name or "bpf" (reader-owned) */
 	char *label;		/* "[kernel]", "[MODULE]", "[bpf]": the frames' binary */
-	int isid;		/* section id in the cache */
+	uint64_t offset;	/* of its copy in the memfd */
 };
 
 struct mt_kimage {
@@ -32,6 +32,7 @@ struct mt_kimage {
 	size_t nranges;
 	struct mt_ksyms syms;		/* empty without a kallsyms section */
 	int memfd;			/* every copy, back to back (with ranges) */
+	char path[32];			/* the memfd's, for libipt */
 };
 
 /*
@@ -45,7 +46,8 @@ int mt_kimage_load(struct mt_kimage *ki, struct mt_bundle_reader *r,
 		   struct pt_image_section_cache *iscache, char *err, size_t errlen);
 void mt_kimage_fini(struct mt_kimage *ki);
 
-/* Adds every kernel section to IMG (each process's image). 0, or -ENOMEM. */
+/* Adds every kernel section to IMG through ISCACHE (each process's image, or a
+ * decoding thread's copy of it). 0, or -ENOMEM. */
 int mt_kimage_add_to(const struct mt_kimage *ki, struct pt_image_section_cache *iscache,
 		     struct pt_image *img);
 

@@ -15,6 +15,27 @@ static int cmp_pmap(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* The section of PATH at VADDR added to IMG through ISCACHE. */
+static int add_section(struct pt_image *img, struct pt_image_section_cache *iscache,
+		       const struct mt_psec *sec)
+{
+	int isid = pt_iscache_add_file(iscache, sec->path, sec->offset, sec->size, sec->vaddr);
+
+	return isid < 0 || pt_image_add_cached(img, iscache, isid, NULL) < 0 ? -ENOMEM : 0;
+}
+
+/* Adds a section to P's image and list. */
+static int add_proc_section(struct mt_proc *p, struct pt_image_section_cache *iscache,
+			    const char *path, uint64_t offset, uint64_t size, uint64_t vaddr)
+{
+	const struct mt_psec sec = { path, offset, size, vaddr };
+
+	if (MT_ARRAY_RESERVE(p->secs, p->secs_cap, p->nsecs, 1))
+		return -ENOMEM;
+	p->secs[p->nsecs++] = sec;
+	return add_section(p->image, iscache, &sec);
+}
+
 /* Adds the part of each executable segment that the mapping covers, at
  * its run-time address; sets the mapping's bias from the first one. */
 static int add_sections(struct mt_proc *p, struct mt_pmap *pm,
@@ -28,7 +49,6 @@ static int add_sections(struct mt_proc *p, struct mt_pmap *pm,
 		const struct mt_exec_seg *s = &b->segs[i];
 		uint64_t lo = s->offset > pm->offset ? s->offset : pm->offset;
 		uint64_t hi = s->offset + s->filesz;
-		int isid;
 
 		if (hi > pm->offset + len)
 			hi = pm->offset + len;
@@ -36,22 +56,28 @@ static int add_sections(struct mt_proc *p, struct mt_pmap *pm,
 			continue;
 		if (!added)
 			pm->bias = pm->start - pm->offset - s->vaddr + s->offset;
-		isid = pt_iscache_add_file(iscache, b->open_path, lo, hi - lo,
-					   pm->start + (lo - pm->offset));
-		if (isid < 0 || pt_image_add_cached(p->image, iscache, isid, NULL) < 0)
+		if (add_proc_section(p, iscache, b->open_path, lo, hi - lo,
+				     pm->start + (lo - pm->offset)))
 			return -ENOMEM;
 		added++;
 	}
 	if (!added && !b->is_elf) {
 		/* Not ELF (e.g. a raw code dump): the mapping is the code. */
-		int isid = pt_iscache_add_file(iscache, b->open_path, pm->offset, len, pm->start);
-
 		pm->bias = pm->start - pm->offset;
-		if (isid < 0 || pt_image_add_cached(p->image, iscache, isid, NULL) < 0)
+		if (add_proc_section(p, iscache, b->open_path, pm->offset, len, pm->start))
 			return -ENOMEM;
 		added++;
 	}
 	return added;
+}
+
+int mt_proc_image(const struct mt_proc *p, struct pt_image *img,
+		  struct pt_image_section_cache *iscache)
+{
+	for (size_t i = 0; i < p->nsecs; i++)
+		if (add_section(img, iscache, &p->secs[i]))
+			return -ENOMEM;
+	return 0;
 }
 
 /*
@@ -148,6 +174,7 @@ void mt_proc_fini(struct mt_proc *p)
 {
 	pt_image_free(p->image);
 	free(p->maps);
+	free(p->secs);
 	memset(p, 0, sizeof(*p));
 }
 
