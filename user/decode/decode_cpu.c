@@ -725,6 +725,10 @@ static void *worker_main(void *arg)
 	pthread_mutex_unlock(&p->lock);
 	for (size_t k = 0; k <= w->d->nprocs; k++)
 		pt_image_free(w->images[k]);
+	/* Its sections' mappings and block caches go with it, not with the
+	 * last stream decoded. */
+	pt_iscache_free(w->iscache);
+	w->iscache = NULL;
 	mt_inl_ranges_fini(&w->inl);
 	return NULL;
 }
@@ -881,7 +885,7 @@ int mt_decode_cpus_join(struct mt_decode *d, int stop, char *why, size_t whylen)
 	for (size_t i = 0; ws->w && i < d->ncpus; i++) {
 		free(ws->w[i].images);
 		free(ws->w[i].cache);
-		pt_iscache_free(ws->w[i].iscache);
+		pt_iscache_free(ws->w[i].iscache);	/* a worker that never ran */
 	}
 	for (size_t i = 0; i < d->ncpus && !ret; i++) {
 		const struct mt_cpu_log *c = &d->cpus[i];
