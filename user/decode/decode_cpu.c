@@ -4,11 +4,11 @@
  * per-thread segments with the context-switch sideband. Each stream has a
  * thread of its own, with its own copy of every process image (libipt
  * images are not thread-safe) over a section cache of its own (see
- * mt_proc_image()); at most `jobs` of them decode at once. Each hands its closed segments to
- * the replay (decode_thread.c) in batches, with how far its stream has
- * got. When the replay follows the decoding, a thread whose log holds
- * more than the replay has freed waits, so that the streams advance
- * together and memory stays bounded by that look-ahead.
+ * mt_proc_image()); at most `jobs` of them decode at once. Each hands its
+ * closed segments to the replay (decode_thread.c) in batches, with how far
+ * its stream has got. When the replay follows the decoding, a thread whose
+ * log holds more than the replay has freed waits, so that the streams
+ * advance together and memory stays bounded by that look-ahead.
  */
 #include "decode/decode_internal.h"
 #include "util/mt_array.h"
