@@ -3,14 +3,29 @@
  * The dwfl that answers DWARF queries: the binary and its debug file handed
  * to libdw with their compressed sections unpacked (sym_unpack.c).
  *
- * The debug file is found as for the symbols (sym_find_debug.c), whose
- * search returns the fd libdw will read; a dwz file, asked for second,
- * is left to libdwfl's standard search. Either file is then unpacked.
+ * The debug file is the one the symbols' dwfl found, or is found as it
+ * would be (sym_find_debug.c), a search that returns the fd libdw will
+ * read; a dwz file, asked for second, is left to libdwfl's standard
+ * search. Either file is then unpacked.
  */
 #include "sym/sym_internal.h"
 
 #include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
+
+/* PATH opened, its name in *NAME (malloc'ed); -1 if it cannot be. */
+static int open_named(const char *path, char **name)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0 && !(*name = strdup(path))) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
 
 /* The DWARF dwfl's find_debuginfo callback. */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
@@ -18,13 +33,17 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 			  GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
 	struct mt_sym_file *f = *userdata;
+	const char *known = mt_sym_debug_file(f);
 	int fd, plain;
 
-	/* A second call is for the dwz file, which has a build-id of its own. */
+	/* A second call is for the dwz file, which has a build-id of its own.
+	 * The first needs no search when the symbols' dwfl made it. */
 	if (f->debuginfo_asked)
 		fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
 						  debuglink_file, debuglink_crc,
 						  debuginfo_file_name);
+	else if (known)
+		fd = open_named(known, debuginfo_file_name);
 	else
 		fd = mt_sym_find_debug(mod, userdata, modname, base, file_name, debuglink_file,
 				       debuglink_crc, debuginfo_file_name);

@@ -63,8 +63,7 @@ static bool has_build_id(int fd, const unsigned char *id, int len)
 /* Whether the contents of FD have the CRC-32 (zlib's, as the link's) CRC. */
 static bool has_crc(int fd, uint32_t crc)
 {
-	const size_t step = (size_t)1 << 30;	/* crc32_z() aside, zlib takes a uInt */
-	unsigned long got = crc32(0, NULL, 0);
+	unsigned long got = crc32_z(0, NULL, 0);
 	struct stat st;
 	uint8_t *p;
 
@@ -75,11 +74,7 @@ static bool has_crc(int fd, uint32_t crc)
 	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (p == MAP_FAILED)
 		return false;
-	for (size_t off = 0; off < (size_t)st.st_size; off += step) {
-		size_t n = (size_t)st.st_size - off;
-
-		got = crc32(got, p + off, (uInt)(n < step ? n : step));
-	}
+	got = crc32_z(got, p, (size_t)st.st_size);
 	munmap(p, (size_t)st.st_size);
 	return got == crc;
 }
@@ -227,15 +222,17 @@ int mt_sym_find_debug(Dwfl_Module *mod, void **userdata, const char *modname, Dw
 	w.idlen = dwfl_module_build_id(mod, &w.id, &vaddr);
 	fd = open_by_build_id(f->debug_path, &w, debuginfo_file_name);
 	if (fd < 0 && file_name) {
-		char *real = realpath(file_name, NULL);
-
 		if (!stat(file_name, &st)) {
 			w.dev = st.st_dev;
 			w.ino = st.st_ino;
 		}
 		fd = open_by_link(f->debug_path, file_name, debuglink_file, &w,
 				  debuginfo_file_name);
-		if (fd < 0 && real && strcmp(real, file_name))
+	}
+	if (fd < 0 && file_name) {
+		char *real = realpath(file_name, NULL);
+
+		if (real && strcmp(real, file_name))
 			fd = open_by_link(f->debug_path, real, debuglink_file, &w,
 					  debuginfo_file_name);
 		free(real);
