@@ -54,73 +54,121 @@ void mt_inl_end_above(struct mt_inl *in, size_t depth, uint64_t ts, unsigned int
 }
 
 
+/* Function ID's slot in RS, every new one marked not read; -ENOMEM. */
+static int grow(struct mt_inl_ranges *rs, uint32_t id)
+{
+	size_t cap = rs->nfuncs;
+
+	if (id < rs->nfuncs)
+		return 0;
+	if (MT_ARRAY_GROW_TO(rs->funcs, cap, (size_t)id + 1))
+		return -ENOMEM;
+	for (size_t i = rs->nfuncs; i < cap; i++)
+		rs->funcs[i] = (struct mt_inl_fn){ .n = -1 };
+	rs->nfuncs = cap;
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+int mt_inl_ranges_keep(struct mt_inl_ranges *rs, uint32_t id, uint64_t start,
+		       struct mt_inl_range *r, int n)
+{
+	size_t ncuts = 2 * (size_t)n, m = 0;
+	struct mt_inl_range *v;
+	uint64_t *cuts;
+
+	v = n > 0 && !grow(rs, id) ? realloc(r, (size_t)n * sizeof(*r) + ncuts * sizeof(*cuts))
+				   : NULL;
+	if (!v) {
+		free(r);
+		return -ENOMEM;
+	}
+	/* sizeof(*v) is a multiple of 8: the cuts are aligned. */
+	cuts = (uint64_t *)(void *)(v + n);
+	for (int i = 0; i < n; i++) {
+		v[i].lo -= start;
+		v[i].hi -= start;
+		cuts[2 * i] = v[i].lo;
+		cuts[2 * i + 1] = v[i].hi;
+	}
+	qsort(cuts, ncuts, sizeof(*cuts), cmp_u64);
+	for (size_t i = 0; i < ncuts; i++)
+		if (!m || cuts[i] != cuts[m - 1])
+			cuts[m++] = cuts[i];
+	free(rs->funcs[id].r);
+	rs->funcs[id] = (struct mt_inl_fn){ n, (int)m, v, cuts };
+	return n;
+}
+
 /* Reads the inline ranges of FN (the function holding IP in P) into the
- * cache, relative to its start; returns their count (0 when out of memory),
- * or -EAGAIN (nothing kept) when RS defers while another thread holds the
- * DWARF. */
+ * cache; returns their count (0 when out of memory), or -EAGAIN (nothing
+ * kept) when RS defers while another thread holds the DWARF. */
 static __attribute__((noinline)) int read_ranges(struct mt_inl_ranges *rs, struct mt_funcs *fs,
 						 const struct mt_proc *p, const struct mt_cs_fn *fn,
 						 uint64_t ip)
 {
-	size_t cap = rs->nfuncs;
 	struct mt_inl_range *r = NULL;
 	int k;
 
-	if (fn->id >= rs->nfuncs) {
-		if (MT_ARRAY_GROW_TO(rs->funcs, cap, (size_t)fn->id + 1))
-			return 0;
-		for (size_t i = rs->nfuncs; i < cap; i++)
-			rs->funcs[i].n = -1;
-		rs->nfuncs = cap;
-	}
+	if (grow(rs, fn->id))
+		return 0;
 	k = rs->defer == MT_INL_DEFER_ALWAYS
 		    ? -EAGAIN
 		    : mt_funcs_inline_ranges(fs, p, ip, rs->defer == MT_INL_WAIT, &r);
-	for (int i = 0; i < k; i++) {
-		r[i].lo -= fn->start;
-		r[i].hi -= fn->start;
-	}
+	if (k > 0)
+		return mt_inl_ranges_keep(rs, fn->id, fn->start, r, k);
 	rs->funcs[fn->id].n = k;
-	rs->funcs[fn->id].r = r;
 	return k;
 }
 
 /* The inline ranges of FN (the function holding IP in P), relative to its
  * start, through the cache (inline: every logged block and replayed op
- * asks, and most functions have none). */
-static inline const struct mt_inl_range *ranges(struct mt_inl_ranges *rs, struct mt_funcs *fs,
-						const struct mt_proc *p,
-						const struct mt_cs_fn *fn, uint64_t ip, int *n)
+ * asks, and most functions have none); NULL when it has none, or they are
+ * not had (*N: their count, or the error). */
+static inline const struct mt_inl_fn *ranges(struct mt_inl_ranges *rs, struct mt_funcs *fs,
+					     const struct mt_proc *p,
+					     const struct mt_cs_fn *fn, uint64_t ip, int *n)
 {
 	if (fn->id < rs->nfuncs && rs->funcs[fn->id].n >= 0)
 		*n = rs->funcs[fn->id].n;
 	else
 		*n = read_ranges(rs, fs, p, fn, ip);
-	return *n > 0 ? rs->funcs[fn->id].r : NULL;
+	return *n > 0 ? &rs->funcs[fn->id] : NULL;
 }
 
 int mt_inl_span(struct mt_inl_ranges *rs, struct mt_funcs *fs, const struct mt_proc *p,
 		const struct mt_cs_fn *fn, uint64_t ip, uint64_t *lo, uint64_t *hi)
 {
 	uint64_t at = ip - fn->start, a = *lo - fn->start, b = *hi - fn->start;
-	const struct mt_inl_range *r;
-	int n;
+	const struct mt_inl_fn *f;
+	int n, i = 0, j;
 
 	if (fn->id < MT_FN_FIRST_USER || ip < fn->start || ip >= fn->end)
 		return 0;
-	r = ranges(rs, fs, p, fn, ip, &n);
-	if (n <= 0)
+	f = ranges(rs, fs, p, fn, ip, &n);
+	if (!f)
 		return n == -EAGAIN ? -EAGAIN : 0;
-	for (int i = 0; i < n; i++) {
-		if (r[i].lo <= at && r[i].lo > a)
-			a = r[i].lo;
-		if (r[i].hi <= at && r[i].hi > a)
-			a = r[i].hi;
-		if (r[i].lo > at && r[i].lo < b)
-			b = r[i].lo;
-		if (r[i].hi > at && r[i].hi < b)
-			b = r[i].hi;
+	/* The last end at or before AT and the first after it (a scan of
+	 * every range took a thousand instructions a block in libc). */
+	j = f->ncuts;
+	while (i < j) {
+		int mid = i + (j - i) / 2;
+
+		if (f->cuts[mid] <= at)
+			i = mid + 1;
+		else
+			j = mid;
 	}
+	if (i > 0 && f->cuts[i - 1] > a)
+		a = f->cuts[i - 1];
+	if (i < f->ncuts && f->cuts[i] < b)
+		b = f->cuts[i];
 	*lo = fn->start + a;
 	*hi = fn->start + b;
 	return 0;
@@ -135,11 +183,12 @@ static const uint32_t *chain(struct mt_inl *in, const struct mt_cs_fn *fn, uint6
 	uint64_t at = ip - fn->start;
 	int nr;
 	struct mt_inl_lookups *lk = in->lk;
-	const struct mt_inl_range *r = ranges(&lk->ranges, in->fs, in->proc, fn, ip, &nr);
+	const struct mt_inl_fn *f = ranges(&lk->ranges, in->fs, in->proc, fn, ip, &nr);
+	const struct mt_inl_range *r = f ? f->r : NULL;
 	struct mt_inl_chain *c;
 
 	*n = 0;
-	if (nr <= 0 || (!lk->cache && !(lk->cache = calloc(MT_INL_CACHE, sizeof(*lk->cache)))))
+	if (!f || (!lk->cache && !(lk->cache = calloc(MT_INL_CACHE, sizeof(*lk->cache)))))
 		return NULL;
 	c = &lk->cache[slot];
 	if (!c->valid || c->ip != ip) {

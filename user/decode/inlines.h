@@ -34,9 +34,13 @@
  * times the decode's time on the benchmark). Stored relative to the
  * function's start, so that one read serves every process mapping it. */
 struct mt_inl_ranges {
-	struct {
+	struct mt_inl_fn {
 		int n;		/* below 0: not read yet */
+		int ncuts;
 		struct mt_inl_range *r;
+		/* The distinct ends (lo and hi) of the ranges, sorted, for
+		 * mt_inl_span() to search: in R's allocation, after them. */
+		const uint64_t *cuts;
 	} *funcs;
 	size_t nfuncs;
 	/* Whether a function's ranges wait for its binary's DWARF while
@@ -47,6 +51,11 @@ struct mt_inl_ranges {
 };
 
 void mt_inl_ranges_fini(struct mt_inl_ranges *rs);
+
+/* Keeps the N ranges R (malloc'ed; taken over, freed on failure) as those
+ * of function ID, whose code starts at START. Returns N, or -ENOMEM. */
+int mt_inl_ranges_keep(struct mt_inl_ranges *rs, uint32_t id, uint64_t start,
+		       struct mt_inl_range *r, int n);
 
 /*
  * Narrows [*LO, *HI), the extent of FN (the function holding IP in process
