@@ -5,6 +5,7 @@
 #include "util/mt_array.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,13 +84,15 @@ int mt_inl_ranges_keep(struct mt_inl_ranges *rs, uint32_t id, uint64_t start,
 	struct mt_inl_range *v;
 	uint64_t *cuts;
 
-	v = n > 0 && !grow(rs, id) ? realloc(r, (size_t)n * sizeof(*r) + ncuts * sizeof(*cuts))
-				   : NULL;
+	/* Both ends of every range fit the int count of ends. */
+	v = n > 0 && n <= INT_MAX / 2 && !grow(rs, id)
+		    ? realloc(r, (size_t)n * sizeof(*r) + ncuts * sizeof(*cuts))
+		    : NULL;
 	if (!v) {
 		free(r);
 		return -ENOMEM;
 	}
-	/* sizeof(*v) is a multiple of 8: the cuts are aligned. */
+	_Static_assert(sizeof(*v) % _Alignof(uint64_t) == 0, "the ends follow the ranges aligned");
 	cuts = (uint64_t *)(void *)(v + n);
 	for (int i = 0; i < n; i++) {
 		v[i].lo -= start;
