@@ -6,15 +6,20 @@
 # only when the binary passed all its cases and ThreadSanitizer reported
 # nothing (a data race, a lock misused, a leaked thread).
 #
-# ThreadSanitizer cannot be combined with ASan, so the tests are built a
-# second time by the ordinary rules with CFLAGS_SAN set to
-# -fsanitize=thread, in a separate tree ($O/tsan), as valgrind.sh does.
+# ThreadSanitizer cannot be combined with ASan, so the tests are built
+# again with -fsanitize=thread, in a tree of their own ($O/tsan;
+# tests/lib/unit_rebuild.sh).
 # TSAN_TESTS="test_a test_b" picks others, TSAN_TIMEOUT (seconds, default
 # 900) bounds each run. The binaries run one at a time: ThreadSanitizer
 # slows them five to twenty times, and their own threads fill the cores.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-O=$(mkdir -p "${O:-$top/build}" && cd "${O:-$top/build}" && pwd)
+# Absolute: the helper links (unit_rebuild) are made from it.
+tree=${O:-$top/build}
+if ! O=$(cd "$tree" 2>/dev/null && pwd) || [ ! -d "$O/san/tests/ptgen/programs" ]; then
+	echo "SKIP tsan: no unit tests built in $tree (run make check-unit first)"
+	exit 0
+fi
 tso=$O/tsan
 per_test=${TSAN_TIMEOUT:-900}
 # The streaming replay, the stream split into pieces and its pipe, the
@@ -39,26 +44,14 @@ if ! "$work/probe" >"$work/probe.log" 2>&1; then
 	exit 0
 fi
 
-bins=()
-for n in $names; do
-	bins+=("$tso/san/tests/unit/$n")
-done
-if ! make -C "$top" -s -j"$(nproc)" O="$tso" CFLAGS_SAN="-O1 -g -fsanitize=thread" "${bins[@]}" \
-	>"$work/build.log" 2>&1; then
+# shellcheck source=tests/lib/unit_rebuild.sh
+. "$top/tests/lib/unit_rebuild.sh"
+# shellcheck disable=SC2086 # the names are words
+if ! unit_rebuild "$O" "$tso" "-O1 -g -fsanitize=thread" "$work/build.log" $names; then
 	tail -30 "$work/build.log"
 	echo "FAIL tsan/build: the unit tests did not build with -fsanitize=thread"
 	exit 1
 fi
-
-# Helpers some tests find next to their own binary (the PT generator and
-# its test programs, see fx_ptgen_paths() in tests/unit/test_decode_fixture.h):
-# they run as child processes, so the ordinary ones serve.
-for helper in rel/tests/ptgen/ptgen san/tests/ptgen/programs; do
-	if [ -e "$O/$helper" ] && [ ! -e "$tso/$helper" ]; then
-		mkdir -p "$(dirname "$tso/$helper")"
-		ln -sfn "$O/$helper" "$tso/$helper"
-	fi
-done
 
 status=0
 for n in $names; do

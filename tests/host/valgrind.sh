@@ -5,20 +5,23 @@
 # "PASS valgrind/test_NAME" only when the binary passed all its cases with
 # zero memcheck errors and no definite leaks.
 #
-# memcheck cannot run ASan binaries, so the tests are built a second time
-# without sanitizers: the ordinary build rules with CFLAGS_SAN set to plain
-# -O1, in a separate tree ($O/valgrind). The same rules mean the same
-# sources, flags and extra objects as the ASan binaries, with no list kept
-# here. The binaries checked are the unit tests the ASan build has
-# ($O/san/tests/unit/test_*); VALGRIND_TESTS="test_a test_b" picks some,
+# memcheck cannot run ASan binaries, so the tests are built again without
+# sanitizers, CFLAGS_SAN set to plain -O1, in a tree of their own
+# ($O/valgrind; tests/lib/unit_rebuild.sh). The binaries checked are the
+# unit tests the ASan build has ($O/san/tests/unit/test_*);
+# VALGRIND_TESTS="test_a test_b" picks some,
 # VALGRIND_TIMEOUT (seconds, default 600) bounds each run, VALGRIND_JOBS
 # (default: one per CPU) runs binaries side by side. The few cases
 # that depend on the process layout valgrind changes are listed below and
 # skipped by name, visibly.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-# Absolute: the helper links below are made from it.
-O=$(cd "${O:-$top/build}" && pwd)
+# Absolute: the helper links (unit_rebuild) are made from it.
+tree=${O:-$top/build}
+if ! O=$(cd "$tree" 2>/dev/null && pwd); then
+	echo "SKIP valgrind: no build tree at $tree (run make check-unit first)"
+	exit 0
+fi
 vgo=$O/valgrind
 per_test=${VALGRIND_TIMEOUT:-600}
 
@@ -43,25 +46,14 @@ trap 'rm -rf "$work"' EXIT
 
 # Errors inside the libraries we link but do not own would belong in a
 # suppression file here; none has been needed so far.
-bins=()
-for n in $names; do
-	bins+=("$vgo/san/tests/unit/$n")
-done
-if ! make -C "$top" -s O="$vgo" CFLAGS_SAN=-O1 "${bins[@]}" >"$work/build.log" 2>&1; then
+# shellcheck source=tests/lib/unit_rebuild.sh
+. "$top/tests/lib/unit_rebuild.sh"
+# shellcheck disable=SC2086 # the names are words
+if ! unit_rebuild "$O" "$vgo" -O1 "$work/build.log" $names; then
 	tail -30 "$work/build.log"
 	echo "FAIL valgrind/build: the unsanitized unit tests did not build"
 	exit 1
 fi
-
-# Helpers some tests find next to their own binary (the PT generator and its
-# test programs, see fx_ptgen_paths() in tests/unit/test_decode_fixture.h): they
-# run as child processes, outside valgrind, so the ordinary ones serve.
-for helper in rel/tests/ptgen/ptgen san/tests/ptgen/programs; do
-	if [ -e "$O/$helper" ] && [ ! -e "$vgo/$helper" ]; then
-		mkdir -p "$(dirname "$vgo/$helper")"
-		ln -sfn "$O/$helper" "$vgo/$helper"
-	fi
-done
 
 # Cases that cannot pass under valgrind for reasons outside the code they
 # test; each binary listed runs case by case, without these.
