@@ -37,3 +37,16 @@ verdict failed-case-no-leak-report $ok "a leak report after the FAIL line"
 expect roundtrip-help 0 'usage: ptg_roundtrip' "$rt" --help
 expect roundtrip-list 0 'walk' "$rt" --list
 expect roundtrip-unknown 2 "no case named 'nosuch'" "$rt" nosuch
+
+# The host tests that rebuild the unit tests under another tool skip when
+# their build tree is missing, and build nothing elsewhere (valgrind.sh,
+# given tests by name, once built into /valgrind, the tree named by an
+# empty O).
+missing=$(mktemp -u)
+for tool in valgrind tsan; do
+	O=$missing VALGRIND_TESTS=test_util_array TSAN_TESTS=test_decode_pipe \
+		expect "$tool-without-tree" 0 "SKIP $tool: no " "$top/tests/host/$tool.sh"
+	[ ! -e "$missing" ] && [ ! -e "/$tool" ] && ok=yes || ok=no
+	out=$(ls -d "$missing" "/$tool" 2>&1)
+	verdict "$tool-without-tree-builds-nothing" $ok "a tree was made"
+done
