@@ -110,8 +110,9 @@ int mt_inl_ranges_keep(struct mt_inl_ranges *rs, uint32_t id, uint64_t start,
 }
 
 /* Reads the inline ranges of FN (the function holding IP in P) into the
- * cache; returns their count (0 when out of memory), or -EAGAIN (nothing
- * kept) when RS defers while another thread holds the DWARF. */
+ * cache; returns their count, 0 or -ENOMEM when out of memory (the latter
+ * to be read again), or -EAGAIN (nothing kept) when RS defers while
+ * another thread holds the DWARF. */
 static __attribute__((noinline)) int read_ranges(struct mt_inl_ranges *rs, struct mt_funcs *fs,
 						 const struct mt_proc *p, const struct mt_cs_fn *fn,
 						 uint64_t ip)
