@@ -436,3 +436,52 @@ MT_TEST(hostile_records)
 	rejects(b, len, "no AUXTRACE_INFO");
 	free(b);
 }
+
+/* The file offset of the first record of TYPE in the file in B. */
+static uint64_t record_at(const uint8_t *b, size_t len, uint32_t type)
+{
+	struct perfdata_file f;
+	struct perfdata_rec r;
+	uint64_t pos = 0;
+
+	MT_ASSERT_EQ(perfdata_open_mem(&f, b, len), 0);
+	while (perfdata_next(&f, &pos, &r) > 0 && r.h.type != type)
+		;
+	perfdata_close(&f);
+	MT_ASSERT_EQ(r.h.type, type);
+	return r.offset;
+}
+
+/*
+ * A time conversion whose TSC rate (2^shift * 1e9 / mult Hz) does not fit
+ * 64 bits, in AUXTRACE_INFO or in TIME_CONV, is refused by name. It was
+ * converted from a double out of range (undefined behaviour; fuzz_perfdata
+ * found shift 63 and mult 1).
+ */
+MT_TEST(time_conversion_beyond_64_bits)
+{
+	const uint64_t shift = 63, mult = 1, none = 0;
+	size_t len, info_at, conv_at;
+	uint8_t *b;
+
+	make_export("longjmp", "longjmp", "");
+	b = load("longjmp.data", &len);
+	info_at = record_at(b, len, PERFDATA_REC_AUXTRACE_INFO) +
+		  sizeof(struct perfdata_auxtrace_info);
+	memcpy(b + info_at + 8 * PERFDATA_PT_TIME_SHIFT, &shift, 8);
+	memcpy(b + info_at + 8 * PERFDATA_PT_TIME_MULT, &mult, 8);
+	rejects(b, len, "time shift 63 and mult 1 are not a TSC conversion");
+	free(b);
+
+	/* Without one in AUXTRACE_INFO, TIME_CONV's is taken. */
+	b = load("longjmp.data", &len);
+	info_at = record_at(b, len, PERFDATA_REC_AUXTRACE_INFO) +
+		  sizeof(struct perfdata_auxtrace_info);
+	memcpy(b + info_at + 8 * PERFDATA_PT_TIME_MULT, &none, 8);
+	conv_at = record_at(b, len, PERFDATA_REC_TIME_CONV);
+	memcpy(b + conv_at + offsetof(struct perfdata_time_conv, time_shift), &shift, 8);
+	memcpy(b + conv_at + offsetof(struct perfdata_time_conv, time_mult), &mult, 8);
+	rejects(b, len, "TIME_CONV at offset");
+	rejects(b, len, "time shift 63 and mult 1 are not a TSC conversion");
+	free(b);
+}

@@ -111,6 +111,21 @@ bool perfdata_is_perf_data(const char *path)
 	return yes;
 }
 
+/* The TSC rate perf's conversion SHIFT, MULT stands for, 2^SHIFT * 1e9 /
+ * MULT Hz rounded, in 128 bits (SHIFT <= 63); 0 without a conversion. */
+static unsigned __int128 conv_hz(uint64_t shift, uint64_t mult)
+{
+	return mult ? (((unsigned __int128)1000000000 << shift) + mult / 2) / mult : 0;
+}
+
+/* Whether SHIFT, MULT can be a clock's conversion: a 64-bit value's
+ * shift, a 32-bit multiplier, and a TSC rate that fits 64 bits (a file
+ * may claim one far beyond, which no conversion to an integer takes). */
+static int conv_ok(uint64_t shift, uint64_t mult)
+{
+	return shift <= 63 && mult <= UINT32_MAX && conv_hz(shift, mult) <= UINT64_MAX;
+}
+
 /* perf time to TSC, the inverse of perfdata_tsc_to_ns (perf's intel_pt_ns_to_ticks). */
 static uint64_t to_tsc(const struct imp *x, uint64_t ns)
 {
@@ -143,9 +158,10 @@ static int on_auxtrace_info(struct imp *x, const struct perfdata_rec *r)
 			    " has %zu of the %d fields perf needs", r->offset, n, PERFDATA_PT_PRIV_MIN);
 	x->npriv = n < PERFDATA_PT_PRIV_MAX ? n : PERFDATA_PT_PRIV_MAX;
 	memcpy(x->priv, (const uint8_t *)r->body - sizeof(r->h) + sizeof(h), x->npriv * 8);
-	if (x->priv[PERFDATA_PT_TIME_SHIFT] > 63 || x->priv[PERFDATA_PT_TIME_MULT] > UINT32_MAX)
-		return fail(x, -EBADMSG, "AUXTRACE_INFO at offset %" PRIu64 ": bad time shift or mult",
-			    r->offset);
+	if (!conv_ok(x->priv[PERFDATA_PT_TIME_SHIFT], x->priv[PERFDATA_PT_TIME_MULT]))
+		return fail(x, -EBADMSG, "AUXTRACE_INFO at offset %" PRIu64 ": time shift %" PRIu64
+			    " and mult %" PRIu64 " are not a TSC conversion", r->offset,
+			    x->priv[PERFDATA_PT_TIME_SHIFT], x->priv[PERFDATA_PT_TIME_MULT]);
 	if (x->priv[PERFDATA_PT_TIME_MULT])
 		x->tc = (struct perfdata_tsc_conv){ (uint32_t)x->priv[PERFDATA_PT_TIME_SHIFT],
 						    (uint32_t)x->priv[PERFDATA_PT_TIME_MULT],
@@ -378,9 +394,10 @@ static int on_time_conv(struct imp *x, const struct perfdata_rec *r)
 		return fail(x, -EBADMSG, "TIME_CONV at offset %" PRIu64 " too short", r->offset);
 	memset(&tc, 0, sizeof(tc));
 	memcpy(&tc, (const uint8_t *)r->body - sizeof(r->h), need);
-	if (tc.time_shift > 63 || tc.time_mult > UINT32_MAX)
-		return fail(x, -EBADMSG, "TIME_CONV at offset %" PRIu64 ": bad shift or mult",
-			    r->offset);
+	if (!conv_ok(tc.time_shift, tc.time_mult))
+		return fail(x, -EBADMSG, "TIME_CONV at offset %" PRIu64 ": time shift %" PRIu64
+			    " and mult %" PRIu64 " are not a TSC conversion", r->offset, tc.time_shift,
+			    tc.time_mult);
 	if (!x->tc.mult)
 		x->tc = (struct perfdata_tsc_conv){ (uint32_t)tc.time_shift, (uint32_t)tc.time_mult,
 						    tc.time_zero };
@@ -510,11 +527,10 @@ static void fill_cpu(struct imp *x, struct mt_bundle_cpu_desc *cpu)
 		cpu->max_nonturbo_ratio = (uint32_t)x->priv[PERFDATA_PT_MAX_NONTURBO_RATIO];
 }
 
+/* Checked by conv_ok() when read: it fits. */
 static uint64_t tsc_hz(const struct imp *x)
 {
-	if (!x->tc.mult)
-		return 0;
-	return (uint64_t)((double)(1ULL << x->tc.shift) * 1e9 / (double)x->tc.mult + 0.5);
+	return (uint64_t)conv_hz(x->tc.shift, x->tc.mult);
 }
 
 /* ---- binaries ---- */
