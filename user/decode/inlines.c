@@ -70,13 +70,6 @@ static int grow(struct mt_inl_ranges *rs, uint32_t id)
 	return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 int mt_inl_ranges_keep(struct mt_inl_ranges *rs, uint32_t id, uint64_t start,
 		       struct mt_inl_range *r, int n)
 {
@@ -100,7 +93,7 @@ int mt_inl_ranges_keep(struct mt_inl_ranges *rs, uint32_t id, uint64_t start,
 		cuts[2 * i] = v[i].lo;
 		cuts[2 * i + 1] = v[i].hi;
 	}
-	qsort(cuts, ncuts, sizeof(*cuts), cmp_u64);
+	qsort(cuts, ncuts, sizeof(*cuts), mt_array_cmp_u64);
 	for (size_t i = 0; i < ncuts; i++)
 		if (!m || cuts[i] != cuts[m - 1])
 			cuts[m++] = cuts[i];
@@ -151,7 +144,8 @@ int mt_inl_span(struct mt_inl_ranges *rs, struct mt_funcs *fs, const struct mt_p
 {
 	uint64_t at = ip - fn->start, a = *lo - fn->start, b = *hi - fn->start;
 	const struct mt_inl_fn *f;
-	int n, i = 0, j;
+	size_t i;
+	int n;
 
 	if (fn->id < MT_FN_FIRST_USER || ip < fn->start || ip >= fn->end)
 		return 0;
@@ -160,18 +154,10 @@ int mt_inl_span(struct mt_inl_ranges *rs, struct mt_funcs *fs, const struct mt_p
 		return n == -EAGAIN ? -EAGAIN : 0;
 	/* The last end at or before AT and the first after it (a scan of
 	 * every range took a thousand instructions a block in libc). */
-	j = f->ncuts;
-	while (i < j) {
-		int mid = i + (j - i) / 2;
-
-		if (f->cuts[mid] <= at)
-			i = mid + 1;
-		else
-			j = mid;
-	}
+	i = mt_array_upper_bound(f->cuts, (size_t)f->ncuts, sizeof(*f->cuts), 0, at);
 	if (i > 0 && f->cuts[i - 1] > a)
 		a = f->cuts[i - 1];
-	if (i < f->ncuts && f->cuts[i] < b)
+	if (i < (size_t)f->ncuts && f->cuts[i] < b)
 		b = f->cuts[i];
 	*lo = fn->start + a;
 	*hi = fn->start + b;

@@ -240,13 +240,6 @@ struct mt_decode_sink mt_report_sink(struct mt_report *rep,
 	return (struct mt_decode_sink){ NULL, on_event, on_trigger, rep, 0 };
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 uint64_t mt_report_pct(const struct mt_rep_fn *fn, unsigned int q)
 {
 	size_t k;
@@ -344,7 +337,7 @@ int mt_report_finish(struct mt_report *rep, struct mt_decode *d, struct mt_bundl
 				rep->oom = 1;
 	for (size_t i = 0; i < rep->nfns; i++)
 		if (rep->fns[i].ndurs)
-			qsort(rep->fns[i].durs, rep->fns[i].ndurs, sizeof(uint64_t), cmp_u64);
+			qsort(rep->fns[i].durs, rep->fns[i].ndurs, sizeof(uint64_t), mt_array_cmp_u64);
 	if (d) {
 		rep->stats = *mt_decode_get_stats(d);
 		if (rep->have_trigger && !mt_decode_trigger(d, &ns, &t) && t.d.ip)

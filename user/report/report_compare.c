@@ -2,16 +2,10 @@
 /* Several snapshots side by side: the triggering function's latency
  * across them, and what the slowest did differently; see report.h. */
 #include "report/report.h"
+#include "util/mt_array.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 /* FN's inclusive time in REP (by name), 0 when it never ran there. */
 static uint64_t incl_of(const struct mt_report *rep, const char *fn)
@@ -45,7 +39,7 @@ int mt_report_compare(struct mt_report *const *reps, size_t n, struct mt_rep_com
 	}
 	if (c->n < 2)
 		goto out;
-	qsort(lat, c->n, sizeof(*lat), cmp_u64);
+	qsort(lat, c->n, sizeof(*lat), mt_array_cmp_u64);
 	c->min = lat[0];
 	c->p50 = lat[(c->n - 1) / 2];
 	c->max = lat[c->n - 1];
@@ -58,7 +52,7 @@ int mt_report_compare(struct mt_report *const *reps, size_t n, struct mt_rep_com
 		for (size_t i = 0; i < n; i++)
 			if (reps[i]->trigger_latency >= 0 && !strcmp(reps[i]->trigger_symbol, c->symbol))
 				col[k++] = incl_of(reps[i], slow->fns[f].name);
-		qsort(col, k, sizeof(*col), cmp_u64);
+		qsort(col, k, sizeof(*col), mt_array_cmp_u64);
 		delta = (int64_t)slow->fns[f].incl - (int64_t)col[(k - 1) / 2];
 		if (delta <= 0)
 			continue;

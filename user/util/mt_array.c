@@ -42,3 +42,10 @@ int mt_array_reserve(void *arrp, size_t *cap, size_t n, size_t more, size_t elem
 	*cap = c;
 	return 0;
 }
+
+int mt_array_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}

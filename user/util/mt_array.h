@@ -27,6 +27,9 @@
  */
 int mt_array_reserve(void *arrp, size_t *cap, size_t n, size_t more, size_t elem);
 
+/* qsort() order of uint64_t values, ascending. */
+int mt_array_cmp_u64(const void *a, const void *b);
+
 /* Whether CAP already holds N + MORE elements. */
 static inline int mt_array_has_room(size_t cap, size_t n, size_t more)
 {
