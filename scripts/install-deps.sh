@@ -23,7 +23,7 @@ perf_pkgs=(linux-perf)
 test_pkgs=(
 	qemu-system-x86 busybox-static cpio bc file xz-utils
 	protobuf-compiler python3 python3-protobuf
-	valgrind g++ gcc-multilib
+	valgrind g++ gcc-multilib binutils
 	chromium
 	"${perf_pkgs[@]}"
 )

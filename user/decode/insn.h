@@ -2,7 +2,9 @@
 /*
  * The last instruction of a block, where libipt does not say enough: its
  * length (for a call's return address) and, when libipt leaves the class
- * as ptic_error, its class. Decoded with Capstone.
+ * as ptic_error, its class. Decoded with Capstone; the VEX and EVEX
+ * instructions Capstone 4 does not know get their length from their
+ * layout, class ptic_other.
  */
 #ifndef MTRACE_DECODE_INSN_H
 #define MTRACE_DECODE_INSN_H
