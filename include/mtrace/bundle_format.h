@@ -151,6 +151,8 @@ struct mt_bundle_cpu_desc {
 #define MT_RTIT_CTL_DISRETC (1ULL << 11)
 #define MT_RTIT_CTL_PTWEN (1ULL << 12)
 #define MT_RTIT_CTL_BRANCHEN (1ULL << 13)
+#define MT_RTIT_CTL_EVENTEN (1ULL << 31)
+#define MT_RTIT_CTL_DISTNT (1ULL << 55)
 #define MT_RTIT_CTL_MTC_FREQ(ctl) ((uint32_t)(((ctl) >> 14) & 0xf))
 #define MT_RTIT_CTL_CYC_THRESH(ctl) ((uint32_t)(((ctl) >> 19) & 0xf))
 #define MT_RTIT_CTL_PSB_FREQ(ctl) ((uint32_t)(((ctl) >> 24) & 0xf))

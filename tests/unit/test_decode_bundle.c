@@ -83,7 +83,8 @@ static void write_bundle(const char *path, const char *exe, const struct streams
 	struct mt_bundle_cpu_desc cpu = { .vendor = MT_BUNDLE_VENDOR_INTEL, .family = 6,
 					  .model = 0x55, .stepping = 4 };
 	struct mt_bundle_pt_config_desc ptc = { .rtit_ctl = MT_RTIT_CTL_TRACEEN |
-							    MT_RTIT_CTL_USER | MT_RTIT_CTL_TSCEN,
+							    MT_RTIT_CTL_USER | MT_RTIT_CTL_TSCEN |
+							    MT_RTIT_CTL_BRANCHEN,
 						.target_pid = 100 };
 	struct mt_bundle_switch_entry sw[] = {
 		{ .tsc = 1550, .cpu = 0, .prev_pid = 100, .prev_tid = 101, .next_pid = 100,

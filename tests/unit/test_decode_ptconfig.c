@@ -21,6 +21,7 @@ MT_TEST(known_model_gets_libipt_errata_and_timing)
 {
 	struct mt_bundle_cpu_desc cpu = intel(0x4e);	/* Skylake client */
 	struct mt_bundle_pt_config_desc pt = { .rtit_ctl = MT_RTIT_CTL_TRACEEN |
+							   MT_RTIT_CTL_BRANCHEN |
 							   MT_RTIT_CTL_MTCEN | (3ull << 14) |
 							   (1ull << 32) };
 	struct pt_config cfg;
@@ -47,7 +48,7 @@ MT_TEST(known_model_gets_libipt_errata_and_timing)
 MT_TEST(newer_model_unknown_to_libipt_gets_our_table)
 {
 	struct mt_bundle_cpu_desc cpu = intel(0xb7);	/* Raptor Lake */
-	struct mt_bundle_pt_config_desc pt = { 0 };
+	struct mt_bundle_pt_config_desc pt = { .rtit_ctl = MT_RTIT_CTL_BRANCHEN };
 	struct pt_errata e;
 	struct pt_config cfg;
 	char err[128];
@@ -64,7 +65,7 @@ MT_TEST(newer_model_unknown_to_libipt_gets_our_table)
 MT_TEST(unknown_model_is_guessed)
 {
 	struct mt_bundle_cpu_desc cpu = intel(0xfe);
-	struct mt_bundle_pt_config_desc pt = { 0 };
+	struct mt_bundle_pt_config_desc pt = { .rtit_ctl = MT_RTIT_CTL_BRANCHEN };
 	struct pt_config cfg;
 	char err[128];
 
@@ -76,7 +77,7 @@ MT_TEST(non_intel_cpu_is_refused)
 {
 	struct mt_bundle_cpu_desc cpu = { .vendor = MT_BUNDLE_VENDOR_UNKNOWN,
 					  .vendor_id = "AuthenticAMD" };
-	struct mt_bundle_pt_config_desc pt = { 0 };
+	struct mt_bundle_pt_config_desc pt = { .rtit_ctl = MT_RTIT_CTL_BRANCHEN };
 	struct pt_config cfg;
 	char err[128] = "";
 
@@ -89,7 +90,8 @@ MT_TEST(simulated_non_intel_decodes_without_errata)
 {
 	struct mt_bundle_cpu_desc cpu = { .vendor = MT_BUNDLE_VENDOR_UNKNOWN,
 					  .vendor_id = "AuthenticAMD", .family = 0x19 };
-	struct mt_bundle_pt_config_desc pt = { .flags = MT_BUNDLE_CFG_SIMULATED };
+	struct mt_bundle_pt_config_desc pt = { .flags = MT_BUNDLE_CFG_SIMULATED,
+					       .rtit_ctl = MT_RTIT_CTL_BRANCHEN };
 	struct pt_config cfg;
 	char err[128] = "";
 
@@ -98,4 +100,34 @@ MT_TEST(simulated_non_intel_decodes_without_errata)
 	MT_ASSERT_EQ(cfg.cpu.family, 0);
 	MT_ASSERT_EQ(cfg.errata.bdm70, 0);
 	MT_ASSERT_EQ(cfg.errata.skd022, 0);
+}
+
+/*
+ * PT that holds no control flow (BranchEn clear), no TNT packets (DisTNT)
+ * or event trace packets (EventEn) is refused by name, before any decode;
+ * PTWRITE and power events are decoded.
+ */
+MT_TEST(undecodable_controls_are_refused)
+{
+	static const struct {
+		uint64_t ctl;
+		const char *want;
+	} bad[] = {
+		{ MT_RTIT_CTL_TRACEEN | MT_RTIT_CTL_USER, "BranchEn is clear (perf's branch=0)" },
+		{ MT_RTIT_CTL_BRANCHEN | MT_RTIT_CTL_DISTNT, "DisTNT is set (perf's notnt)" },
+		{ MT_RTIT_CTL_BRANCHEN | MT_RTIT_CTL_EVENTEN, "EventEn is set (perf's event)" },
+	};
+	struct mt_bundle_cpu_desc cpu = intel(0x4e);
+	struct mt_bundle_pt_config_desc pt = { 0 };
+	struct pt_config cfg;
+	char err[256];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		pt.rtit_ctl = bad[i].ctl;
+		err[0] = 0;
+		MT_ASSERT_EQ(mt_decode_pt_config(&cpu, &pt, &cfg, err, sizeof(err)), -ENOTSUP);
+		MT_ASSERT_MSG(strstr(err, bad[i].want), "'%s' lacks '%s'", err, bad[i].want);
+	}
+	pt.rtit_ctl = MT_RTIT_CTL_BRANCHEN | MT_RTIT_CTL_PTWEN | (1ull << 4);
+	MT_ASSERT_EQ(mt_decode_pt_config(&cpu, &pt, &cfg, err, sizeof(err)), MT_ERRATA_LIBIPT);
 }

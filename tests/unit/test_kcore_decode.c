@@ -305,7 +305,8 @@ MT_TEST(decoder_names_kernel_frames_of_a_task_without_maps)
 	struct mt_bundle_cpu_desc cpu = { .vendor = MT_BUNDLE_VENDOR_INTEL, .family = 6,
 					  .model = 0x55, .stepping = 4 };
 	struct mt_bundle_pt_config_desc ptc = { .rtit_ctl = MT_RTIT_CTL_TRACEEN | MT_RTIT_CTL_OS |
-							    MT_RTIT_CTL_TSCEN, .target_pid = 7 };
+							    MT_RTIT_CTL_TSCEN | MT_RTIT_CTL_BRANCHEN,
+						.target_pid = 7 };
 	struct mt_bundle_pt_desc pt = { .cpu = 0, .stop_tsc = 2000 };
 	const struct mt_bundle_ktext kt[] = {
 		{ KTEXT, "kernel", 0 }, { KMOD, "mod_x", 0 }, { KBPF, "bpf", 0 },

@@ -485,3 +485,67 @@ MT_TEST(time_conversion_beyond_64_bits)
 	rejects(b, len, "time shift 63 and mult 1 are not a TSC conversion");
 	free(b);
 }
+
+/* Sets and clears bits of the Intel PT event's config in the file in B. */
+static void pt_config_bits(uint8_t *b, size_t len, uint64_t set, uint64_t clear)
+{
+	struct perfdata_file_header h;
+
+	memcpy(&h, b, sizeof(h));
+	MT_ASSERT(h.attrs.offset + h.attrs.size <= len && h.attr_size >= 16);
+	for (uint64_t at = h.attrs.offset; at + 16 <= h.attrs.offset + h.attrs.size;
+	     at += h.attr_size) {
+		uint32_t type;
+		uint64_t config;
+
+		memcpy(&type, b + at, 4);
+		if (type <= PERF_TYPE_BREAKPOINT)	/* not a dynamic PMU's */
+			continue;
+		memcpy(&config, b + at + 8, 8);
+		config = (config | set) & ~clear;
+		memcpy(b + at + 8, &config, 8);
+		return;
+	}
+	MT_ASSERT_MSG(0, "no Intel PT event in the attrs");
+}
+
+/*
+ * A recording whose PT holds no control flow (branch=0), no TNT packets
+ * (notnt) or event trace packets (event) is refused by name, and no bundle
+ * is written: decoding it would give a trace of errors.
+ */
+MT_TEST(controls_that_cannot_be_decoded)
+{
+	static const struct {
+		uint64_t set, clear;
+		const char *want;
+	} bad[] = {
+		{ 0, 1ULL << 13, "RTIT_CTL.BranchEn is clear (perf's branch=0)" },
+		{ 1ULL << 55, 0, "RTIT_CTL.DisTNT is set (perf's notnt)" },
+		{ 1ULL << 31, 0, "RTIT_CTL.EventEn is set (perf's event)" },
+	};
+	struct perfdata_import_stats st;
+	char err[1024];
+	size_t len;
+	uint8_t *b;
+
+	make_export("indirect", "indirect", "");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		b = load("indirect.data", &len);
+		pt_config_bits(b, len, bad[i].set, bad[i].clear);
+		rejects(b, len, bad[i].want);
+		rejects(b, len, "intel_pt config 0x");
+		free(b);
+	}
+	/* PTWRITE and power events are decoded. */
+	b = load("indirect.data", &len);
+	pt_config_bits(b, len, (1ULL << 12) | (1ULL << 4), 0);
+	{
+		FILE *f = fopen(fx_path("ptw.data"), "wb");
+
+		MT_ASSERT(f && fwrite(b, 1, len, f) == len);
+		fclose(f);
+	}
+	free(b);
+	MT_ASSERT_MSG(import("ptw.data", "ptw.mtrace", &st, err, sizeof(err)) == 0, "%s", err);
+}

@@ -211,6 +211,9 @@ const char *mt_bundle_section_name(uint32_t type);
 const char *mt_bundle_reason_name(uint32_t reason);
 /* "kfunc", "fallback", "manual", "exit", "power"; NULL for unknown paths. */
 const char *mt_bundle_freeze_name(uint32_t path);
+/* Why PT written under IA32_RTIT_CTL value CTL cannot be decoded into
+ * control flow (one clause, naming perf's option too), or NULL. */
+const char *mt_bundle_ctl_undecodable(uint64_t ctl);
 
 int mt_bundle_get_cpu(const struct mt_bundle_reader *r, struct mt_bundle_cpu_desc *cpu);
 int mt_bundle_get_pt_config(const struct mt_bundle_reader *r,

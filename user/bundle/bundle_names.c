@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* Names of the bundle's section types, trigger reasons and freeze paths. */
+/* Names of the bundle's section types, trigger reasons and freeze paths,
+ * and of PT configurations the decoder cannot follow. */
 #include "bundle/bundle.h"
 
 const char *mt_bundle_section_name(uint32_t type)
@@ -49,4 +50,17 @@ const char *mt_bundle_reason_name(uint32_t reason)
 const char *mt_bundle_freeze_name(uint32_t path)
 {
 	return path < MT_BUNDLE_FREEZE_NR ? freeze_names[path] : NULL;
+}
+
+const char *mt_bundle_ctl_undecodable(uint64_t ctl)
+{
+	if (!(ctl & MT_RTIT_CTL_BRANCHEN))
+		return "RTIT_CTL.BranchEn is clear (perf's branch=0): the trace holds no control flow";
+	if (ctl & MT_RTIT_CTL_DISTNT)
+		return "RTIT_CTL.DisTNT is set (perf's notnt): without TNT packets conditional "
+		       "branches cannot be followed";
+	if (ctl & MT_RTIT_CTL_EVENTEN)
+		return "RTIT_CTL.EventEn is set (perf's event): event trace packets (CFE, EVD) "
+		       "are not decoded";
+	return NULL;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* libipt decoder configuration from a bundle; see ptconfig.h. */
 #include "decode/ptconfig.h"
+#include "bundle/bundle.h"
 #include "util/errmsg.h"
 
 #include <errno.h>
@@ -38,11 +39,15 @@ int mt_decode_pt_config(const struct mt_bundle_cpu_desc *cpu,
 	int src = MT_ERRATA_LIBIPT;
 	bool simulated = cpu->vendor != MT_BUNDLE_VENDOR_INTEL &&
 			 (pt->flags & MT_BUNDLE_CFG_SIMULATED);
+	const char *why = mt_bundle_ctl_undecodable(pt->rtit_ctl);
 
 	if (cpu->vendor != MT_BUNDLE_VENDOR_INTEL && !simulated)
 		return mt_errmsg(err, errlen, ENOTSUP,
 				 "bundle CPU vendor \"%.16s\" (%u) is not Intel: no PT to decode",
 				 cpu->vendor_id, cpu->vendor);
+	if (why)
+		return mt_errmsg(err, errlen, ENOTSUP, "the PT was recorded with RTIT_CTL %#llx: %s",
+				 (unsigned long long)pt->rtit_ctl, why);
 	pt_config_init(cfg);
 	cfg->cpu.vendor = pcv_intel;
 	cfg->cpu.family = cpu->family;

@@ -117,11 +117,13 @@ enum {
 
 /*
  * The intel_pt PMU's config bits (the kernel's arch/x86/events/intel/pt.c
- * format attributes) sit where RTIT_CTL has the same fields.
+ * format attributes) sit where RTIT_CTL has the same fields: pt, cyc,
+ * pwr_evt, fup_on_ptw, mtc to branch, mtc_period, cyc_thresh, psb_period,
+ * event and notnt.
  */
 #define PERFDATA_PT_CONFIG_MASK \
 	((1ULL << 0) | (1ULL << 1) | (1ULL << 4) | (1ULL << 5) | (0x1fULL << 9) | \
-	 (0xfULL << 14) | (0xfULL << 19) | (0xfULL << 24))
+	 (0xfULL << 14) | (0xfULL << 19) | (0xfULL << 24) | (1ULL << 31) | (1ULL << 55))
 
 struct perfdata_auxtrace_info {
 	struct perf_event_header header;

@@ -745,6 +745,15 @@ static int write_pt(struct imp *x, struct mt_bundle_writer *w, uint64_t *ring)
 	return 0;
 }
 
+/* The RTIT_CTL the recording ran with, as far as the perf event says. */
+static uint64_t rtit_ctl(const struct imp *x)
+{
+	const struct perf_event_attr *a = &x->pt_attr->attr;
+
+	return (a->config & PERFDATA_PT_CONFIG_MASK) | MT_RTIT_CTL_TRACEEN | MT_RTIT_CTL_TOPA |
+	       (a->exclude_user ? 0 : MT_RTIT_CTL_USER) | (a->exclude_kernel ? 0 : MT_RTIT_CTL_OS);
+}
+
 static int write_bundle(struct imp *x, const char *path)
 {
 	struct mt_bundle_pt_config_desc cfg = { 0 };
@@ -759,9 +768,7 @@ static int write_bundle(struct imp *x, const char *path)
 	if ((e = mt_bundle_writer_create(&w, path, NULL, x->err, sizeof(x->err))))
 		return e;
 	fill_cpu(x, &cpu);
-	cfg.rtit_ctl = (x->pt_attr->attr.config & PERFDATA_PT_CONFIG_MASK) | MT_RTIT_CTL_TRACEEN |
-		       MT_RTIT_CTL_TOPA | (x->pt_attr->attr.exclude_user ? 0 : MT_RTIT_CTL_USER) |
-		       (x->pt_attr->attr.exclude_kernel ? 0 : MT_RTIT_CTL_OS);
+	cfg.rtit_ctl = rtit_ctl(x);
 	if ((e = mt_bundle_write_cpu(w, &cpu)) || (e = write_pt(x, w, &ring)))
 		goto out;
 	cfg.ring_size = ring;
@@ -837,6 +844,7 @@ int perfdata_import(struct perfdata_file *f, const char *out,
 		    char *err, size_t errlen)
 {
 	struct imp x = { .f = f, .opts = opts, .st = st };
+	const char *why;
 	struct perfdata_rec r;
 	uint64_t pos = 0;
 	struct mt_outfile of;
@@ -859,6 +867,8 @@ int perfdata_import(struct perfdata_file *f, const char *out,
 			 x.priv[PERFDATA_PT_PMU_TYPE]);
 	if (!e && !x.ns)
 		e = fail(&x, -ENODATA, "the perf.data holds no Intel PT trace (no AUXTRACE data)");
+	if (!e && (why = mt_bundle_ctl_undecodable(rtit_ctl(&x))))
+		e = fail(&x, -ENOTSUP, "intel_pt config %#" PRIx64 ": %s", x.pt_attr->attr.config, why);
 	if (!e) {
 		read_features(&x);
 		apply_build_ids(&x);
