@@ -2,9 +2,10 @@
 /*
  * The last instruction of a block, where libipt does not say enough: its
  * length (for a call's return address) and, when libipt leaves the class
- * as ptic_error, its class. Decoded with Capstone; the VEX and EVEX
- * instructions Capstone 4 does not know get their length from their
- * layout, class ptic_other.
+ * as ptic_error, its class. Decoded with Capstone; the instructions
+ * Capstone 4 does not know that cannot branch (VEX and EVEX, a few of
+ * CET's and the protection keys') get their length from their layout,
+ * class ptic_other.
  */
 #ifndef MTRACE_DECODE_INSN_H
 #define MTRACE_DECODE_INSN_H
