@@ -49,6 +49,19 @@ static void amd_cpu(struct mt_bundle_writer *w)
 	MT_ASSERT_EQ(mt_bundle_write_pt_config(w, &pt), 0);
 }
 
+/* An Intel CPU whose PT was recorded without TNT packets (perf's notnt). */
+static void pt_without_tnt(struct mt_bundle_writer *w)
+{
+	struct mt_bundle_cpu_desc cpu = { .size = sizeof(cpu), .vendor = MT_BUNDLE_VENDOR_INTEL,
+					  .vendor_id = "GenuineIntel", .family = 6, .model = 0x8f };
+	struct mt_bundle_pt_config_desc pt = { .size = sizeof(pt),
+					       .rtit_ctl = MT_RTIT_CTL_TRACEEN | MT_RTIT_CTL_USER |
+							   MT_RTIT_CTL_BRANCHEN | MT_RTIT_CTL_DISTNT };
+
+	MT_ASSERT_EQ(mt_bundle_write_cpu(w, &cpu), 0);
+	MT_ASSERT_EQ(mt_bundle_write_pt_config(w, &pt), 0);
+}
+
 /* mt_decode_open() on a bundle holding what FILL writes fails with -E and WANT. */
 static void decode_open_fails(void (*fill)(struct mt_bundle_writer *w), int e, const char *want)
 {
@@ -71,6 +84,13 @@ MT_TEST(decode_open_of_a_non_intel_cpu_is_enotsup)
 {
 	decode_open_fails(amd_cpu, ENOTSUP,
 			  "bundle CPU vendor \"AuthenticAMD\" (0) is not Intel: no PT to decode");
+}
+
+MT_TEST(decode_open_of_pt_without_tnt_is_enotsup)
+{
+	decode_open_fails(pt_without_tnt, ENOTSUP,
+			  "the PT was recorded with RTIT_CTL 0x80000000002009: RTIT_CTL.DisTNT is set "
+			  "(perf's notnt): without TNT packets conditional branches cannot be followed");
 }
 
 MT_TEST(trigger_spec_errors_are_einval)
