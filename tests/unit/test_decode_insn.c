@@ -75,6 +75,33 @@ MT_TEST(lengths_of_instructions_capstone_misses)
 	mt_insn_dec_free(d);
 }
 
+/* Whatever the bytes, a length never reaches past the N bytes given, nor
+ * past 15. Random bytes, most of them led by the prefixes and escapes the
+ * layout rules read. */
+MT_TEST(lengths_stay_within_the_bytes_given)
+{
+	static const uint8_t leads[] = { 0xc4, 0xc5, 0x62, 0x0f, 0xf3, 0x66, 0x67, 0x48, 0x2e };
+	struct mt_insn_dec *d = mt_insn_dec_new();
+	unsigned int seed = 7;
+
+	MT_ASSERT(d);
+	for (int k = 0; k < 200000; k++) {
+		uint8_t b[16];
+		size_t n = 1 + (size_t)rand_r(&seed) % 15, len;
+		enum pt_insn_class cls = ptic_error;
+
+		for (size_t i = 0; i < sizeof(b); i++)
+			b[i] = (uint8_t)rand_r(&seed);
+		for (size_t i = 0; i < 3; i++)
+			if (rand_r(&seed) % 2)
+				b[i] = leads[(size_t)rand_r(&seed) % sizeof(leads)];
+		len = mt_insn_decode(d, b, n, 0x1000, &cls);
+		MT_ASSERT_MSG(len <= n && len <= 15, "length %zu from %zu bytes %02x %02x %02x", len,
+			      n, b[0], b[1], b[2]);
+	}
+	mt_insn_dec_free(d);
+}
+
 MT_TEST(branches_keep_their_class)
 {
 	static const struct {
