@@ -160,7 +160,7 @@ static size_t legacy_0f_length(const uint8_t *b, size_t n, size_t i)
  */
 static size_t unknown_length(const uint8_t *b, size_t n)
 {
-	size_t i = 0, len;
+	size_t i = 0, len = 0, esc;
 	bool legacy = false;
 
 	while (i < n && (addr_or_seg_prefix(b[i]) || b[i] == 0x66 || b[i] == 0xf2 ||
@@ -170,12 +170,11 @@ static size_t unknown_length(const uint8_t *b, size_t n)
 	}
 	if (i + 2 >= n)
 		return 0;
+	esc = i + ((b[i] & 0xf0) == 0x40);	/* past a REX prefix */
 	if (!legacy && (b[i] == 0xc4 || b[i] == 0xc5 || b[i] == 0x62))
 		len = vex_length(b, n, i);
-	else if (b[i + ((b[i] & 0xf0) == 0x40)] == 0x0f)
-		len = legacy_0f_length(b, n, i + ((b[i] & 0xf0) == 0x40) + 1);
-	else
-		len = 0;
+	else if (b[esc] == 0x0f)
+		len = legacy_0f_length(b, n, esc + 1);
 	return len <= 15 ? len : 0;
 }
 
