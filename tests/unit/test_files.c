@@ -175,32 +175,69 @@ MT_TEST(bad_destinations)
 	remove_dir();
 }
 
-/* A pipe is read to its end into a memory file; a cap stops endless streams. */
-MT_TEST(stream_input_is_buffered)
+/* mt_infile_open() on a pipe written N BYTES, STEP at a time, its write
+ * end closed first unless KEEP_OPEN (a writer that never ends). */
+static int open_pipe(const char *bytes, size_t n, size_t step, int keep_open, uint64_t max,
+		     const struct mt_infile_magic *m, char *err, size_t errlen)
 {
-	char name[64], err[512], buf[16] = "";
+	char name[64];
 	int p[2], fd;
 
 	MT_ASSERT_EQ(pipe(p), 0);
-	MT_ASSERT_EQ(write(p[1], "bundle bytes", 12), 12);
-	close(p[1]);
-	snprintf(name, sizeof(name), "/proc/self/fd/%d", p[0]);
-	fd = mt_infile_open(name, 0, NULL, err, sizeof(err));
-	MT_ASSERT_MSG(fd >= 0, "%s", err);
-	MT_ASSERT_EQ(pread(fd, buf, sizeof(buf), 0), 12);
-	MT_ASSERT_STREQ(buf, "bundle bytes");
-	close(fd);
-	close(p[0]);
+	for (size_t i = 0; i < n; i += step) {
+		size_t k = n - i < step ? n - i : step;
 
-	MT_ASSERT_EQ(pipe(p), 0);
-	MT_ASSERT_EQ(write(p[1], "0123456789", 10), 10);
-	close(p[1]);
+		MT_ASSERT_EQ(write(p[1], bytes + i, k), (ssize_t)k);
+	}
+	if (!keep_open)
+		close(p[1]);
 	snprintf(name, sizeof(name), "/proc/self/fd/%d", p[0]);
-	MT_ASSERT_EQ(mt_infile_open(name, 4, NULL, err, sizeof(err)), -EFBIG);
-	MT_ASSERT_MSG(strstr(err, "larger than 4 bytes"), "%s", err);
+	fd = mt_infile_open(name, max, m, NULL, err, errlen);
 	close(p[0]);
-	MT_ASSERT_EQ(mt_infile_open("/nonexistent", 0, NULL, err, sizeof(err)), -ENOENT);
+	if (keep_open)
+		close(p[1]);
+	return fd;
+}
+
+/* The memory file holds exactly WANT. */
+static void holds_bytes(int fd, const char *err, const char *want)
+{
+	char buf[64] = "";
+
+	MT_ASSERT_MSG(fd >= 0, "%s", err);
+	MT_ASSERT_EQ(pread(fd, buf, sizeof(buf) - 1, 0), (ssize_t)strlen(want));
+	MT_ASSERT_STREQ(buf, want);
+	close(fd);
+}
+
+/* A pipe is read to its end into a memory file; a cap stops endless streams. */
+MT_TEST(stream_input_is_buffered)
+{
+	char err[512];
+
+	holds_bytes(open_pipe("bundle bytes", 12, 12, 0, 0, NULL, err, sizeof(err)), err,
+		    "bundle bytes");
+	MT_ASSERT_EQ(open_pipe("0123456789", 10, 10, 0, 4, NULL, err, sizeof(err)), -EFBIG);
+	MT_ASSERT_MSG(strstr(err, "larger than 4 bytes"), "%s", err);
+	MT_ASSERT_EQ(mt_infile_open("/nonexistent", 0, NULL, NULL, err, sizeof(err)), -ENOENT);
 	MT_ASSERT_STREQ(err, "/nonexistent: No such file or directory");
+}
+
+/* A stream is judged by its first bytes: one that is not what the
+ * caller reads (/dev/zero, say) is refused without waiting for its end,
+ * which may never come (the writer here keeps the pipe open). */
+MT_TEST(stream_of_something_else_refused_at_once)
+{
+	static const struct mt_infile_magic m = { "MAGIC", 5, "a test file" };
+	char err[512];
+
+	MT_ASSERT_EQ(open_pipe("\0\0\0\0\0\0\0\0", 8, 8, 1, 0, &m, err, sizeof(err)), -EBADMSG);
+	MT_ASSERT_MSG(strstr(err, ": not a test file (bad magic)"), "%s", err);
+	/* The magic may come a byte at a time; then the stream is read whole. */
+	holds_bytes(open_pipe("MAGIC and more", 14, 1, 0, 0, &m, err, sizeof(err)), err,
+		    "MAGIC and more");
+	/* Shorter than the magic: left to the reader, which tells what it lacks. */
+	holds_bytes(open_pipe("MAG", 3, 3, 0, 0, &m, err, sizeof(err)), err, "MAG");
 }
 
 /* What a signal handler calls: every unfinished temporary goes, the old file stays. */

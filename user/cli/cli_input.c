@@ -25,8 +25,11 @@ int cli_open_bundle(const char *arg, const struct mt_bundle_limits *lim,
 	/* A stream is held in memory: never more than half of it (/dev/zero is a stream too). */
 	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
 	uint64_t max = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize / 2 : 0;
+	/* A stream that is no bundle is refused at its first bytes. */
+	static const struct mt_infile_magic bundle = { MT_BUNDLE_MAGIC, MT_BUNDLE_MAGIC_LEN,
+						       "an mtrace bundle" };
 	char err[640];
-	int fd = mt_infile_open(arg, max, waiting, err, sizeof(err));
+	int fd = mt_infile_open(arg, max, &bundle, waiting, err, sizeof(err));
 
 	*r = NULL;
 	if (fd < 0) {

@@ -32,10 +32,27 @@ static int wait_readable(int fd, const char *name, void (*notify)(const char *na
 	}
 }
 
+/* Whether the stream's first bytes, HEAD (N so far), rule it out: once
+ * MAGIC's length has arrived they must be MAGIC's bytes. */
+static int wrong_magic(const struct mt_infile_magic *magic, uint8_t *head, size_t *n,
+		       const char *buf, size_t len)
+{
+	size_t take = magic->len - *n < len ? magic->len - *n : len;
+
+	if (*n == magic->len)
+		return 0;
+	memcpy(head + *n, buf, take);
+	*n += take;
+	return *n == magic->len && memcmp(head, magic->bytes, magic->len);
+}
+
 /* Copies the stream FD (blocking reads) into a memory file; returns its descriptor. */
-static int slurp(int fd, const char *name, uint64_t max, char *err, size_t errlen)
+static int slurp(int fd, const char *name, uint64_t max, const struct mt_infile_magic *magic,
+		 char *err, size_t errlen)
 {
 	static char buf[1 << 16];
+	uint8_t head[MT_INFILE_MAGIC_MAX];
+	size_t nhead = 0;
 	uint64_t total = 0;
 	int mfd = memfd_create("mtrace-input", MFD_CLOEXEC), e = 0;
 
@@ -53,6 +70,11 @@ static int slurp(int fd, const char *name, uint64_t max, char *err, size_t errle
 		}
 		if (n == 0)
 			break;
+		if (magic && wrong_magic(magic, head, &nhead, buf, (size_t)n)) {
+			e = mt_errmsg(err, errlen, EBADMSG, "%s: not %s (bad magic)", name,
+				      magic->what);
+			break;
+		}
 		total += (uint64_t)n;
 		if (max && total > max) {
 			e = mt_errmsg(err, errlen, EFBIG, "%s: input is larger than %llu bytes", name,
@@ -80,8 +102,8 @@ out:
 	return mfd;
 }
 
-int mt_infile_open(const char *name, uint64_t max_stream, void (*notify)(const char *name),
-		   char *err, size_t errlen)
+int mt_infile_open(const char *name, uint64_t max_stream, const struct mt_infile_magic *magic,
+		   void (*notify)(const char *name), char *err, size_t errlen)
 {
 	int stdin_ = !strcmp(name, "-");
 	const char *shown = stdin_ ? "standard input" : name;
@@ -121,7 +143,11 @@ int mt_infile_open(const char *name, uint64_t max_stream, void (*notify)(const c
 		}
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	}
-	mfd = slurp(fd, shown, max_stream, err, errlen);
+	if (magic && (!magic->len || magic->len > MT_INFILE_MAGIC_MAX)) {
+		close(fd);
+		return mt_errmsg(err, errlen, EINVAL, "%s: bad magic length %zu", shown, magic->len);
+	}
+	mfd = slurp(fd, shown, max_stream, magic, err, errlen);
 	close(fd);
 	return mfd;
 }

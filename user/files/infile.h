@@ -14,12 +14,25 @@
 
 #define MT_INFILE_NOTIFY_MS 1000
 
+/* The bytes a stream must begin with: checked as soon as they have
+ * arrived, so that a stream of something else (/dev/zero, a log piped by
+ * mistake) is refused at once instead of being held to its end. */
+struct mt_infile_magic {
+	const void *bytes;
+	size_t len;		/* at most MT_INFILE_MAGIC_MAX */
+	const char *what;	/* named in the error: "an mtrace bundle" */
+};
+
+#define MT_INFILE_MAGIC_MAX 16
+
 /*
  * A descriptor of a regular file (or memory file) holding NAME's bytes,
- * at most MAX_STREAM bytes when read from a stream (0: no limit).
- * -errno with a one-line message in ERR.
+ * at most MAX_STREAM bytes when read from a stream (0: no limit), which
+ * must begin with MAGIC (NULL: anything). A regular file is left to its
+ * reader, which reads its header anyway. -errno with a one-line message
+ * in ERR.
  */
-int mt_infile_open(const char *name, uint64_t max_stream, void (*notify)(const char *name),
-		   char *err, size_t errlen);
+int mt_infile_open(const char *name, uint64_t max_stream, const struct mt_infile_magic *magic,
+		   void (*notify)(const char *name), char *err, size_t errlen);
 
 #endif
