@@ -104,7 +104,42 @@ expect decode-min-duration-bad 2 "--min-duration wants a duration" "$bin" decode
 expect decode-max-depth-bad 2 "--max-depth wants 1..4096" "$bin" decode --max-depth 0 "$sample"
 expect decode-tid-bad 2 "--tid wants numbers" "$bin" decode --tid 12,x "$sample"
 expect decode-around-bad 2 "--around-trigger wants a duration" "$bin" decode --around-trigger soon "$sample"
+expect decode-svg-other-format 2 "--svg chart is for --format svg, not --format json" \
+	"$bin" decode --format json --svg chart "$sample"
+if "$bin" decode -q --svg chart -o "$work/implied.svg" "$sample" &&
+	grep -q '<svg' "$work/implied.svg"; then
+	echo "PASS cli/decode-svg-implies-format"
+else
+	echo "FAIL cli/decode-svg-implies-format: $(head -c 100 "$work/implied.svg" 2>&1)"
+fi
 expect decode-format-bad 2 "unknown format 'pdf' (perfetto, json, text, svg)" "$bin" decode --format pdf "$sample"
+# Narrowing to what the bundle does not hold: a mistyped thread or CPU is a
+# usage error before anything is decoded, a narrowing that leaves no call
+# fails, and either way the user's older output stays as it was.
+old=$work/old.pftrace
+echo "an older trace" >"$old"
+expect decode-tid-absent 2 "--tid 424242: the bundle holds no thread 424242 of the traced process (its threads: " \
+	"$bin" decode --tid 424242 -o "$old" "$sample"
+expect decode-cpu-absent 2 "--cpu 77: the bundle holds no trace of CPU 77 (its CPUs: 0)" \
+	"$bin" decode --cpu 0,77 -o "$old" "$sample"
+expect report-cpu-absent 2 "--cpu 77: the bundle holds no trace of CPU 77" "$bin" report --cpu 77 "$sample"
+expect decode-function-absent 1 "nothing left to write: the trace holds no call of no_such_function" \
+	"$bin" decode --function no_such_function -o "$old" "$sample"
+expect decode-window-empty 1 "nothing left to write: the window ends at 1 ns, before the trace's first event at " \
+	"$bin" decode -f text --time 0,1 -o "$old" "$sample"
+expect decode-min-duration-empty 1 "nothing left to write: no call lasts 1000s or longer" \
+	"$bin" decode -f svg --min-duration 1000s -o "$old" "$sample"
+expect report-function-absent 1 "nothing left to write: the trace holds no call of no_such_function" \
+	"$bin" report --function no_such_function "$sample"
+if [ "$(cat "$old")" = "an older trace" ]; then
+	echo "PASS cli/narrowed-to-nothing-keeps-output"
+else
+	echo "FAIL cli/narrowed-to-nothing-keeps-output: $old now holds $(head -c 100 "$old")"
+fi
+# A stream that is no bundle is refused at its first bytes, not read to
+# its end (/dev/zero has none; timeout's status 124 would tell a hang).
+expect decode-stream-not-bundle 1 "/dev/zero: not an mtrace bundle (bad magic)" \
+	timeout 60 "$bin" decode -o "$old" /dev/zero
 # A narrowed decode of a walk writes a trace, and fewer events than the whole.
 if "$ptgen" --walk "$prog" --insns 20000 -o "$work/n.mtrace" >/dev/null 2>&1 &&
 	"$bin" decode -q -f text -o "$work/all.txt" "$work/n.mtrace" &&

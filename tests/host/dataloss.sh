@@ -210,6 +210,18 @@ else
 fi
 expect bad-path-map 2 "--path-map wants OLD=NEW with two absolute paths, not 'a=b'" \
 	"$bin" decode --path-map a=b "$work/thr.mtrace"
+# Places to look that do not exist are typos, not a silent fall-back to
+# the recorded paths.
+expect path-map-missing 2 "--path-map $work/nowhere: No such file or directory" \
+	"$bin" decode --path-map "$work/app=$work/nowhere" "$work/thr.mtrace"
+expect symfs-missing 2 "--symfs $work/nowhere: No such file or directory" \
+	"$bin" decode --symfs "$work/nowhere" "$work/thr.mtrace"
+expect symfs-not-dir 2 "--symfs $work/thr.mtrace: not a directory" \
+	"$bin" decode --symfs "$work/thr.mtrace" "$work/thr.mtrace"
+expect convert-symfs-missing 2 "--symfs $work/nowhere: No such file or directory" \
+	"$bin" convert --symfs "$work/nowhere" -o "$work/c.mtrace" "$work/x.data"
+expect convert-buildid-dir-missing 2 "--buildid-dir $work/nowhere: No such file or directory" \
+	"$bin" convert --buildid-dir "$work/nowhere" -o "$work/c.mtrace" "$work/x.data"
 
 # ---- 5. inputs: -, pipes, FIFOs, decompression cap --------------------------
 expect stdin 0 "wrote $work/s.pftrace" sh -c "\"$bin\" decode -o \"$work/s.pftrace\" - <\"$corpus/sample-zstd.mtrace\""

@@ -185,6 +185,35 @@ MT_TEST(system_wide_trace_stays_on)
 	}
 }
 
+/* The threads a decode can show: the target's that the records name,
+ * first named first, and the fallback; every task system-wide. Read from
+ * a bundle out of time order too (the table is then read twice). */
+MT_TEST(threads_named_by_the_records)
+{
+	struct mt_bundle_switch_entry unsorted[] = { sw[1], sw[0], sw[5] };
+	char err[512], path[256];
+	struct mt_bundle_reader *r;
+	struct mt_sideband sb;
+	struct fixture f;
+
+	open_fx(&f, 7, 1);
+	MT_ASSERT_EQ(f.sb.ntids, 2);
+	MT_ASSERT(f.sb.tids[0] == 7 && f.sb.tids[1] == 8);
+	close_fx(&f);
+	open_fx(&f, 0, 1);
+	MT_ASSERT_EQ(f.sb.ntids, 4);
+	MT_ASSERT(f.sb.tids[0] == 9 && f.sb.tids[1] == 7 && f.sb.tids[2] == 8 && f.sb.tids[3] == 0);
+	close_fx(&f);
+	r = table_bundle(unsorted, 3, 0, path, sizeof(path));
+	MT_ASSERT_EQ(mt_sideband_open(&sb, r, (struct mt_task){ 7, 42 }, err, sizeof(err)), 0);
+	MT_ASSERT(!sb.from);	/* held: CPU 0's records are out of order */
+	MT_ASSERT_EQ(sb.ntids, 3);
+	MT_ASSERT(sb.tids[0] == 7 && sb.tids[1] == 8 && sb.tids[2] == 42);
+	mt_sideband_fini(&sb);
+	mt_bundle_close(r);
+	unlink(path);
+}
+
 /* Records of one CPU at one time keep their file order: the later one is
  * the task from then on, however many there are (the sort is by index). */
 MT_TEST(equal_times_keep_file_order)

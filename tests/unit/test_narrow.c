@@ -368,6 +368,72 @@ MT_TEST(tid_and_cpu_select_in_the_decoder)
 	free(all.v);
 }
 
+/* Runs the walk narrowed by O; returns mt_narrow_left_nothing() and its line in WHY. */
+static int left_nothing(const struct mt_narrow_opts *o, char *why, size_t len)
+{
+	struct calls got;
+	struct mt_decode_sink sink = { NULL, collect, on_trigger, &got, 0 }, ns;
+	struct mt_decode_opts dopts = { 0 };
+	struct mt_bundle_reader *r;
+	struct mt_decode *d;
+	struct mt_narrow n;
+	char err[512];
+	int empty;
+
+	memset(&got, 0, sizeof(got));
+	why[0] = '\0';
+	MT_ASSERT_MSG(mt_bundle_open(&r, walk_bundle(), err, sizeof(err)) == 0, "%s", err);
+	MT_ASSERT_MSG(mt_decode_open(&d, r, &dopts, err, sizeof(err)) == 0, "%s", err);
+	mt_narrow_init(&n, d, o, &sink);
+	ns = mt_narrow_sink(&n);
+	MT_ASSERT_EQ(mt_narrow_run(&n, &ns), 0);
+	empty = mt_narrow_left_nothing(&n, why, len);
+	/* Nothing left exactly when the sink got no call. */
+	MT_ASSERT_EQ(empty, got.n == 0);
+	mt_narrow_fini(&n);
+	mt_decode_free(d);
+	mt_bundle_close(r);
+	free(got.v);
+	return empty;
+}
+
+/* A narrowing that leaves no call says why, with what the trace holds. */
+MT_TEST(what_a_narrowing_that_left_nothing_says)
+{
+	struct mt_narrow_opts o = { .function = "classify" };
+	struct calls all;
+	char why[256], want[256];
+	uint64_t first, last = 0;
+
+	decode(walk_bundle(), NULL, NULL, 0, NULL, 0, &all, NULL, NULL);
+	first = all.v[0].b;
+	for (size_t i = 0; i < all.n; i++) {
+		last = all.v[i].b > last ? all.v[i].b : last;
+		last = all.v[i].e != UINT64_MAX && all.v[i].e > last ? all.v[i].e : last;
+	}
+	free(all.v);
+	MT_ASSERT_EQ(left_nothing(&o, why, sizeof(why)), 0);
+	o.function = "no_such_function";
+	MT_ASSERT_EQ(left_nothing(&o, why, sizeof(why)), 1);
+	MT_ASSERT_STREQ(why, "the trace holds no call of no_such_function");
+	o = (struct mt_narrow_opts){ .window = 1, .from = 0, .to = (int64_t)first - 1 };
+	MT_ASSERT_EQ(left_nothing(&o, why, sizeof(why)), 1);
+	snprintf(want, sizeof(want), "the window ends at %" PRIu64
+		 " ns, before the trace's first event at %" PRIu64 " ns", first - 1, first);
+	MT_ASSERT_STREQ(why, want);
+	o = (struct mt_narrow_opts){ .window = 1, .from = (int64_t)last + 1, .to = INT64_MAX };
+	MT_ASSERT_EQ(left_nothing(&o, why, sizeof(why)), 1);
+	snprintf(want, sizeof(want), "the window starts at %" PRIu64
+		 " ns, after the trace's last event at %" PRIu64 " ns", last + 1, last);
+	MT_ASSERT_STREQ(why, want);
+	o = (struct mt_narrow_opts){ .min_duration = 3000000000 };
+	MT_ASSERT_EQ(left_nothing(&o, why, sizeof(why)), 1);
+	MT_ASSERT_STREQ(why, "no call lasts 3s or longer");
+	o.function = "classify";
+	MT_ASSERT_EQ(left_nothing(&o, why, sizeof(why)), 1);
+	MT_ASSERT_STREQ(why, "no call of classify or under it lasts 3s or longer");
+}
+
 MT_TEST(parse_errors)
 {
 	struct mt_narrow_opts o = { 0 };

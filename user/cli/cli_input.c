@@ -5,7 +5,9 @@
 #include "cli_msg.h"
 #include "files/infile.h"
 
+#include <errno.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -42,5 +44,20 @@ int cli_open_bundle(const char *arg, const struct mt_bundle_limits *lim,
 		return 1;
 	}
 	close(fd);	/* the reader keeps its mapping */
+	return 0;
+}
+
+int cli_check_path(const char *opt, const char *path, int dir)
+{
+	struct stat st;
+
+	if (stat(path, &st)) {
+		cli_err("%s %s: %s", opt, path, strerror(errno));
+		return CLI_EXIT_USAGE;
+	}
+	if (dir && !S_ISDIR(st.st_mode)) {
+		cli_err("%s %s: not a directory", opt, path);
+		return CLI_EXIT_USAGE;
+	}
 	return 0;
 }

@@ -15,4 +15,9 @@ const char *cli_input_name(const char *arg);
 int cli_open_bundle(const char *arg, const struct mt_bundle_limits *lim,
 		    struct mt_bundle_reader **r);
 
+/* Whether PATH, given to option OPT, exists (as a directory when DIR); 0,
+ * or the exit status of bad usage after a line naming both. Options that
+ * only add places to look would otherwise fall back silently on a typo. */
+int cli_check_path(const char *opt, const char *path, int dir);
+
 #endif

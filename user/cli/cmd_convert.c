@@ -2,6 +2,7 @@
 /* `mtrace-user convert PERF.DATA -o OUT.mtrace`: a perf recording as a bundle. */
 #include "commands.h"
 
+#include "cli_input.h"
 #include "cli_msg.h"
 #include "files/outfile.h"
 
@@ -51,9 +52,13 @@ int cmd_convert(int argc, char **argv)
 			break;
 		case 's':
 			io.symfs = optarg;
+			if (cli_check_path("--symfs", optarg, 1))
+				return CLI_EXIT_USAGE;
 			break;
 		case 'b':
 			io.buildid_dir = optarg;
+			if (cli_check_path("--buildid-dir", optarg, 1))
+				return CLI_EXIT_USAGE;
 			break;
 		case 'h':
 			usage(stdout);

@@ -30,7 +30,8 @@ static void usage(FILE *out)
 		"  -f, --format FORMAT   perfetto (default), json (Chrome JSON), text, or svg (a\n"
 		"                        self-contained interactive flame graph, trace.svg)\n"
 		"      --svg KIND        graph (stacks merged by inclusive time, default) or\n"
-		"                        chart (each thread's calls in time order)\n"
+		"                        chart (each thread's calls in time order); implies\n"
+		"                        --format svg\n"
 		"      --debug-path PATH separate debug files: directories searched by build-id\n"
 		"                        and .gnu_debuglink (default :.debug:/usr/lib/debug)\n"
 		"      --symfs DIR       look for the recorded binaries under DIR (as perf --symfs)\n"
@@ -66,6 +67,7 @@ struct decode_args {
 	const char *bundle;
 	struct decode_request q;
 	struct mt_bundle_limits lim;
+	const char *format, *svg;	/* as given, NULL when not */
 };
 
 static int add_path_map(struct decode_request *q, char *arg)
@@ -82,7 +84,7 @@ static int add_path_map(struct decode_request *q, char *arg)
 	}
 	*eq = '\0';	/* argv is ours to cut */
 	q->path_maps[q->npath_maps++] = (struct mt_path_map){ arg, eq + 1 };
-	return 0;
+	return cli_check_path("--path-map", eq + 1, 0);
 }
 
 /* One option; 0, -1 for --help, or an exit status. */
@@ -95,6 +97,7 @@ static int take(int c, char *arg, char **argv, struct decode_args *a)
 	switch (c) {
 	case 'o': a->q.output = arg; return 0;
 	case 'f':
+		a->format = arg;
 		if (decode_format_parse(arg, &a->q.format)) {
 			cli_err("unknown format '%s' (perfetto, json, text, svg)", arg);
 			return CLI_EXIT_USAGE;
@@ -105,6 +108,7 @@ static int take(int c, char *arg, char **argv, struct decode_args *a)
 			cli_err("--svg wants graph or chart, not '%s'", arg);
 			return CLI_EXIT_USAGE;
 		}
+		a->svg = arg;
 		a->q.svg_chart = arg[0] == 'c';
 		return 0;
 	case OPT_DEBUG_PATH: a->q.debug_path = arg; return 0;
@@ -125,7 +129,7 @@ static int take(int c, char *arg, char **argv, struct decode_args *a)
 			return CLI_EXIT_USAGE;
 		}
 		a->q.symfs = arg;
-		return 0;
+		return cli_check_path("--symfs", arg, 1);
 	case OPT_PATH_MAP: return add_path_map(&a->q, arg);
 	case OPT_MAX_DECOMPRESSED:
 		if (mt_capture_parse_size(arg, &a->lim.max_total_raw, err, sizeof(err)) ||
@@ -167,6 +171,13 @@ static int parse(int argc, char **argv, struct decode_args *a)
 	while ((c = getopt_long(argc, argv, ":o:f:j:qh", opts, NULL)) != -1)
 		if ((rc = take(c, optarg, argv, a)))
 			return rc;
+	/* --svg asks for an SVG: it needs no --format, and contradicts another. */
+	if (a->svg && !a->format)
+		a->q.format = DECODE_SVG;
+	if (a->svg && a->q.format != DECODE_SVG) {
+		cli_err("--svg %s is for --format svg, not --format %s", a->svg, a->format);
+		return CLI_EXIT_USAGE;
+	}
 	if (optind == argc) {
 		cli_err("decode needs a bundle (see 'mtrace-user decode --help')");
 		return CLI_EXIT_USAGE;

@@ -123,10 +123,19 @@ static int collect(const char *path, const struct report_args *a, struct mt_repo
 	narrow_decode_opts(&a->q, &o);
 	if (cli_open_bundle(path, NULL, &r))
 		return CLI_EXIT_FAIL;
+	if ((rc = narrow_check_cpus(&a->q, r))) {
+		mt_bundle_close(r);
+		return rc;
+	}
 	if (mt_decode_open(&d, r, &o, err, sizeof(err)) < 0) {
 		cli_err("%s: %s", path, err);
 		mt_bundle_close(r);
 		return 1;
+	}
+	if ((rc = narrow_check_threads(&a->q, d))) {
+		mt_decode_free(d);
+		mt_bundle_close(r);
+		return rc;
 	}
 	rep = mt_report_new();
 	if (!rep) {
@@ -138,7 +147,7 @@ static int collect(const char *path, const struct report_args *a, struct mt_repo
 		if (!rc)
 			rc = mt_report_finish(rep, d, r);
 	}
-	if (rc && !mt_decode_error(d)[0])
+	if (rc && !narrow_told(d, rc))
 		cli_err("%s: out of memory", path);
 	mt_decode_free(d);
 	mt_bundle_close(r);

@@ -66,12 +66,13 @@ static void tell_kept(const char *output)
 }
 
 /* The end of a written output: kept (committed) when everything went
- * well, else removed with the old file left as it was. E: an errno, 0. */
-static int finish_output(struct mt_outfile *of, const char *output, int failed, int e)
+ * well, else removed with the old file left as it was. E: an errno, 0;
+ * TOLD: the failure was told already. */
+static int finish_output(struct mt_outfile *of, const char *output, int failed, int told, int e)
 {
 	char err[PATH_MAX + 128];
 
-	if (failed || e)
+	if ((failed && !told) || e)
 		cli_err("writing %s failed%s%s", output, e ? ": " : "", e ? strerror(e) : "");
 	if (!failed && !e && !mt_outfile_commit(of, err, sizeof(err)))
 		return 0;
@@ -111,8 +112,8 @@ static int run_text(struct mt_decode *d, struct mt_bundle_reader *r, const char 
 	if (t.out != stdout && fclose(t.out) && !e)
 		e = errno;
 	if (of)
-		return finish_output(of, output, rc, e);
-	if ((rc && !mt_decode_error(d)[0]) || e)
+		return finish_output(of, output, rc, narrow_told(d, rc), e);
+	if ((rc && !narrow_told(d, rc)) || e)
 		cli_err("writing standard output failed%s%s", e ? ": " : "", e ? strerror(e) : "");
 	return rc || e ? CLI_EXIT_FAIL : 0;
 }
@@ -147,7 +148,7 @@ static int run_svg(struct mt_decode *d, struct mt_bundle_reader *r, const char *
 	if (out && fclose(out) && !e)
 		e = errno;
 	mt_svg_free(g);
-	if (finish_output(of, output, rc, e))
+	if (finish_output(of, output, rc, narrow_told(d, rc), e))
 		return CLI_EXIT_FAIL;
 	if (!q->quiet)
 		cli_err("wrote %s", output);
@@ -201,7 +202,7 @@ static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r, const c
 	end = end < mt_pfout_end_ns(&po) ? end : mt_pfout_end_ns(&po);
 	if (!rc)
 		rc = mt_pfout_finish(&po, end);
-	if (rc && !mt_decode_error(d)[0])
+	if (rc && !narrow_told(d, rc))
 		cli_err("%s", po.err[0] ? po.err : pf_writer_error(w));
 	if (pf_writer_close(w, end, &st, err, sizeof(err)) < 0 && !rc) {
 		cli_err("%s", err);
@@ -289,12 +290,21 @@ int decode_bundle(struct mt_bundle_reader *r, const char *name, const struct dec
 		cli_err("%s", err);
 		return CLI_EXIT_FAIL;
 	}
+	if ((rc = narrow_check_cpus(q, r))) {
+		mt_outfile_abort(&of);
+		return rc;
+	}
 	narrow_decode_opts(q, &dopts);
 	if (mt_decode_open(&d, r, &dopts, err, sizeof(err)) < 0) {
 		cli_err("%s: %s", name, err);
 		mt_outfile_abort(&of);
 		decode_report_free(&rep);
 		return CLI_EXIT_FAIL;
+	}
+	if ((rc = narrow_check_threads(q, d))) {
+		mt_decode_free(d);
+		mt_outfile_abort(&of);
+		return rc;
 	}
 	rc = formats[q->format].run(d, r, name, q, &of, &rep);
 	s = mt_decode_get_stats(d);

@@ -5,6 +5,7 @@
 #include "cli_msg.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -103,11 +104,83 @@ void narrow_decode_opts(const struct decode_request *q, struct mt_decode_opts *o
 	o->ntids = q->ntids;
 }
 
+/* Up to a few of the N numbers V, comma-separated, into BUF. */
+static const char *some_of(char *buf, size_t len, const uint32_t *v, size_t n)
+{
+	enum { SHOWN = 16 };
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && i < SHOWN && at < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%" PRIu32, i ? ", " : "", v[i]);
+	if (n > SHOWN && at < len)
+		snprintf(buf + at, len - at, " and %zu more", n - SHOWN);
+	return n ? buf : "none";
+}
+
+static int listed(const uint32_t *v, size_t n, uint32_t x)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == x)
+			return 1;
+	return 0;
+}
+
+/* Whether bundle R holds a trace of CPU; the CPUs it has into V (*N, at most DECODE_MAX_LIST). */
+static int has_cpu(struct mt_bundle_reader *r, uint32_t cpu, uint32_t *v, size_t *n)
+{
+	int found = 0;
+
+	*n = 0;
+	for (size_t i = 0; i < mt_bundle_pt_count(r); i++) {
+		struct mt_bundle_pt_desc pt;
+
+		if (mt_bundle_pt_desc(r, i, &pt))
+			continue;
+		found |= pt.cpu == cpu;
+		if (*n < DECODE_MAX_LIST && !listed(v, *n, pt.cpu))
+			v[(*n)++] = pt.cpu;
+	}
+	return found;
+}
+
+int narrow_check_cpus(const struct decode_request *q, struct mt_bundle_reader *r)
+{
+	uint32_t cpus[DECODE_MAX_LIST];
+	size_t n;
+	char buf[256];
+
+	for (size_t i = 0; i < q->ncpus; i++)
+		if (!has_cpu(r, q->cpus[i], cpus, &n)) {
+			cli_err("--cpu %" PRIu32 ": the bundle holds no trace of CPU %" PRIu32
+				" (its CPUs: %s)", q->cpus[i], q->cpus[i], some_of(buf, sizeof(buf), cpus, n));
+			return CLI_EXIT_USAGE;
+		}
+	return 0;
+}
+
+int narrow_check_threads(const struct decode_request *q, const struct mt_decode *d)
+{
+	const uint32_t *tids;
+	size_t n = mt_decode_bundle_threads(d, &tids);
+	char buf[256];
+
+	for (size_t i = 0; i < q->ntids; i++)
+		if (!listed(tids, n, q->tids[i])) {
+			cli_err("--tid %" PRIu32 ": the bundle holds no thread %" PRIu32
+				" of the traced process (its threads: %s)", q->tids[i], q->tids[i],
+				some_of(buf, sizeof(buf), tids, n));
+			return CLI_EXIT_USAGE;
+		}
+	return 0;
+}
+
 int narrow_run(struct mt_decode *d, const char *name, const struct decode_request *q,
 	       const struct mt_decode_sink *sink, uint64_t *end)
 {
 	struct mt_narrow n;
 	struct mt_decode_sink ns;
+	char why[256];
 	int rc;
 
 	if (!mt_narrow_active(&q->narrow)) {
@@ -116,6 +189,10 @@ int narrow_run(struct mt_decode *d, const char *name, const struct decode_reques
 		mt_narrow_init(&n, d, &q->narrow, sink);
 		ns = mt_narrow_sink(&n);
 		rc = mt_narrow_run(&n, &ns);
+		if (!rc && mt_narrow_left_nothing(&n, why, sizeof(why))) {
+			cli_err("%s: nothing left to write: %s", name, why);
+			rc = NARROW_NOTHING_LEFT;
+		}
 		if (end)
 			*end = mt_narrow_end_ns(&n, *end);
 		mt_narrow_fini(&n);
@@ -123,4 +200,9 @@ int narrow_run(struct mt_decode *d, const char *name, const struct decode_reques
 	if (rc && mt_decode_error(d)[0])
 		cli_err("%s: %s", name, mt_decode_error(d));
 	return rc;
+}
+
+int narrow_told(const struct mt_decode *d, int rc)
+{
+	return rc == NARROW_NOTHING_LEFT || mt_decode_error(d)[0];
 }

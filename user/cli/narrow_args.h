@@ -28,11 +28,24 @@ extern const char narrow_help[];
 int narrow_option(int c, const char *arg, struct decode_request *q);
 /* The decoder's share of Q's narrowing (CPUs and threads) into O. */
 void narrow_decode_opts(const struct decode_request *q, struct mt_decode_opts *o);
+/* Whether every CPU Q names has a trace in bundle R, and every thread it
+ * names is one decoder D can show; else a line says which is not there
+ * and what there is, and the exit status (bad usage) is returned. Checked
+ * before anything is decoded: a mistyped number must not make an empty
+ * output in place of the user's file. */
+int narrow_check_cpus(const struct decode_request *q, struct mt_bundle_reader *r);
+int narrow_check_threads(const struct decode_request *q, const struct mt_decode *d);
+/* What narrow_run() returns when the narrowing left no call: nothing
+ * is worth writing (and no older output should give way to it). */
+#define NARROW_NOTHING_LEFT 0x6e6f
+
 /* Runs D (decoding the bundle NAME) into SINK through Q's narrowing; *END
  * (if given) becomes where open frames end, the output's own choice capped
- * by the window. A failure of the decoder's own is told here, a sink's is
- * the caller's to tell. */
+ * by the window. A failure of the decoder's own, and a narrowing that left
+ * nothing, are told here (narrow_told()); a sink's is the caller's to tell. */
 int narrow_run(struct mt_decode *d, const char *name, const struct decode_request *q,
 	       const struct mt_decode_sink *sink, uint64_t *end);
+/* Whether narrow_run()'s failure RC on D was told already. */
+int narrow_told(const struct mt_decode *d, int rc);
 
 #endif

@@ -326,6 +326,12 @@ const struct mt_decode_stats *mt_decode_get_stats(const struct mt_decode *d)
 	return &d->stats;
 }
 
+size_t mt_decode_bundle_threads(const struct mt_decode *d, const uint32_t **tids)
+{
+	*tids = d->sb.tids;
+	return d->sb.ntids;
+}
+
 int mt_decode_cpu_window(const struct mt_decode *d, size_t i, uint32_t *cpu, uint64_t *first_ns,
 			 uint64_t *last_ns)
 {

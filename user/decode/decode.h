@@ -188,6 +188,10 @@ const struct mt_decode_stats *mt_decode_get_stats(const struct mt_decode *d);
 /* The bundle's trigger and the time it recorded (the freeze follows it);
  * -1 when the bundle has none. */
 int mt_decode_trigger(const struct mt_decode *d, uint64_t *ns, struct mt_bundle_trigger *t);
+/* The threads a decode of the bundle can show: those of the traced
+ * process (of any, system-wide) that its context switches name, and the
+ * one assumed on CPUs without any; in the order first named. */
+size_t mt_decode_bundle_threads(const struct mt_decode *d, const uint32_t **tids);
 /* A TSC value of the bundle (e.g. a context switch's) in the events' ns. */
 uint64_t mt_decode_ns(const struct mt_decode *d, uint64_t tsc);
 /* Where the trigger is placed among the events (see the sink's trigger),

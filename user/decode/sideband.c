@@ -19,6 +19,22 @@
 
 /* ---- building ---- */
 
+/* Notes thread T when it is the target's (or any, system-wide); 0 or -ENOMEM. */
+static int note_thread(struct mt_sideband *sb, struct mt_task t)
+{
+	int added;
+	uint32_t *slot;
+
+	if (sb->fallback.pid && t.pid != sb->fallback.pid)
+		return 0;
+	slot = mt_index_map_slot(&sb->tid_ids, t.tid, &sb->tids, &sb->ntids, &sb->tids_cap,
+				 sizeof(*slot), &added);
+	if (!slot)
+		return -ENOMEM;
+	*slot = t.tid;
+	return 0;
+}
+
 void mt_sideband_init(struct mt_sideband *sb, struct mt_task fallback)
 {
 	*sb = (struct mt_sideband){ .fallback = fallback };
@@ -46,6 +62,9 @@ static int take(struct mt_sideband *sb, const struct mt_bundle_switch_entry *sw,
 		const struct mt_bundle_switch_entry *e = &sw[i];
 
 		if ((!c || c->cpu != e->cpu) && !(c = cpu_of(sb, e->cpu)))
+			return -ENOMEM;
+		if (note_thread(sb, (struct mt_task){ e->prev_pid, e->prev_tid }) ||
+		    note_thread(sb, (struct mt_task){ e->next_pid, e->next_tid }))
 			return -ENOMEM;
 		if (!c->n || e->tsc < c->first_tsc) {
 			c->first_tsc = e->tsc;
@@ -133,6 +152,17 @@ static int read_table(struct mt_sideband *sb, struct mt_bundle_reader *r, bool h
 	return rc;
 }
 
+/* Forgets the records (the threads stay). */
+static void drop_records(struct mt_sideband *sb)
+{
+	for (size_t i = 0; i < sb->ncpus; i++)
+		free(sb->cpus[i].all);
+	free(sb->cpus);
+	mt_index_map_free(&sb->cpu_ids);
+	sb->cpus = NULL;
+	sb->ncpus = sb->cpus_cap = 0;
+}
+
 int mt_sideband_open(struct mt_sideband *sb, struct mt_bundle_reader *r,
 		     struct mt_task fallback, char *err, size_t errlen)
 {
@@ -142,14 +172,17 @@ int mt_sideband_open(struct mt_sideband *sb, struct mt_bundle_reader *r,
 	mt_sideband_init(sb, fallback);
 	if ((rc = read_table(sb, r, false, err, errlen)))
 		return rc;
+	if (note_thread(sb, fallback))
+		return mt_errmsg(err, errlen, ENOMEM, "out of memory for %zu context switches",
+				 mt_bundle_switch_count(r));
 	for (size_t i = 0; i < sb->ncpus; i++)
 		sorted &= !sb->cpus[i].unsorted;
 	if (sorted) {
 		sb->from = r;
 		return 0;
 	}
-	mt_sideband_fini(sb);
-	mt_sideband_init(sb, fallback);
+	/* Read again, held this time (the threads are known already). */
+	drop_records(sb);
 	if ((rc = read_table(sb, r, true, err, errlen)))
 		return rc;
 	if (mt_sideband_finish(sb))
@@ -160,10 +193,9 @@ int mt_sideband_open(struct mt_sideband *sb, struct mt_bundle_reader *r,
 
 void mt_sideband_fini(struct mt_sideband *sb)
 {
-	for (size_t i = 0; i < sb->ncpus; i++)
-		free(sb->cpus[i].all);
-	free(sb->cpus);
-	mt_index_map_free(&sb->cpu_ids);
+	drop_records(sb);
+	free(sb->tids);
+	mt_index_map_free(&sb->tid_ids);
 	mt_sideband_init(sb, sb->fallback);
 }
 

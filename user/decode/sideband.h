@@ -49,6 +49,12 @@ struct mt_sideband {
 	/* The bundle each view reads its records from; NULL: they are held. */
 	struct mt_bundle_reader *from;
 	struct mt_task fallback;	/* when a CPU has no record at all */
+	/* The threads of the target (of any process when system-wide) that
+	 * the records switch in or out, and the fallback's: in the order
+	 * first named, the only threads a decode can show. */
+	uint32_t *tids;
+	size_t ntids, tids_cap;
+	struct mt_index_map tid_ids;
 };
 
 /* An empty sideband holding its records; FALLBACK is the task assumed on

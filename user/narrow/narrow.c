@@ -6,6 +6,7 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +88,7 @@ static int sym(struct mt_narrow *n, uint32_t fn)
 	if (!n->is_sym[fn]) {
 		f = mt_decode_func(n->d, fn);
 		n->is_sym[fn] = f.name && !strcmp(f.name, n->o.function) ? 1 : 2;
+		n->sym_met |= n->is_sym[fn] == 1;
 	}
 	return n->is_sym[fn] == 1;
 }
@@ -103,6 +105,7 @@ static int release(struct mt_narrow *n)
 		else if (e->state == KEPT)
 			rc = n->inner.event(n->inner.ctx, n->threads[e->thread].pid,
 					    n->threads[e->thread].tid, e->ns, &e->ev);
+		n->kept += e->state == KEPT && e->ev.kind == MT_EV_BEGIN;
 		if (rc)
 			return rc;
 	}
@@ -272,6 +275,8 @@ static int on_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const st
 	int rc = 0;
 
 	start(n);
+	if (!n->seen++)
+		n->first = ns;
 	if (ns > n->to) {
 		n->stopped = 1;
 		return STOP;
@@ -360,6 +365,48 @@ int mt_narrow_run(struct mt_narrow *n, const struct mt_decode_sink *sink)
 uint64_t mt_narrow_end_ns(const struct mt_narrow *n, uint64_t default_ns)
 {
 	return n->o.window && n->to < default_ns ? n->to : default_ns;
+}
+
+/* NS as mt_narrow_parse_duration() reads it, in the largest whole unit. */
+static const char *shown_duration(uint64_t ns, char *buf, size_t len)
+{
+	static const struct {
+		uint64_t scale;
+		const char *unit;
+	} units[] = { { 1000000000, "s" }, { 1000000, "ms" }, { 1000, "us" }, { 1, "ns" } };
+	size_t i = 0;
+
+	while (ns % units[i].scale)
+		i++;
+	snprintf(buf, len, "%" PRIu64 "%s", ns / units[i].scale, units[i].unit);
+	return buf;
+}
+
+int mt_narrow_left_nothing(const struct mt_narrow *n, char *why, size_t len)
+{
+	char d[32];
+
+	if (n->kept)
+		return 0;
+	if (!n->seen)
+		snprintf(why, len, "the trace holds no call");
+	else if (n->o.function && !n->sym_met)
+		snprintf(why, len, "the trace holds no call of %s", n->o.function);
+	else if (n->o.window && n->stopped && !n->in_window)
+		snprintf(why, len, "the window ends at %" PRIu64 " ns, before the trace's first event at %" PRIu64 " ns",
+			 n->to, n->first);
+	else if (n->o.window && !n->in_window)
+		snprintf(why, len, "the window starts at %" PRIu64 " ns, after the trace's last event at %" PRIu64 " ns",
+			 n->from, n->now);
+	else if (n->o.min_duration)
+		snprintf(why, len, "no call%s%s%s lasts %s or longer", n->o.function ? " of " : "",
+			 n->o.function ? n->o.function : "", n->o.function ? " or under it" : "",
+			 shown_duration(n->o.min_duration, d, sizeof(d)));
+	else if (n->o.window)
+		snprintf(why, len, "no call runs in the window %" PRIu64 "..%" PRIu64 " ns", n->from, n->to);
+	else
+		snprintf(why, len, "the trace holds no call");
+	return 1;
 }
 
 void mt_narrow_fini(struct mt_narrow *n)

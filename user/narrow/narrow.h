@@ -91,6 +91,11 @@ struct mt_narrow {
 	size_t qhead, qlen, qcap;
 	uint64_t qbase;		/* number of the entry at q[0] */
 	int rc;			/* the inner sink's or -ENOMEM */
+	/* What the run met, for mt_narrow_left_nothing(): the first event's
+	 * time (seen: there was one), the calls handed on, SYM met at all. */
+	uint64_t first;
+	int seen, sym_met;
+	uint64_t kept;
 };
 
 void mt_narrow_init(struct mt_narrow *n, struct mt_decode *d, const struct mt_narrow_opts *o,
@@ -103,6 +108,9 @@ int mt_narrow_run(struct mt_narrow *n, const struct mt_decode_sink *sink);
  * and DEFAULT_NS is later, else DEFAULT_NS. */
 uint64_t mt_narrow_end_ns(const struct mt_narrow *n, uint64_t default_ns);
 void mt_narrow_fini(struct mt_narrow *n);
+/* After mt_narrow_run(): whether the narrowing left no call to hand on,
+ * and then why, in one line in WHY (what the trace holds instead). */
+int mt_narrow_left_nothing(const struct mt_narrow *n, char *why, size_t len);
 
 /* Parses a duration: a number with ns, us, ms or s (no unit: ns) into
  * *NS; -EINVAL when it is not one. */
