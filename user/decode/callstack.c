@@ -33,12 +33,11 @@ static uint64_t clamp(struct mt_cs *cs, uint64_t ts)
 static void emit(struct mt_cs *cs, uint64_t ts, enum mt_ev_kind kind, unsigned int flags,
 		 uint32_t arg, uint64_t addr)
 {
-	struct mt_ev ev = { ts, (uint8_t)kind, (uint8_t)flags, 0, arg, addr };
-
 	if (cs->inferred_only && kind != MT_EV_GAP &&
 	    !(kind == MT_EV_BEGIN && (flags & MT_EV_INFERRED)))
 		return;
-	cs->ops.emit(cs->ops.ctx, &ev);
+	cs->ev = (struct mt_ev){ ts, (uint8_t)kind, (uint8_t)flags, 0, arg, addr };
+	cs->ops.emit(cs->ops.ctx, &cs->ev);
 }
 
 static int contains(const struct mt_cs_frame *f, uint64_t ip)
@@ -116,7 +115,8 @@ static void replace_top(struct mt_cs *cs, uint64_t ts, const struct mt_cs_fn *fn
 	push(cs, ts, fn, old->ret, MT_EV_TAIL | (old->flags & ~MT_EV_EXCESS), ip);
 }
 
-static void do_return(struct mt_cs *cs, uint64_t ts, uint64_t ip)
+/* do_return() when the frame below the top does not hold IP. */
+static __attribute__((noinline)) void return_elsewhere(struct mt_cs *cs, uint64_t ts, uint64_t ip)
 {
 	const struct mt_cs_frame *f = pop_at(cs, ts, MT_EV_RET, ip);
 	struct mt_cs_fn fn;
@@ -148,7 +148,7 @@ static void do_return(struct mt_cs *cs, uint64_t ts, uint64_t ip)
 			}
 		}
 	}
-	/* Back in the caller, as nearly every return is: nothing to look up. */
+	/* In the frame that expected IP and holds it: nothing to look up. */
 	if (cs->depth && contains(top(cs), ip))
 		return;
 	cs->ops.resolve(cs->ops.ctx, ip, &fn);
@@ -158,7 +158,20 @@ static void do_return(struct mt_cs *cs, uint64_t ts, uint64_t ip)
 		replace_top(cs, ts, &fn, ip);	/* the caller was tail-replaced */
 }
 
-static void do_jump(struct mt_cs *cs, uint64_t ts, uint64_t ip)
+/* A return to IP. Back in the caller, as nearly every return is, it only
+ * closes the top frame: nothing to look up, and the END is handed on in a
+ * tail call. */
+static void do_return(struct mt_cs *cs, uint64_t ts, uint64_t ip)
+{
+	if (cs->depth > 1 && contains(&cs->stack[cs->depth - 2], ip))
+		pop_at(cs, ts, MT_EV_RET, ip);
+	else
+		return_elsewhere(cs, ts, ip);
+}
+
+/* A jump to IP, out of the top frame's function. Out of line, as
+ * far_return(): mt_cs_block() then saves no registers for them. */
+static __attribute__((noinline)) void do_jump(struct mt_cs *cs, uint64_t ts, uint64_t ip)
 {
 	struct mt_cs_fn fn;
 	long i;
@@ -198,7 +211,7 @@ static void resume(struct mt_cs *cs, uint64_t ts, uint64_t ip)
  * signal handler, say, opens asynchronously). Without such frames (the
  * snapshot began in the kernel), it is an ordinary return.
  */
-static void far_return(struct mt_cs *cs, uint64_t ts, uint64_t ip)
+static __attribute__((noinline)) void far_return(struct mt_cs *cs, uint64_t ts, uint64_t ip)
 {
 	size_t k = cs->depth;
 	struct mt_cs_fn fn;
@@ -224,19 +237,47 @@ static void far_return(struct mt_cs *cs, uint64_t ts, uint64_t ip)
 	push_inferred(cs, &fn, ip);
 }
 
-void mt_cs_block(struct mt_cs *cs, uint64_t ts, uint64_t ip)
+/* A call's target IP opens a frame (a kernel entry's when FAR). */
+static __attribute__((noinline)) void do_call(struct mt_cs *cs, uint64_t ts, uint64_t ip, int far)
 {
-	enum mt_xfer x = cs->pending;
 	struct mt_cs_fn fn;
 
-	ts = clamp(cs, ts);
-	cs->blocks++;
-	cs->pending = MT_XFER_NONE;
-	/* A far transfer to the next instruction nests nothing: an IRET
-	 * there (the kernel's sync_core()) only serialises, a VMCALL comes
-	 * straight back (its VM exit and entry are out of sight). */
-	if ((x == MT_XFER_FAR_RET || x == MT_XFER_FAR_CALL) && ip == cs->pending_ret)
-		x = MT_XFER_NONE;
+	cs->ops.resolve(cs->ops.ctx, ip, &fn);
+	push(cs, ts, &fn, cs->pending_ret, far ? MT_CS_FAR : 0, ip);
+}
+
+/* A block at IP reached by transfer X, with trace on, a top frame and no
+ * calls beyond the depth limit: every case a tail call or none (a block
+ * within the top frame, the commonest, costs a few tests). */
+static inline void transfer(struct mt_cs *cs, uint64_t ts, uint64_t ip, enum mt_xfer x)
+{
+	switch (x) {
+	case MT_XFER_CALL:
+	case MT_XFER_FAR_CALL:
+		do_call(cs, ts, ip, x == MT_XFER_FAR_CALL);
+		break;
+	case MT_XFER_RET:
+		do_return(cs, ts, ip);
+		break;
+	case MT_XFER_FAR_RET:
+		far_return(cs, ts, ip);
+		break;
+	case MT_XFER_NONE:
+	case MT_XFER_JUMP:
+		if (!contains(top(cs), ip))
+			do_jump(cs, ts, ip);
+		break;
+	}
+}
+
+/* A block that starts a stretch, or comes with trace off, calls beyond
+ * the depth limit or no frame. Out of line: a block nearly never needs
+ * it, and mt_cs_block() then saves no registers. */
+static __attribute__((noinline)) void block_special(struct mt_cs *cs, uint64_t ts, uint64_t ip,
+						    enum mt_xfer x)
+{
+	struct mt_cs_fn fn;
+
 	if (!cs->in_segment) {
 		cs->in_segment = 1;
 		cs->seg_start = ts;
@@ -266,24 +307,25 @@ void mt_cs_block(struct mt_cs *cs, uint64_t ts, uint64_t ip)
 		push(cs, ts, &fn, 0, MT_EV_ASYNC, ip);
 		return;
 	}
-	switch (x) {
-	case MT_XFER_CALL:
-	case MT_XFER_FAR_CALL:
-		cs->ops.resolve(cs->ops.ctx, ip, &fn);
-		push(cs, ts, &fn, cs->pending_ret, x == MT_XFER_FAR_CALL ? MT_CS_FAR : 0, ip);
-		break;
-	case MT_XFER_RET:
-		do_return(cs, ts, ip);
-		break;
-	case MT_XFER_FAR_RET:
-		far_return(cs, ts, ip);
-		break;
-	case MT_XFER_NONE:
-	case MT_XFER_JUMP:
-		if (!contains(top(cs), ip))
-			do_jump(cs, ts, ip);
-		break;
-	}
+	transfer(cs, ts, ip, x);
+}
+
+void mt_cs_block(struct mt_cs *cs, uint64_t ts, uint64_t ip)
+{
+	enum mt_xfer x = cs->pending;
+
+	ts = clamp(cs, ts);
+	cs->blocks++;
+	cs->pending = MT_XFER_NONE;
+	/* A far transfer to the next instruction nests nothing: an IRET
+	 * there (the kernel's sync_core()) only serialises, a VMCALL comes
+	 * straight back (its VM exit and entry are out of sight). */
+	if ((x == MT_XFER_FAR_RET || x == MT_XFER_FAR_CALL) && ip == cs->pending_ret)
+		x = MT_XFER_NONE;
+	if (!cs->in_segment || cs->hidden || cs->off || !cs->depth)
+		block_special(cs, ts, ip, x);
+	else
+		transfer(cs, ts, ip, x);
 }
 
 void mt_cs_disable(struct mt_cs *cs, uint64_t ts, enum mt_cs_off why, uint64_t at)

@@ -153,6 +153,9 @@ struct mt_cs {
 	 * (a consumer that looks for those alone is spared the call for every
 	 * other event). */
 	int inferred_only;
+	/* The event being emitted: not on the stack, so that handing it on
+	 * can be a tail call (emit receives it for the call only). */
+	struct mt_ev ev;
 };
 
 void mt_cs_init(struct mt_cs *cs, const struct mt_cs_ops *ops);

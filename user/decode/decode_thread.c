@@ -206,15 +206,14 @@ static void queue_as_found(void *ctx, const struct mt_ev *ev)
 }
 
 /* The inline frames follow the code seen, the calls made included (the
- * address before the return address is the call's). */
-static void inline_at(struct timeline *t, uint64_t ip, unsigned int x, uint64_t ret)
+ * address before the return address is the call's). In the replay's
+ * loop: it runs for every op. */
+static inline __attribute__((always_inline)) void inline_at(struct timeline *t, uint64_t ip,
+							     unsigned int x, uint64_t ret)
 {
-	if (!t->inl)
-		return;
-	if (ip)
-		mt_inl_at(t->inl, &t->cs, t->cs.last_ts, ip);
-	if (x == MT_XFER_CALL && ret)
-		mt_inl_at(t->inl, &t->cs, t->cs.last_ts, ret - 1);
+	if (t->inl)
+		mt_inl_at(t->inl, &t->cs, t->cs.last_ts, ip,
+			  x == MT_XFER_CALL && ret ? ret - 1 : 0);
 }
 
 static void apply(struct timeline *t, const struct mt_op *op)

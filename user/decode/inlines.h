@@ -131,24 +131,33 @@ static inline void mt_inl_before(struct mt_inl *in, const struct mt_cs *cs, cons
 /* mt_inl_at() past its checks. */
 void mt_inl_follow(struct mt_inl *in, const struct mt_cs *cs, uint64_t ts, uint64_t ip);
 
-/* The top frame of CS ran IP at TS: its inline frames follow IP's chain.
- * Inline, the cases where nothing can change (the replay asks at nearly
- * every op): no top frame holding IP, or a function known to have no
+/*
+ * The top frame of CS ran IP at TS, and then CALL (the call ending the
+ * block; 0: none, as IP): its inline frames follow their chains. Inline,
+ * the cases where nothing can change (the replay asks at nearly every
+ * op): no top frame holding the address, or a function known to have no
  * inline ranges and no inline frame open on the top frame (they nest by
- * depth, the deepest last). */
-static inline void mt_inl_at(struct mt_inl *in, const struct mt_cs *cs, uint64_t ts, uint64_t ip)
+ * depth, the deepest last). The checks hold for both addresses: following
+ * the first leaves the call stack alone, and where it makes them fail
+ * mt_inl_follow() finds nothing to change.
+ */
+static inline void mt_inl_at(struct mt_inl *in, const struct mt_cs *cs, uint64_t ts, uint64_t ip,
+			     uint64_t call)
 {
 	const struct mt_cs_frame *top;
 
 	if (!cs->depth || cs->off || cs->hidden)
 		return;
 	top = &cs->stack[cs->depth - 1];
-	if (ip < top->fn.start || ip >= top->fn.end || top->fn.id < MT_FN_FIRST_USER)
+	if (top->fn.id < MT_FN_FIRST_USER)
 		return;
 	if (mt_inl_known_none(&in->lk->ranges, top->fn.id) &&
 	    (!in->nopen || in->open[in->nopen - 1].depth != cs->depth))
 		return;
-	mt_inl_follow(in, cs, ts, ip);
+	if (ip && ip >= top->fn.start && ip < top->fn.end)
+		mt_inl_follow(in, cs, ts, ip);
+	if (call && call >= top->fn.start && call < top->fn.end)
+		mt_inl_follow(in, cs, ts, call);
 }
 
 #endif
