@@ -96,6 +96,38 @@ else
 	echo "FAIL cli/decode-progress-tty: could not generate a walk"
 fi
 
+# A stripped program's own functions are named by its file and address,
+# found in its call-frame information: the addresses nm shows for them in
+# the unstripped build, where they were one [unknown] region before. The
+# generator traces the unstripped build (it starts at main); the decode
+# reads the stripped one in its place (same build-id), as a snapshot from
+# a machine with stripped binaries decodes.
+mkdir -p "$work/strip/bin" "$work/strip/stripped"
+cat >"$work/strip/strip.c" <<'EOF'
+__attribute__((noinline)) static int leaf(int x) { return x * 7 + 3; }
+__attribute__((noinline)) static int middle(int x) { return leaf(x) ^ leaf(x + 1); }
+int main(int argc, char **argv) { int s = 0; for (int i = 0; i < 50; i++) s += middle(i + argc); return s == 42 && !argv; }
+EOF
+if cc -O2 -o "$work/strip/bin/prog" "$work/strip/strip.c" &&
+	strip -o "$work/strip/stripped/prog" "$work/strip/bin/prog" &&
+	"$ptgen" -o "$work/strip/p.mtrace" -- "$work/strip/bin/prog" >/dev/null 2>&1 &&
+	"$bin" decode -q -f text --path-map "$work/strip/bin=$work/strip/stripped" \
+		-o "$work/strip/p.txt" "$work/strip/p.mtrace"; then
+	missing=
+	for fn in leaf middle main; do
+		name=$(printf 'prog+0x%x' "0x$(nm "$work/strip/bin/prog" | awk -v f=$fn '$3 == f { print $1 }')")
+		awk -v n="$name" '$3 == "B" && $4 == n { found = 1 } END { exit !found }' \
+			"$work/strip/p.txt" || missing="$missing $fn ($name)"
+	done
+	if [ -z "$missing" ] && ! grep -q ' B \[unknown\]' "$work/strip/p.txt"; then
+		echo "PASS cli/decode-stripped-functions-named"
+	else
+		echo "FAIL cli/decode-stripped-functions-named: no slice for$missing: $(head -5 "$work/strip/p.txt")"
+	fi
+else
+	echo "FAIL cli/decode-stripped-functions-named: could not build, trace or decode a stripped program"
+fi
+
 # Narrowing options: bad values are usage errors, named in one line.
 sample=$snap
 expect decode-time-bad 2 "--time wants FROM,TO" "$bin" decode --time 5s "$sample"

@@ -162,6 +162,34 @@ MT_TEST(text_fits_the_width_and_colours_only_when_asked)
 	mt_report_free(rep);
 }
 
+/* Functions without symbols, "binary+0xADDR", differ only in the
+ * address: a cut name keeps it, and the rows stay told apart. */
+static const char *anon_name_of(void *ctx, uint32_t id)
+{
+	(void)ctx;
+	return id == 3 ? "libcapstone.so.4+0x265b80" : id == 4 ? "libcapstone.so.4+0x267760" : "?";
+}
+
+MT_TEST(names_cut_keep_the_address)
+{
+	struct mt_report *rep = mt_report_new();
+	struct mt_decode_sink s;
+	char *text;
+
+	MT_ASSERT(rep);
+	s = mt_report_sink(rep, anon_name_of, NULL);
+	B(1, 0, 3);
+	B(1, 10, 4);
+	E(1, 90);
+	E(1, 100);
+	MT_ASSERT_EQ(mt_report_finish(rep, NULL, NULL), 0);
+	text = text_of(&rep, 1, 0, 80);
+	MT_ASSERT_MSG(strstr(text, "libcapstone~+0x265b80") && strstr(text, "libcapstone~+0x267760"),
+		      "%s", text);
+	free(text);
+	mt_report_free(rep);
+}
+
 MT_TEST(json_holds_the_figures)
 {
 	struct mt_report *rep = sample();

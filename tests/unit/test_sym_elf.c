@@ -108,6 +108,62 @@ MT_TEST(non_pie_symbols)
 	mt_sym_file_close(f);
 }
 
+/* Whether nm shows a function symbol (T, t, W, w) at ADDR in BINARY. */
+static int nm_function_at(const char *binary, uint64_t addr)
+{
+	char cmd[1024], line[1024], name[512];
+	unsigned long long a;
+	int found = 0;
+	char type;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "nm '%s' 2>/dev/null", fx_path(binary));
+	p = popen(cmd, "r");
+	MT_ASSERT(p);
+	while (fgets(line, sizeof(line), p))
+		if (sscanf(line, "%llx %c %511s", &a, &type, name) == 3 && a == addr &&
+		    strchr("TtWw", type))
+			found = 1;
+	pclose(p);
+	return found;
+}
+
+/*
+ * A stripped binary keeps no symbol of its own functions, but their
+ * call-frame information: each function nm shows in the unstripped build
+ * is there in the stripped one, anonymous, at nm's address and with the
+ * size the compiler gave the symbol. The unstripped build gets no
+ * anonymous function where a symbol is (real symbols win).
+ */
+MT_TEST(stripped_functions_from_call_frame_information)
+{
+	static const char *const fns[] = { "alpha", "gamma_local", "main" };
+	struct mt_sym_file *full, *stripped;
+
+	fx_write("prog.c", prog_c);
+	fx_sh("cc -O2 -o cfi-full prog.c && strip -o cfi-stripped cfi-full");
+	full = open_ok("cfi-full", NULL);
+	stripped = open_ok("cfi-stripped", NULL);
+	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
+		uint64_t addr = fx_nm("cfi-full", fns[i]);
+		const struct mt_sym *s = mt_sym_lookup(full, addr);
+		const struct mt_sym *t = mt_sym_lookup(stripped, addr);
+
+		MT_ASSERT_MSG(s && !s->anon && !strcmp(s->name, fns[i]), "%s in the full build", fns[i]);
+		MT_ASSERT_MSG(t && t->anon && !strcmp(t->name, ""), "%s: no anonymous function", fns[i]);
+		MT_ASSERT_EQ(t->addr, addr);
+		MT_ASSERT_EQ(t->size, s->size);
+	}
+	for (size_t i = 0; i < mt_sym_count(full); i++) {
+		const struct mt_sym *s = mt_sym_at(full, i);
+
+		MT_ASSERT_MSG(!s->anon || !nm_function_at("cfi-full", s->addr),
+			      "anonymous function at 0x%" PRIx64 ", where nm shows a symbol", s->addr);
+	}
+	mt_sym_file_close(full);
+	mt_sym_file_close(stripped);
+}
+
 /* The stub objdump labels "<fn@plt>" must be our "fn@plt", in each layout. */
 static void check_plt(const char *flags)
 {

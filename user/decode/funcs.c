@@ -6,6 +6,8 @@
 #include "util/mt_array.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +21,9 @@ void mt_funcs_init(struct mt_funcs *fs, struct mt_bincache *bins)
 
 void mt_funcs_fini(struct mt_funcs *fs)
 {
+	for (size_t id = MT_FN_FIRST_USER; id < fs->n; id++)
+		if (fs->v[id].anon)
+			free((char *)fs->v[id].name);
 	free(fs->v);
 	free(fs->slots);
 	pthread_mutex_destroy(&fs->lock);
@@ -53,6 +58,18 @@ static int rehash(struct mt_funcs *fs)
 	return 0;
 }
 
+/* An anonymous function's name: its binary's file name and link address,
+ * what objdump -d of that binary shows there. NULL when out of memory
+ * (then it is shown as unknown code). */
+static char *anon_name(const struct mt_func *f)
+{
+	const char *base = f->binary ? strrchr(f->binary, '/') : NULL;
+	char *name;
+
+	base = base ? base + 1 : f->binary ? f->binary : "?";
+	return asprintf(&name, "%s+0x%" PRIx64, base, f->link_addr) < 0 ? NULL : name;
+}
+
 /* The id of F (keyed by binary and link address), added if new. */
 static uint32_t intern(struct mt_funcs *fs, const struct mt_func *f)
 {
@@ -75,6 +92,8 @@ static uint32_t intern(struct mt_funcs *fs, const struct mt_func *f)
 		goto out;
 	id = (uint32_t)fs->n++;
 	fs->v[id] = *f;
+	if (f->anon)
+		fs->v[id].name = anon_name(f);
 	fs->slots[i] = id;
 out:
 	pthread_mutex_unlock(&fs->lock);
@@ -118,8 +137,9 @@ void mt_funcs_resolve(struct mt_funcs *fs, const struct mt_proc *p, uint64_t ip,
 	f.addr = fn->start;
 	f.link_addr = lo;
 	if (s) {
-		f.name = s->name;
+		f.name = s->anon ? NULL : s->name;
 		f.plt = s->plt;
+		f.anon = s->anon;
 	}
 	fn->id = intern(fs, &f);
 }

@@ -22,6 +22,9 @@ struct mt_func {
 				 * inlined function, its key (see below) */
 	bool plt;
 	bool inlined;		/* a function inlined into others (DWARF) */
+	/* No symbol, known from the call-frame information (sym.h): named
+	 * "binary+0xADDR" by the link address, the name owned here. */
+	bool anon;
 };
 
 struct mt_kimage;

@@ -29,13 +29,17 @@ static void heading(const struct out *o, const char *text)
 }
 
 /* NAME cut to W columns (with "~" where it was cut), padded to W unless
- * it ends the line. */
+ * it ends the line. A function without a symbol, "binary+0xADDR", keeps
+ * its address: the binary's name is what its neighbours share. */
 static void put_name_pad(const struct out *o, const char *name, int w, int pad)
 {
-	int n = (int)strlen(name);
+	const char *addr = strstr(name, "+0x");
+	int n = (int)strlen(name), t = addr ? (int)strlen(addr) : 0;
 
 	if (n <= w)
 		fprintf(o->f, "%-*s", pad ? w : 0, name);
+	else if (addr && t + 2 <= w)
+		fprintf(o->f, "%.*s~%s", w - 1 - t, name, addr);
 	else
 		fprintf(o->f, "%.*s~", w - 1, name);
 }

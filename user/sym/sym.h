@@ -26,8 +26,9 @@ struct mt_sym_file;
 struct mt_sym {
 	uint64_t addr;		/* link-time start address */
 	uint64_t size;		/* bytes covered (never 0 in a loaded table) */
-	const char *name;	/* demangled when the name was mangled */
+	const char *name;	/* demangled when the name was mangled; "" when anon */
 	bool plt;		/* synthesized "fn@plt" stub */
+	bool anon;		/* no symbol: a function of the call-frame information */
 };
 
 /* A source position; file points into the symbolizer's storage. */

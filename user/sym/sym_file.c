@@ -216,7 +216,7 @@ static int build_table(struct mt_sym_file *f, struct mt_sym_vec *vec)
 			end = vec->v[j].addr;
 		if (end <= r->addr)
 			end = r->addr + 1;
-		f->syms[out] = (struct mt_sym){ r->addr, end - r->addr, r->name, r->plt };
+		f->syms[out] = (struct mt_sym){ r->addr, end - r->addr, r->name, r->plt, false };
 		if (!r->plt && set_name(f, &f->syms[out], r->name))
 			return -ENOMEM;
 		out++;
@@ -284,6 +284,9 @@ int mt_sym_file_open(struct mt_sym_file **out, const char *path, const struct mt
 	if (!elf)
 		goto dwfl_err;
 	if (collect_symtab(f, &vec) || mt_sym_add_plt(f, elf, &vec) || build_table(f, &vec))
+		goto nomem;
+	/* The functions no symbol names, in the gaps of that table. */
+	if (mt_sym_add_cfi(f, elf))
 		goto nomem;
 	free(vec.v);
 	*out = f;

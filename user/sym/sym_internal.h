@@ -63,6 +63,13 @@ int mt_sym_keep_name(struct mt_sym_file *f, char *owned);
 int mt_sym_add_plt(struct mt_sym_file *f, Elf *elf, struct mt_sym_vec *vec);
 
 /*
+ * Adds to F's table the functions ELF's .eh_frame describes where it has
+ * no symbol: anonymous, sized as their FDEs, clipped at what follows
+ * (sym_cfi.c). Returns 0, or -ENOMEM.
+ */
+int mt_sym_add_cfi(struct mt_sym_file *f, Elf *elf);
+
+/*
  * A copy of the ELF file open at FD with its compressed sections stored
  * plain (sym_unpack.c): its fd, or -1 when FD has none, or they cannot all
  * be unpacked. FD stays open either way.
