@@ -90,8 +90,10 @@ static inline void fx_need(const char *tool)
 		mt_skip("%s not installed", tool);
 }
 
-/* Link-time address of SYMBOL in BINARY according to nm, or 0. */
-static inline uint64_t fx_nm(const char *binary, const char *symbol)
+/* The link-time address of the last symbol nm lists in BINARY named
+ * SYMBOL (NULL: any name) at ADDR (0: any address), of a function's type
+ * (T, t, W, w) when FUNCS; 0 when there is none. */
+static inline uint64_t fx_nm_find(const char *binary, const char *symbol, uint64_t at, int funcs)
 {
 	char cmd[1024], line[1024], name[512];
 	unsigned long long addr, found = 0;
@@ -103,10 +105,17 @@ static inline uint64_t fx_nm(const char *binary, const char *symbol)
 	MT_ASSERT(p);
 	while (fgets(line, sizeof(line), p))
 		if (sscanf(line, "%llx %c %511s", &addr, &type, name) == 3 &&
-		    !strcmp(name, symbol))
+		    (!symbol || !strcmp(name, symbol)) && (!at || addr == at) &&
+		    (!funcs || strchr("TtWw", type)))
 			found = addr;
 	pclose(p);
 	return found;
+}
+
+/* Link-time address of SYMBOL in BINARY according to nm, or 0. */
+static inline uint64_t fx_nm(const char *binary, const char *symbol)
+{
+	return fx_nm_find(binary, symbol, 0, 0);
 }
 
 /* Address of the "<LABEL>:" heading in objdump -d output, or 0. */

@@ -108,26 +108,6 @@ MT_TEST(non_pie_symbols)
 	mt_sym_file_close(f);
 }
 
-/* Whether nm shows a function symbol (T, t, W, w) at ADDR in BINARY. */
-static int nm_function_at(const char *binary, uint64_t addr)
-{
-	char cmd[1024], line[1024], name[512];
-	unsigned long long a;
-	int found = 0;
-	char type;
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "nm '%s' 2>/dev/null", fx_path(binary));
-	p = popen(cmd, "r");
-	MT_ASSERT(p);
-	while (fgets(line, sizeof(line), p))
-		if (sscanf(line, "%llx %c %511s", &a, &type, name) == 3 && a == addr &&
-		    strchr("TtWw", type))
-			found = 1;
-	pclose(p);
-	return found;
-}
-
 /*
  * A stripped binary keeps no symbol of its own functions, but their
  * call-frame information: each function nm shows in the unstripped build
@@ -157,7 +137,7 @@ MT_TEST(stripped_functions_from_call_frame_information)
 	for (size_t i = 0; i < mt_sym_count(full); i++) {
 		const struct mt_sym *s = mt_sym_at(full, i);
 
-		MT_ASSERT_MSG(!s->anon || !nm_function_at("cfi-full", s->addr),
+		MT_ASSERT_MSG(!s->anon || !fx_nm_find("cfi-full", NULL, s->addr, 1),
 			      "anonymous function at 0x%" PRIx64 ", where nm shows a symbol", s->addr);
 	}
 	mt_sym_file_close(full);
