@@ -100,6 +100,13 @@ static const char *bundle_path(const char *name, const char *args, const char *p
 	return path;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /* The walk: one thread, a trigger at the 300th entry of classify. */
 static const char *walk_bundle(void)
 {
@@ -290,6 +297,42 @@ MT_TEST(absolute_time_window)
 	MT_ASSERT_EQ(mt_narrow_parse_time(spec, &o, err, sizeof(err)), 0);
 	check(walk_bundle(), &o, &w, &kept, &total);
 	printf("# --time %s: %zu of %zu calls\n", spec, kept, total);
+}
+
+/* A window between two events (inside a long call, say) still holds the
+ * calls open across it, from its start to its end. */
+MT_TEST(window_without_an_event)
+{
+	struct mt_narrow_opts o = { 0 };
+	struct want w = WANT_ALL;
+	struct calls all;
+	char err[128], spec[96];
+	uint64_t *ts, gap = 0;
+	size_t n = 0, kept, total;
+
+	decode(walk_bundle(), NULL, NULL, 0, NULL, 0, &all, NULL, NULL);
+	ts = malloc(2 * all.n * sizeof(*ts));
+	MT_ASSERT(ts);
+	for (size_t i = 0; i < all.n; i++) {
+		ts[n++] = all.v[i].b;
+		if (all.v[i].e != UINT64_MAX)
+			ts[n++] = all.v[i].e;
+	}
+	qsort(ts, n, sizeof(*ts), cmp_u64);
+	/* The widest stretch without an event, in the trace's middle half. */
+	for (size_t i = n / 4; i + 1 < 3 * n / 4; i++)
+		if (ts[i + 1] - ts[i] > gap) {
+			gap = ts[i + 1] - ts[i];
+			w.from = ts[i] + 1;
+			w.to = ts[i + 1] - 1;
+		}
+	free(ts);
+	free(all.v);
+	MT_ASSERT_MSG(gap >= 3, "no stretch of 3 ns without an event");
+	snprintf(spec, sizeof(spec), "%" PRIu64 ",%" PRIu64, w.from, w.to);
+	MT_ASSERT_EQ(mt_narrow_parse_time(spec, &o, err, sizeof(err)), 0);
+	check(walk_bundle(), &o, &w, &kept, &total);
+	printf("# --time %s, between two events: %zu of %zu calls\n", spec, kept, total);
 }
 
 MT_TEST(function_keeps_its_subtrees_and_callers)

@@ -278,6 +278,11 @@ static int on_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const st
 	if (!n->seen++)
 		n->first = ns;
 	if (ns > n->to) {
+		/* A window no event fell in: the frames open across it (a long
+		 * leaf, a thread blocked) still ran there, and begin at its
+		 * start as they would at any window's. */
+		if (!n->in_window && enter_window(n))
+			return -ENOMEM;
 		n->stopped = 1;
 		return STOP;
 	}
@@ -392,7 +397,7 @@ int mt_narrow_left_nothing(const struct mt_narrow *n, char *why, size_t len)
 		snprintf(why, len, "the trace holds no call");
 	else if (n->o.function && !n->sym_met)
 		snprintf(why, len, "the trace holds no call of %s", n->o.function);
-	else if (n->o.window && n->stopped && !n->in_window)
+	else if (n->o.window && n->first > n->to)
 		snprintf(why, len, "the window ends at %" PRIu64 " ns, before the trace's first event at %" PRIu64 " ns",
 			 n->to, n->first);
 	else if (n->o.window && !n->in_window)
