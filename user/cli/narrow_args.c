@@ -126,36 +126,34 @@ static int listed(const uint32_t *v, size_t n, uint32_t x)
 	return 0;
 }
 
-/* Whether bundle R holds a trace of CPU; the CPUs it has into V (*N, at most DECODE_MAX_LIST). */
-static int has_cpu(struct mt_bundle_reader *r, uint32_t cpu, uint32_t *v, size_t *n)
+static int bundle_has_cpu(struct mt_bundle_reader *r, uint32_t cpu)
 {
-	int found = 0;
+	struct mt_bundle_pt_desc pt;
 
-	*n = 0;
-	for (size_t i = 0; i < mt_bundle_pt_count(r); i++) {
-		struct mt_bundle_pt_desc pt;
-
-		if (mt_bundle_pt_desc(r, i, &pt))
-			continue;
-		found |= pt.cpu == cpu;
-		if (*n < DECODE_MAX_LIST && !listed(v, *n, pt.cpu))
-			v[(*n)++] = pt.cpu;
-	}
-	return found;
+	for (size_t i = 0; i < mt_bundle_pt_count(r); i++)
+		if (!mt_bundle_pt_desc(r, i, &pt) && pt.cpu == cpu)
+			return 1;
+	return 0;
 }
 
 int narrow_check_cpus(const struct decode_request *q, struct mt_bundle_reader *r)
 {
 	uint32_t cpus[DECODE_MAX_LIST];
-	size_t n;
+	struct mt_bundle_pt_desc pt;
+	size_t n = 0;
 	char buf[256];
 
-	for (size_t i = 0; i < q->ncpus; i++)
-		if (!has_cpu(r, q->cpus[i], cpus, &n)) {
-			cli_err("--cpu %" PRIu32 ": the bundle holds no trace of CPU %" PRIu32
-				" (its CPUs: %s)", q->cpus[i], q->cpus[i], some_of(buf, sizeof(buf), cpus, n));
-			return CLI_EXIT_USAGE;
-		}
+	for (size_t i = 0; i < q->ncpus; i++) {
+		if (bundle_has_cpu(r, q->cpus[i]))
+			continue;
+		/* What there is, for the message. */
+		for (size_t k = 0; k < mt_bundle_pt_count(r) && n < DECODE_MAX_LIST; k++)
+			if (!mt_bundle_pt_desc(r, k, &pt) && !listed(cpus, n, pt.cpu))
+				cpus[n++] = pt.cpu;
+		cli_err("--cpu %" PRIu32 ": the bundle holds no trace of CPU %" PRIu32
+			" (its CPUs: %s)", q->cpus[i], q->cpus[i], some_of(buf, sizeof(buf), cpus, n));
+		return CLI_EXIT_USAGE;
+	}
 	return 0;
 }
 

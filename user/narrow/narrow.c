@@ -275,8 +275,10 @@ static int on_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const st
 	int rc = 0;
 
 	start(n);
-	if (!n->seen++)
+	if (!n->seen) {
+		n->seen = 1;
 		n->first = ns;
+	}
 	if (ns > n->to) {
 		/* A window no event fell in: the frames open across it (a long
 		 * leaf, a thread blocked) still ran there, and begin at its

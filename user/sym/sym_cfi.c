@@ -247,7 +247,7 @@ static int merge(struct mt_sym_file *f, const struct mt_sym *a, size_t n)
 
 int mt_sym_add_cfi(struct mt_sym_file *f, Elf *elf)
 {
-	GElf_Shdr shdr, eshdr;
+	GElf_Shdr shdr = { 0 }, eshdr = { 0 };
 	Elf_Scn *scn = find_section(elf, ".eh_frame_hdr", &shdr);
 	Elf_Scn *escn = find_section(elf, ".eh_frame", &eshdr);
 	Elf_Data *data = scn && shdr.sh_type == SHT_PROGBITS ? elf_getdata(scn, NULL) : NULL;
