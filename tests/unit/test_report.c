@@ -162,6 +162,61 @@ MT_TEST(text_fits_the_width_and_colours_only_when_asked)
 	mt_report_free(rep);
 }
 
+/*
+ * Self time is on the CPU, a share of the running time; inclusive time is
+ * wall time, syscalls and all, a share of the threads' time from first to
+ * last event. Against the running time it went past 100 % (A: 250 ns of
+ * 230 ns running).
+ */
+MT_TEST(shares_are_of_what_they_count)
+{
+	struct mt_report *rep = sample();
+	char *text = text_of(&rep, 1, 0, 80), *line, *save, *pct;
+	unsigned int rows = 0;
+
+	/* all threads: running 120 + 110 ns, wall 150 + 140 ns */
+	MT_ASSERT_MSG(strstr(text, "  A                         120ns  52.2%  A                         250ns  86.2%"),
+		      "%s", text);
+	/* thread 1: A spans all of its 150 ns, 120 of them running */
+	MT_ASSERT_MSG(strstr(text, "  A                          60ns  50.0%  A                         150ns 100.0%"),
+		      "%s", text);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		for (pct = strchr(line, '%'); pct; pct = strchr(pct + 1, '%')) {
+			char *num = pct;
+
+			while (num > line && (num[-1] == '.' || (num[-1] >= '0' && num[-1] <= '9')))
+				num--;
+			if (num == pct)
+				continue;
+			rows++;
+			MT_ASSERT_MSG(strtod(num, NULL) <= 100.0, "a share over 100%%: '%s'", line);
+		}
+	MT_ASSERT(rows > 10);
+	free(text);
+	mt_report_free(rep);
+}
+
+/* A trigger while its thread had no call open says so, not an empty list. */
+MT_TEST(trigger_outside_any_call_said)
+{
+	struct mt_report *rep = mt_report_new();
+	struct mt_bundle_trigger trig = { .d = { .tid = 1, .pid = 1 }, .spec = "uprobe:/x:B" };
+	struct mt_decode_sink s;
+	char *text;
+
+	MT_ASSERT(rep);
+	s = mt_report_sink(rep, name_of, NULL);
+	B(1, 0, 3);
+	E(1, 10);
+	MT_ASSERT_EQ(s.trigger(s.ctx, 20, &trig), 0);
+	MT_ASSERT_EQ(mt_report_finish(rep, NULL, NULL), 0);
+	text = text_of(&rep, 1, 0, 80);
+	MT_ASSERT_MSG(strstr(text, "  Call stack at the trigger: none, no call of the thread was open\n"),
+		      "%s", text);
+	free(text);
+	mt_report_free(rep);
+}
+
 /* Functions without symbols, "binary+0xADDR", differ only in the
  * address: a cut name keeps it, and the rows stay told apart. */
 static const char *anon_name_of(void *ctx, uint32_t id)

@@ -89,6 +89,10 @@ static void trigger(const struct out *o, const struct mt_report *rep)
 		mt_fmt_ns(t, sizeof(t), (uint64_t)rep->trigger_latency);
 		fprintf(o->f, "  %s had been running for %s\n", rep->trigger_symbol, t);
 	}
+	if (!rep->trigger_depth) {
+		fprintf(o->f, "  Call stack at the trigger: none, no call of the thread was open\n");
+		return;
+	}
 	fprintf(o->f, "  Call stack at the trigger:\n");
 	for (size_t i = 0; i < rep->trigger_depth; i++)
 		put_frame(o, fn_name(rep, rep->trigger_stack[i]), i);
@@ -155,23 +159,30 @@ static void slowest(const struct out *o, const struct mt_report *rep, size_t *id
 }
 
 /* Top functions by self and by inclusive time, of SELF/INCL over N. */
+/*
+ * The top functions by self and by inclusive time. Self time is on the
+ * CPU, a share of RUN (the threads' running time); inclusive time is wall
+ * time, a call's syscalls and descheduled stretches with it, so its share
+ * is of WALL (the threads' time from first to last event), which it cannot
+ * exceed.
+ */
 static void where(const struct out *o, const struct mt_report *rep, const char *title,
-		  const uint64_t *self, const uint64_t *incl, size_t n, uint64_t base, size_t *idx,
-		  size_t *idx2, unsigned int top)
+		  const uint64_t *self, const uint64_t *incl, size_t n, uint64_t run,
+		  uint64_t wall, size_t *idx, size_t *idx2, unsigned int top)
 {
 	size_t a = order(self, n, idx), b = order(incl, n, idx2);
 	int w = ((int)o->s->width - 4 - 2 * 17) / 2;
 	char t[16];
 
 	heading(o, title);
-	fprintf(o->f, "  %-*s %9s %6s  %-*s %9s %6s\n", w, "by self time", "", "%", w, "inclusive",
-		"", "%");
+	fprintf(o->f, "  %-*s %9s %6s  %-*s %9s %6s\n", w, w >= 12 ? "by self time" : "self", "",
+		"% run", w, w >= 16 ? "inclusive (wall)" : "inclusive", "", "% wall");
 	for (size_t i = 0; i < top && (i < a || i < b); i++) {
 		fputs("  ", o->f);
 		if (i < a) {
 			mt_fmt_ns(t, sizeof(t), self[idx[i]]);
 			put_name(o, rep->fns[idx[i]].name, w);
-			fprintf(o->f, " %9s %5.1f%%", t, base ? 100.0 * (double)self[idx[i]] / (double)base : 0);
+			fprintf(o->f, " %9s %5.1f%%", t, run ? 100.0 * (double)self[idx[i]] / (double)run : 0);
 		} else {
 			fprintf(o->f, "%*s", w + 17, "");
 		}
@@ -179,7 +190,8 @@ static void where(const struct out *o, const struct mt_report *rep, const char *
 			mt_fmt_ns(t, sizeof(t), incl[idx2[i]]);
 			fputs("  ", o->f);
 			put_name(o, rep->fns[idx2[i]].name, w);
-			fprintf(o->f, " %9s %5.1f%%", t, base ? 100.0 * (double)incl[idx2[i]] / (double)base : 0);
+			fprintf(o->f, " %9s %5.1f%%", t,
+				wall ? 100.0 * (double)incl[idx2[i]] / (double)wall : 0);
 		}
 		fputc('\n', o->f);
 	}
@@ -253,7 +265,8 @@ static void one(const struct out *o, const struct mt_report *rep)
 {
 	size_t n = rep->nfns ? rep->nfns : 1;
 	size_t *idx = calloc(n, sizeof(*idx)), *idx2 = calloc(n, sizeof(*idx2));
-	uint64_t *self = calloc(n, sizeof(*self)), *incl = calloc(n, sizeof(*incl)), run = 0;
+	uint64_t *self = calloc(n, sizeof(*self)), *incl = calloc(n, sizeof(*incl)), run = 0,
+		 wall = 0;
 	char w[16], name[96];
 
 	if (!idx || !idx2 || !self || !incl)
@@ -267,15 +280,18 @@ static void one(const struct out *o, const struct mt_report *rep)
 		self[i] = rep->fns[i].self;
 		incl[i] = rep->fns[i].incl;
 	}
-	for (size_t i = 0; i < rep->nthreads; i++)
+	for (size_t i = 0; i < rep->nthreads; i++) {
 		run += running(&rep->threads[i]);
-	where(o, rep, "Where the time went, all threads (% of running time)", self, incl,
-	      rep->nfns, run, idx, idx2, o->s->top);
+		wall += rep->threads[i].last - rep->threads[i].first;
+	}
+	where(o, rep, "Where the time went, all threads", self, incl, rep->nfns, run, wall, idx,
+	      idx2, o->s->top);
 	for (size_t i = 0; i < rep->nthreads; i++) {
 		const struct mt_rep_thread *t = &rep->threads[i];
 
 		snprintf(name, sizeof(name), "Thread %s (%u)", t->name[0] ? t->name : "?", t->tid);
-		where(o, rep, name, t->self, t->incl, t->nfn, running(t), idx, idx2, 3);
+		where(o, rep, name, t->self, t->incl, t->nfn, running(t), t->last - t->first, idx,
+		      idx2, 3);
 	}
 	threads(o, rep);
 	health(o, rep);
