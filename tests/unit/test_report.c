@@ -142,10 +142,21 @@ static char *text_of(struct mt_report *const *reps, size_t n, int color, unsigne
 	return buf;
 }
 
+/* No line of TEXT is wider than WIDTH or ends in a space. */
+static void fits(char *text, unsigned int width)
+{
+	char *line, *save;
+
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		MT_ASSERT_MSG(strlen(line) <= width && line[strlen(line) - 1] != ' ',
+			      "line of %zu columns (of %u) or with trailing space: '%s'", strlen(line),
+			      width, line);
+}
+
 MT_TEST(text_fits_the_width_and_colours_only_when_asked)
 {
 	struct mt_report *rep = sample();
-	char *plain = text_of(&rep, 1, 0, 80), *col = text_of(&rep, 1, 1, 80), *line, *save;
+	char *plain = text_of(&rep, 1, 0, 80), *col = text_of(&rep, 1, 1, 80);
 
 	MT_ASSERT(!strchr(plain, '\033'));
 	MT_ASSERT(strstr(col, "\033[1m"));
@@ -154,12 +165,32 @@ MT_TEST(text_fits_the_width_and_colours_only_when_asked)
 	MT_ASSERT_MSG(strstr(plain, "B                                    3      70ns      20ns      40ns      40ns"),
 		      "%s", plain);
 	MT_ASSERT(strstr(plain, "1 gaps (20ns lost)"));
-	for (line = strtok_r(plain, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		MT_ASSERT_MSG(strlen(line) <= 80 && line[strlen(line) - 1] != ' ',
-			      "line of %zu columns or with trailing space: '%s'", strlen(line), line);
+	fits(plain, 80);
 	free(plain);
 	free(col);
 	mt_report_free(rep);
+}
+
+/* Prose with a long bundle path and trigger spec wraps, at the narrowest
+ * width too, where it used to run past the edge. */
+MT_TEST(long_names_wrap_to_the_width)
+{
+	static const char path[] = "/srv/captures/2026-12-07/a-rather-long-service-name/"
+				   "snapshot-with-a-long-name.mtrace";
+	struct mt_report *reps[2] = { sample(), sample() };
+
+	for (unsigned int width = 60; width <= 100; width += 20) {
+		char *text;
+
+		reps[0]->label = reps[1]->label = path;
+		text = text_of(reps, 2, 0, width);
+		MT_ASSERT_MSG(strstr(text, "/srv/captures/2026-12-07/a-rather-long-service-name/"),
+			      "%s", text);
+		fits(text, width);
+		free(text);
+	}
+	mt_report_free(reps[0]);
+	mt_report_free(reps[1]);
 }
 
 /*

@@ -4,6 +4,7 @@
 #include "report/report.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +27,46 @@ static const char *off(const struct out *o)
 static void heading(const struct out *o, const char *text)
 {
 	fprintf(o->f, "\n%s%s%s\n", on(o, "\033[1m"), text, off(o));
+}
+
+/*
+ * A line of prose (paths, thread names and trigger specs of any length in
+ * it) indented by INDENT and wrapped at spaces to the width, its later
+ * lines two columns further in; in COLOR (NULL: none). A word longer than
+ * a line is cut into lines of their own.
+ */
+static __attribute__((format(printf, 4, 5))) void say(const struct out *o, int indent,
+						      const char *color, const char *fmt, ...)
+{
+	char buf[1024];
+	const char *p = buf;
+	int room = (int)o->s->width - indent, first = 1;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fputs(color ? on(o, color) : "", o->f);
+	while (*p) {
+		int n = (int)strlen(p), cut = n;
+
+		if (n > room) {
+			for (cut = room; cut > 0 && p[cut] != ' '; cut--)
+				;
+			if (!cut)
+				cut = room;
+		}
+		fprintf(o->f, "%s%*s%.*s", first ? "" : "\n", first ? indent : indent + 2, "", cut,
+			p);
+		p += cut;
+		while (*p == ' ')
+			p++;
+		if (first) {
+			first = 0;
+			room -= 2;
+		}
+	}
+	fprintf(o->f, "%s\n", color ? off(o) : "");
 }
 
 /* NAME cut to W columns (with "~" where it was cut), padded to W unless
@@ -81,16 +122,16 @@ static void trigger(const struct out *o, const struct mt_report *rep)
 		return;
 	}
 	mt_fmt_ns(t, sizeof(t), rep->last > rep->trigger_ns ? rep->last - rep->trigger_ns : 0);
-	fprintf(o->f, "\n%sTrigger%s %s\n  on %s (tid %u) at %" PRIu64 " ns", on(o, "\033[1;33m"),
-		off(o), rep->trigger_what, thread_name(rep, rep->trigger_tid), rep->trigger_tid,
-		rep->trigger_ns);
-	fprintf(o->f, ", %s before the data ends\n", t);
+	fputc('\n', o->f);
+	say(o, 0, "\033[1;33m", "Trigger %s", rep->trigger_what);
+	say(o, 2, NULL, "on %s (tid %u) at %" PRIu64 " ns, %s before the data ends",
+	    thread_name(rep, rep->trigger_tid), rep->trigger_tid, rep->trigger_ns, t);
 	if (rep->trigger_latency >= 0) {
 		mt_fmt_ns(t, sizeof(t), (uint64_t)rep->trigger_latency);
-		fprintf(o->f, "  %s had been running for %s\n", rep->trigger_symbol, t);
+		say(o, 2, NULL, "%s had been running for %s", rep->trigger_symbol, t);
 	}
 	if (!rep->trigger_depth) {
-		fprintf(o->f, "  Call stack at the trigger: none, no call of the thread was open\n");
+		say(o, 2, NULL, "Call stack at the trigger: none, no call of the thread was open");
 		return;
 	}
 	fprintf(o->f, "  Call stack at the trigger:\n");
@@ -148,8 +189,8 @@ static void slowest(const struct out *o, const struct mt_report *rep, size_t *id
 		const struct mt_rep_fn *f = &rep->fns[idx[0]];
 
 		mt_fmt_ns(c[4], sizeof(c[4]), f->max);
-		fprintf(o->f, "  The slowest, %s (%s, %s):\n", f->name, c[4],
-			thread_name(rep, f->max_tid));
+		say(o, 2, NULL, "The slowest, %s (%s, %s):", f->name, c[4],
+		    thread_name(rep, f->max_tid));
 		for (size_t i = 0; i < f->max_depth; i++)
 			put_frame(o, fn_name(rep, f->max_stack[i]), i);
 	} else {
@@ -249,15 +290,16 @@ static void health(const struct out *o, const struct mt_report *rep)
 		lost += rep->gaps[i].lost;
 	mt_fmt_ns(t, sizeof(t), lost);
 	heading(o, "Decode health");
-	fprintf(o->f, "  %s%" PRIu64 " gaps (%s lost), %" PRIu64 " decode errors, %" PRIu64
-		      " overflows,\n  %" PRIu64 " mappings without code, %" PRIu64
-		      " gaps for missing code, %" PRIu64 " clamped time steps%s\n",
-		on(o, bad ? "\033[31m" : "\033[32m"), (uint64_t)rep->ngaps, t, s->errors,
-		s->overflows, s->missing_maps, rep->nomap_gaps, s->backsteps, off(o));
+	say(o, 2, bad ? "\033[31m" : "\033[32m",
+	    "%" PRIu64 " gaps (%s lost), %" PRIu64 " decode errors, %" PRIu64 " overflows,",
+	    (uint64_t)rep->ngaps, t, s->errors, s->overflows);
+	say(o, 2, bad ? "\033[31m" : "\033[32m",
+	    "%" PRIu64 " mappings without code, %" PRIu64 " gaps for missing code, %" PRIu64
+	    " clamped time steps", s->missing_maps, rep->nomap_gaps, s->backsteps);
 	for (size_t i = 0; i < rep->ngaps && i < o->s->top; i++) {
 		mt_fmt_ns(t, sizeof(t), rep->gaps[i].lost);
-		fprintf(o->f, "  at %" PRIu64 " ns on %s (%u): %s, %s lost\n", rep->gaps[i].ns,
-			thread_name(rep, rep->gaps[i].tid), rep->gaps[i].tid, rep->gaps[i].reason, t);
+		say(o, 2, NULL, "at %" PRIu64 " ns on %s (%u): %s, %s lost", rep->gaps[i].ns,
+		    thread_name(rep, rep->gaps[i].tid), rep->gaps[i].tid, rep->gaps[i].reason, t);
 	}
 }
 
@@ -272,8 +314,9 @@ static void one(const struct out *o, const struct mt_report *rep)
 	if (!idx || !idx2 || !self || !incl)
 		goto out;
 	mt_fmt_ns(w, sizeof(w), rep->last - rep->first);
-	fprintf(o->f, "%s%s%s: a window of %s, %zu threads, %zu functions\n", on(o, "\033[1m"),
-		rep->label ? rep->label : "snapshot", off(o), w, rep->nthreads, rep->nfns);
+	say(o, 0, "\033[1m", "%s: a window of %s, %zu thread%s, %zu function%s",
+	    rep->label ? rep->label : "snapshot", w, rep->nthreads, rep->nthreads == 1 ? "" : "s",
+	    rep->nfns, rep->nfns == 1 ? "" : "s");
 	trigger(o, rep);
 	slowest(o, rep, idx);
 	for (size_t i = 0; i < rep->nfns; i++) {
@@ -309,18 +352,18 @@ static void compare(const struct out *o, struct mt_report *const *reps, size_t n
 
 	if (mt_report_compare(reps, n, &c)) {
 		heading(o, "Across snapshots");
-		fprintf(o->f, "  fewer than two snapshots triggered in %s with a latency to compare\n",
-			reps[0]->trigger_symbol[0] ? reps[0]->trigger_symbol : "the same function");
+		say(o, 2, NULL, "fewer than two snapshots triggered in %s with a latency to compare",
+		    reps[0]->trigger_symbol[0] ? reps[0]->trigger_symbol : "the same function");
 		return;
 	}
 	mt_fmt_ns(a, sizeof(a), c.min);
 	mt_fmt_ns(b, sizeof(b), c.p50);
 	mt_fmt_ns(d, sizeof(d), c.max);
 	heading(o, "Across snapshots");
-	fprintf(o->f, "  %s at the trigger, over %zu snapshots: min %s, median %s, max %s\n",
-		c.symbol, c.n, a, b, d);
-	fprintf(o->f, "  The slowest, %s, against the median, spent more in:\n",
-		reps[c.slowest]->label ? reps[c.slowest]->label : "?");
+	say(o, 2, NULL, "%s at the trigger, over %zu snapshots: min %s, median %s, max %s",
+	    c.symbol, c.n, a, b, d);
+	say(o, 2, NULL, "The slowest, %s, against the median, spent more in:",
+	    reps[c.slowest]->label ? reps[c.slowest]->label : "?");
 	for (size_t i = 0; i < c.ngrew; i++) {
 		mt_fmt_ns(a, sizeof(a), (uint64_t)c.grew[i].delta);
 		fputs("    ", o->f);
