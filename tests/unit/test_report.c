@@ -227,7 +227,8 @@ MT_TEST(shares_are_of_what_they_count)
 	mt_report_free(rep);
 }
 
-/* A trigger while its thread had no call open says so, not an empty list. */
+/* A trigger while its thread had no call open, after the last event, says
+ * so: not an empty list, not "0ns before the data ends". */
 MT_TEST(trigger_outside_any_call_said)
 {
 	struct mt_report *rep = mt_report_new();
@@ -244,6 +245,8 @@ MT_TEST(trigger_outside_any_call_said)
 	text = text_of(&rep, 1, 0, 80);
 	MT_ASSERT_MSG(strstr(text, "  Call stack at the trigger: none, no call of the thread was open\n"),
 		      "%s", text);
+	/* it fired 10 ns after the last event, not "0ns before the end" */
+	MT_ASSERT_MSG(strstr(text, "at 20 ns, 10ns after the last event\n"), "%s", text);
 	free(text);
 	mt_report_free(rep);
 }

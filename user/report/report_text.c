@@ -5,6 +5,7 @@
 
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -116,16 +117,21 @@ static const char *fn_name(const struct mt_report *rep, size_t fn)
 static void trigger(const struct out *o, const struct mt_report *rep)
 {
 	char t[32];
+	bool after;
 
 	if (!rep->have_trigger) {
 		fprintf(o->f, "\nNo trigger in this snapshot.\n");
 		return;
 	}
-	mt_fmt_ns(t, sizeof(t), rep->last > rep->trigger_ns ? rep->last - rep->trigger_ns : 0);
+	/* The trigger may come after the last event (the thread was idle or
+	 * untraced when it fired): said so, not as "0ns before". */
+	after = rep->trigger_ns > rep->last;
+	mt_fmt_ns(t, sizeof(t), after ? rep->trigger_ns - rep->last : rep->last - rep->trigger_ns);
 	fputc('\n', o->f);
 	say(o, 0, "\033[1;33m", "Trigger %s", rep->trigger_what);
-	say(o, 2, NULL, "on %s (tid %u) at %" PRIu64 " ns, %s before the data ends",
-	    thread_name(rep, rep->trigger_tid), rep->trigger_tid, rep->trigger_ns, t);
+	say(o, 2, NULL, "on %s (tid %u) at %" PRIu64 " ns, %s %s", thread_name(rep, rep->trigger_tid),
+	    rep->trigger_tid, rep->trigger_ns, t,
+	    after ? "after the last event" : "before the data ends");
 	if (rep->trigger_latency >= 0) {
 		mt_fmt_ns(t, sizeof(t), (uint64_t)rep->trigger_latency);
 		say(o, 2, NULL, "%s had been running for %s", rep->trigger_symbol, t);
