@@ -128,6 +128,28 @@ else
 	echo "FAIL cli/decode-stripped-functions-named: could not build, trace or decode a stripped program"
 fi
 
+# Names from a binary can hold control characters (here an escape that
+# clears the screen): decode's text and the report show them as \xNN, and so
+# do messages quoting a path.
+mkdir -p "$work/strip/renamed"
+esc=$'\033'
+if objcopy --redefine-sym "middle=mid${esc}[2Jdle" "$work/strip/bin/prog" "$work/strip/renamed/prog" &&
+	"$bin" decode -q -f text --path-map "$work/strip/bin=$work/strip/renamed" \
+		-o "$work/strip/r.txt" "$work/strip/p.mtrace" &&
+	"$bin" report --color always --path-map "$work/strip/bin=$work/strip/renamed" \
+		"$work/strip/p.mtrace" >"$work/strip/r.report" 2>&1; then
+	if grep -qF ' B mid\x1b[2Jdle' "$work/strip/r.txt" && ! grep -q "$esc" "$work/strip/r.txt" &&
+		grep -qF 'mid\x1b[2Jdle' "$work/strip/r.report" &&
+		! grep -q "${esc}\[2J" "$work/strip/r.report"; then
+		echo "PASS cli/names-with-controls-shown-escaped"
+	else
+		echo "FAIL cli/names-with-controls-shown-escaped: $(grep -a mid "$work/strip/r.txt" | head -2 | od -c | head -3)"
+	fi
+else
+	echo "FAIL cli/names-with-controls-shown-escaped: could not rename, decode or report"
+fi
+expect path-with-controls-escaped 1 'no-such\x1b[2J.mtrace' "$bin" decode "$work/no-such${esc}[2J.mtrace"
+
 # Narrowing options: bad values are usage errors, named in one line.
 sample=$snap
 expect decode-time-bad 2 "--time wants FROM,TO" "$bin" decode --time 5s "$sample"

@@ -75,6 +75,18 @@ fi
 
 expect_re decode-perf-data 0 'wrote plt\.pftrace' \
 	"$bin" decode --symfs out.data.symfs -o plt.pftrace out.data
+# report reads a perf.data as decode does: the same calls as the bundle's
+# (the perf.data has no trigger, so only the functions are compared).
+if "$bin" report --json --symfs out.data.symfs out.data >perf.json &&
+	"$bin" report --json plt.mtrace >bundle.json &&
+	python3 -c 'import json, sys
+f = [{x["name"]: (x["calls"], x["self_ns"]) for x in json.load(open(n))["snapshots"][0]["functions"]}
+     for n in sys.argv[1:]]
+assert f[0] == f[1] and "main" in f[0], f' perf.json bundle.json; then
+	echo "PASS $suite/report-perf-data"
+else
+	echo "FAIL $suite/report-perf-data: $(head -c 300 perf.json)"
+fi
 expect_re convert 0 '^wrote back\.mtrace: 1 CPUs' \
 	"$bin" convert --symfs out.data.symfs out.data -o back.mtrace
 expect_re convert-readable 0 'pt-data' "$bin" bundle-info back.mtrace
@@ -84,6 +96,7 @@ expect_re export-onto-input 2 'is the input plt.mtrace itself' "$bin" export -p 
 expect_re convert-not-perf 1 'not a perf\.data file' "$bin" convert plt.mtrace -o y.mtrace
 head -c 700 out.data >cut.data
 expect_re decode-truncated 1 '^mtrace-user: cut\.data: .*truncated' "$bin" decode cut.data
+expect_re report-truncated 1 '^mtrace-user: cut\.data: .*truncated' "$bin" report cut.data
 # Temporaries are hidden (.tmp-XXXXXX-NAME, files/outfile.h).
 if [ -e y.mtrace ] || ls -A | grep -q '^\.tmp-'; then
 	echo "FAIL $suite/no-partial-output: a failed command left a file"

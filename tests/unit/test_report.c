@@ -279,19 +279,77 @@ MT_TEST(names_cut_keep_the_address)
 	mt_report_free(rep);
 }
 
-MT_TEST(json_holds_the_figures)
+/* REP's JSON in the fixture file NAME, for python to read. */
+static void json_file(struct mt_report *rep, const char *name)
 {
-	struct mt_report *rep = sample();
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	FILE *f = fopen(fx_path(name), "w");
 
-	fx_need("python3");
 	MT_ASSERT(f);
 	mt_report_json(f, &rep, 1);
 	MT_ASSERT_EQ(fclose(f), 0);
-	f = fopen(fx_path("r.json"), "w");
-	MT_ASSERT(f && fwrite(buf, 1, len, f) == len && !fclose(f));
+}
+
+/* Names from a bundle of elsewhere: an escape that clears the screen, the
+ * C1 CSI, a newline, and a byte that is no UTF-8. */
+static const char *hostile_name_of(void *ctx, uint32_t id)
+{
+	(void)ctx;
+	return id == 3 ? "\x1b[2Jwipe" : id == 4 ? "csi\xc2\x9b" "31m\nnext" : "lat\xe9n";
+}
+
+MT_TEST(hostile_names_reach_no_terminal)
+{
+	struct mt_bundle_trigger trig = { .d = { .tid = 1, .pid = 1 }, .spec = "uprobe:/x\x1b]0;t\x07:f" };
+	struct mt_report *rep = mt_report_new();
+	struct mt_decode_sink s;
+	char *text;
+
+	fx_need("python3");
+	MT_ASSERT(rep);
+	s = mt_report_sink(rep, hostile_name_of, NULL);
+	B(1, 0, 3);
+	B(1, 10, 4);
+	B(1, 20, 5);
+	MT_ASSERT_EQ(s.trigger(s.ctx, 25, &trig), 0);
+	E(1, 30);
+	E(1, 40);
+	E(1, 50);
+	MT_ASSERT_EQ(mt_report_finish(rep, NULL, NULL), 0);
+	snprintf(rep->threads[0].name, sizeof(rep->threads[0].name), "t\x1b[31m");
+	text = text_of(&rep, 1, 1, 80);
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+		/* the report's own colours are the only escapes (health is
+		 * green here: red would be the thread name's) */
+		static const char *const own[] = { "\x1b[0m", "\x1b[1m", "\x1b[1;33m", "\x1b[32m" };
+		int ours = 0;
+
+		for (size_t i = 0; *p == 0x1b && i < sizeof(own) / sizeof(own[0]); i++)
+			ours |= !strncmp((const char *)p, own[i], strlen(own[i]));
+		MT_ASSERT_MSG(*p != 0x1b || ours, "a foreign escape: '%.12s'", p);
+		MT_ASSERT_MSG(*p != 0x7f && *p != 0x07 && *p != 0x9b && *p != 0xe9,
+			      "byte 0x%02x in the text", *p);
+	}
+	MT_ASSERT_MSG(strstr(text, "\\x1b[2Jwipe") && strstr(text, "csi\\xc2\\x9b31m\\x0anext") &&
+		      strstr(text, "lat\\xe9n") && strstr(text, "uprobe:/x\\x1b]0;t\\x07:f") &&
+		      strstr(text, "t\\x1b[31m (1)"), "%s", text);
+	json_file(rep, "hostile.json");
+	/* strict UTF-8, and the names as they were but the byte that is none */
+	fx_sh("python3 -c 'import json\n"
+	      "s = json.loads(open(\"hostile.json\", \"rb\").read().decode(\"utf-8\"))[\"snapshots\"][0]\n"
+	      "n = sorted(x[\"name\"] for x in s[\"functions\"])\n"
+	      "assert n == [\"\\x1b[2Jwipe\", \"csi\\x9b31m\\nnext\", \"lat\\ufffdn\"], n\n"
+	      "assert s[\"trigger\"][\"what\"] == \"uprobe:/x\\x1b]0;t\\x07:f\"\n"
+	      "'");
+	free(text);
+	mt_report_free(rep);
+}
+
+MT_TEST(json_holds_the_figures)
+{
+	struct mt_report *rep = sample();
+
+	fx_need("python3");
+	json_file(rep, "r.json");
 	fx_sh("python3 -c 'import json\n"
 	      "s = json.load(open(\"r.json\"))[\"snapshots\"][0]\n"
 	      "f = {x[\"name\"]: x for x in s[\"functions\"]}\n"
@@ -306,7 +364,6 @@ MT_TEST(json_holds_the_figures)
 	      "assert s[\"health\"][\"gaps\"] == [{\"tid\": 2, \"ns\": 120, \"lost_ns\": 20,\n"
 	      "                                  \"reason\": \"trace overflow\"}]\n"
 	      "'");
-	free(buf);
 	mt_report_free(rep);
 }
 

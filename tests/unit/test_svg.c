@@ -9,6 +9,7 @@
 
 #include "decode/callstack.h"
 #include "svg/svg.h"
+#include "util/text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -28,17 +29,28 @@ static void ev(const struct mt_decode_sink *s, uint32_t tid, uint64_t ns, int ki
 	MT_ASSERT_EQ(s->event(s->ctx, 1, tid, ns, &e), 0);
 }
 
+/* G written under TITLE, and freed. */
+static char *written(struct mt_svg *g, const char *title)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	MT_ASSERT(f);
+	MT_ASSERT_EQ(mt_svg_write(g, f, title), 0);
+	MT_ASSERT_EQ(fclose(f), 0);
+	mt_svg_free(g);
+	return buf;
+}
+
 /* Thread 1: A [0,150] calls B [10,30], B [40,80] (in it [syscall]
  * [45,75]) and C [100,130]. Thread 2: B [200,250]. */
 static char *render(enum mt_svg_kind kind)
 {
 	struct mt_svg *g = mt_svg_new(kind);
 	struct mt_decode_sink s = mt_svg_sink(g, name_of, NULL);
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
 
-	MT_ASSERT(g && f);
+	MT_ASSERT(g);
 	ev(&s, 1, 0, MT_EV_BEGIN, 3);
 	ev(&s, 1, 10, MT_EV_BEGIN, 4);
 	ev(&s, 1, 30, MT_EV_END, 0);
@@ -51,10 +63,7 @@ static char *render(enum mt_svg_kind kind)
 	ev(&s, 1, 150, MT_EV_END, 0);
 	ev(&s, 2, 200, MT_EV_BEGIN, 4);
 	ev(&s, 2, 250, MT_EV_END, 0);
-	MT_ASSERT_EQ(mt_svg_write(g, f, "t<1>"), 0);
-	MT_ASSERT_EQ(fclose(f), 0);
-	mt_svg_free(g);
-	return buf;
+	return written(g, "t<1>");
 }
 
 /* Whether SVG has a frame NAME spanning [S, E] on its axis. */
@@ -101,4 +110,33 @@ MT_TEST(chart_keeps_calls_at_their_times)
 	MT_ASSERT(has(svg, "B&lt;&amp;&gt;", 200, 250));
 	MT_ASSERT(has(svg, "thread 2", 0, 250));
 	free(svg);
+}
+
+/* A name with a byte that is no UTF-8 made the whole file unreadable to a
+ * browser (XML must be well-formed); control bytes are no XML at all. */
+static const char *hostile_name_of(void *ctx, uint32_t id)
+{
+	(void)ctx;
+	return id == 3 ? "lat\xe9n" : "esc\x1b[2J";
+}
+
+MT_TEST(names_that_are_no_utf8_still_make_xml)
+{
+	struct mt_svg *g = mt_svg_new(MT_SVG_GRAPH);
+	struct mt_decode_sink s = mt_svg_sink(g, hostile_name_of, NULL);
+	char *buf;
+
+	MT_ASSERT(g);
+	ev(&s, 1, 0, MT_EV_BEGIN, 3);
+	ev(&s, 1, 10, MT_EV_BEGIN, 4);
+	ev(&s, 1, 20, MT_EV_END, 0);
+	ev(&s, 1, 30, MT_EV_END, 0);
+	buf = written(g, "t\xff");
+	for (const char *p = buf; *p; p += mt_utf8_seq_len(p)) {
+		MT_ASSERT_MSG(mt_utf8_seq_len(p), "no UTF-8 at offset %zu: '%.16s'", (size_t)(p - buf), p);
+		MT_ASSERT_MSG(*p != 0x1b, "an escape byte at offset %zu", (size_t)(p - buf));
+	}
+	MT_ASSERT_MSG(has(buf, "lat\xef\xbf\xbdn", 0, 30), "%s", buf);
+	MT_ASSERT_MSG(has(buf, "esc[2J", 0, 10), "%s", buf);
+	free(buf);
 }

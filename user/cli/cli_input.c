@@ -4,6 +4,7 @@
 
 #include "cli_msg.h"
 #include "files/infile.h"
+#include "perfdata/perfdata_import.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -44,6 +45,24 @@ int cli_open_bundle(const char *arg, const struct mt_bundle_limits *lim,
 		return 1;
 	}
 	close(fd);	/* the reader keeps its mapping */
+	return 0;
+}
+
+int cli_open_input(const char *arg, const struct mt_bundle_limits *lim, const char *symfs,
+		   int quiet, struct mt_bundle_reader **r)
+{
+	struct perfdata_import_opts po = { .symfs = symfs };
+	struct perfdata_import_stats st;
+	char err[640];
+
+	if (!perfdata_is_perf_data(arg))
+		return cli_open_bundle(arg, lim, r);
+	if (perfdata_import_open(arg, &po, r, &st, err, sizeof(err)) < 0) {
+		cli_err("%s", err);
+		return 1;
+	}
+	if (st.warning[0] && !quiet)
+		cli_err("warning: %s: %s", arg, st.warning);
 	return 0;
 }
 

@@ -3,23 +3,35 @@
 #include "cli_msg.h"
 
 #include "files/outfile.h"
+#include "util/text.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void cli_err(const char *fmt, ...)
 {
 	va_list ap;
 
+	char *msg = NULL;
+	int n;
+
 	va_start(ap, fmt);
-	fputs(CLI_PREFIX, stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	n = vasprintf(&msg, fmt, ap);
 	va_end(ap);
+	/* Messages quote paths, names and specs from bundles and binaries:
+	 * no control character of theirs reaches the terminal. */
+	fputs(CLI_PREFIX, stderr);
+	if (n >= 0)
+		mt_fputs_visible(msg, stderr);
+	else
+		fputs("(out of memory formatting a message)", stderr);
+	fputc('\n', stderr);
+	free(msg);
 }
 
 static void report(void *ctx, enum mt_severity sev, const char *msg)

@@ -2,14 +2,13 @@
 /* `mtrace-user decode BUNDLE`: a snapshot bundle to a Perfetto trace or text. */
 #include "commands.h"
 
+#include "binary_args.h"
 #include "capture/capture.h"
 #include "cli_input.h"
 #include "cli_msg.h"
 #include "decode_bundle.h"
 #include "files/outfile.h"
 #include "narrow_args.h"
-#include "perfdata/perfdata_import.h"
-#include "util/mt_array.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -32,11 +31,7 @@ static void usage(FILE *out)
 		"      --svg KIND        graph (stacks merged by inclusive time, default) or\n"
 		"                        chart (each thread's calls in time order); implies\n"
 		"                        --format svg\n"
-		"      --debug-path PATH separate debug files: directories searched by build-id\n"
-		"                        and .gnu_debuglink (default :.debug:/usr/lib/debug)\n"
-		"      --symfs DIR       look for the recorded binaries under DIR (as perf --symfs)\n"
-		"      --path-map OLD=NEW  look for binaries recorded under OLD in NEW (repeatable)\n"
-		"      --embedded-only   use only binaries embedded in the bundle\n"
+		"%s"
 		"      --allow-missing   exit 0 even when traced code had no binary (else 3)\n"
 		"      --max-decompressed SIZE  refuse bundles declaring more than SIZE bytes\n"
 		"                        decompressed (default: 64 times the file, at least 256M,\n"
@@ -49,16 +44,12 @@ static void usage(FILE *out)
 		"  -q, --quiet           no warnings or statistics (the missing-code account stays)\n"
 		"\nExit status: 0 decoded, 1 failed (an older output file is kept), 2 bad usage,\n"
 		"3 decoded but traced code had no binary (see the summary).\n\n%s",
-		narrow_help);
+		binary_help, narrow_help);
 }
 
 enum {
-	OPT_DEBUG_PATH = 256,
-	OPT_EMBEDDED_ONLY,
-	OPT_KEEP_OPEN,
+	OPT_KEEP_OPEN = 256,
 	OPT_ALLOW_MISSING,
-	OPT_SYMFS,
-	OPT_PATH_MAP,
 	OPT_MAX_DECOMPRESSED,
 	OPT_SVG,
 };
@@ -69,23 +60,6 @@ struct decode_args {
 	struct mt_bundle_limits lim;
 	const char *format, *svg;	/* as given, NULL when not */
 };
-
-static int add_path_map(struct decode_request *q, char *arg)
-{
-	char *eq = strchr(arg, '=');
-
-	if (!eq || eq == arg || arg[0] != '/' || eq[1] != '/') {
-		cli_err("--path-map wants OLD=NEW with two absolute paths, not '%s'", arg);
-		return CLI_EXIT_USAGE;
-	}
-	if (MT_ARRAY_RESERVE(q->path_maps, q->path_maps_cap, q->npath_maps, 1)) {
-		cli_err("out of memory");
-		return CLI_EXIT_FAIL;
-	}
-	*eq = '\0';	/* argv is ours to cut */
-	q->path_maps[q->npath_maps++] = (struct mt_path_map){ arg, eq + 1 };
-	return cli_check_path("--path-map", eq + 1, 0);
-}
 
 /* One option; 0, -1 for --help, or an exit status. */
 static int take(int c, char *arg, char **argv, struct decode_args *a)
@@ -111,7 +85,6 @@ static int take(int c, char *arg, char **argv, struct decode_args *a)
 		a->svg = arg;
 		a->q.svg_chart = arg[0] == 'c';
 		return 0;
-	case OPT_DEBUG_PATH: a->q.debug_path = arg; return 0;
 	case 'j':
 		if (mt_capture_parse_uint(arg, "--jobs", 1, 1024, &v, err, sizeof(err))) {
 			cli_err("%s", err);
@@ -120,17 +93,8 @@ static int take(int c, char *arg, char **argv, struct decode_args *a)
 		a->q.jobs = (unsigned int)v;
 		return 0;
 	case 'q': a->q.quiet = 1; return 0;
-	case OPT_EMBEDDED_ONLY: a->q.embedded_only = 1; return 0;
 	case OPT_KEEP_OPEN: a->q.keep_open = 1; return 0;
 	case OPT_ALLOW_MISSING: a->q.allow_missing = 1; return 0;
-	case OPT_SYMFS:
-		if (!*arg) {
-			cli_err("--symfs wants a directory");
-			return CLI_EXIT_USAGE;
-		}
-		a->q.symfs = arg;
-		return cli_check_path("--symfs", arg, 1);
-	case OPT_PATH_MAP: return add_path_map(&a->q, arg);
 	case OPT_MAX_DECOMPRESSED:
 		if (mt_capture_parse_size(arg, &a->lim.max_total_raw, err, sizeof(err)) ||
 		    !a->lim.max_total_raw) {
@@ -140,7 +104,8 @@ static int take(int c, char *arg, char **argv, struct decode_args *a)
 		return 0;
 	case 'h': usage(stdout); return -1;
 	default:
-		rc = narrow_option(c, arg, &a->q);
+		if ((rc = binary_option(c, arg, &a->q)) < 0)
+			rc = narrow_option(c, arg, &a->q);
 		return rc >= 0 ? rc : cli_bad_option(c, argv, "decode");
 	}
 }
@@ -150,16 +115,13 @@ static int parse(int argc, char **argv, struct decode_args *a)
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, 'f' },
-		{ "debug-path", required_argument, NULL, OPT_DEBUG_PATH },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
-		{ "embedded-only", no_argument, NULL, OPT_EMBEDDED_ONLY },
 		{ "keep-open", no_argument, NULL, OPT_KEEP_OPEN },
 		{ "allow-missing", no_argument, NULL, OPT_ALLOW_MISSING },
-		{ "symfs", required_argument, NULL, OPT_SYMFS },
-		{ "path-map", required_argument, NULL, OPT_PATH_MAP },
 		{ "max-decompressed", required_argument, NULL, OPT_MAX_DECOMPRESSED },
 		{ "svg", required_argument, NULL, OPT_SVG },
+		BINARY_OPTIONS,
 		NARROW_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -210,18 +172,7 @@ int cmd_decode(int argc, char **argv)
 		free(a.q.path_maps);
 		return CLI_EXIT_USAGE;
 	}
-	if (perfdata_is_perf_data(a.bundle)) {
-		struct perfdata_import_opts po = { .symfs = a.q.symfs };
-		struct perfdata_import_stats st;
-
-		if (perfdata_import_open(a.bundle, &po, &r, &st, err, sizeof(err)) < 0) {
-			cli_err("%s", err);
-			free(a.q.path_maps);
-			return CLI_EXIT_FAIL;
-		}
-		if (st.warning[0] && !a.q.quiet)
-			cli_err("warning: %s: %s", a.bundle, st.warning);
-	} else if (cli_open_bundle(a.bundle, &a.lim, &r)) {
+	if (cli_open_input(a.bundle, &a.lim, a.q.symfs, a.q.quiet, &r)) {
 		free(a.q.path_maps);
 		return CLI_EXIT_FAIL;
 	}

@@ -3,6 +3,7 @@
  * or (--json) a script (report/report.h). */
 #include "commands.h"
 
+#include "binary_args.h"
 #include "cli_input.h"
 #include "cli_msg.h"
 
@@ -19,28 +20,27 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: mtrace-user report [OPTIONS] BUNDLE [BUNDLE...]\n\n"
-		"Decodes snapshot bundles and prints what they say: the trigger and the call\n"
-		"stack at it, the slowest calls per function (count, total, p50, p99, max and\n"
-		"the stack of the slowest), top functions by self and inclusive time, each\n"
-		"thread's running / syscall / descheduled / untraced shares, and the decode's\n"
-		"health. With several bundles, also the triggering function's latency across\n"
-		"them and what the slowest did differently from the median.\n\n"
+		"usage: mtrace-user report [OPTIONS] BUNDLE|PERF.DATA [...]\n\n"
+		"Decodes snapshot bundles (or perf.data files recorded with perf record -e\n"
+		"intel_pt//) and prints what they say: the trigger and the call stack at it,\n"
+		"the slowest calls per function (count, total, p50, p99, max and the stack of\n"
+		"the slowest), top functions by self and inclusive time, each thread's running\n"
+		"/ syscall / descheduled / untraced shares, and the decode's health. With\n"
+		"several bundles, also the triggering function's latency across them and what\n"
+		"the slowest did differently from the median.\n\n"
 		"      --json            JSON instead of text (every figure in ns)\n"
 		"      --width N         text columns (default 80)\n"
 		"      --top N           rows per table (default 8)\n"
 		"      --color WHEN      auto (default: on a terminal), always or never\n"
-		"      --debug-path PATH separate debug files (as for decode)\n"
-		"      --embedded-only   use only binaries embedded in the bundles\n"
+		"%s"
 		"  -j, --jobs N          decoding threads (as for decode)\n\n%s",
-		narrow_help);
+		binary_help, narrow_help);
 }
 
 struct report_args {
-	int json, color, embedded_only;
+	int json, color;
 	unsigned int width, top, jobs;
-	const char *debug_path;
-	struct decode_request q;	/* the narrowing, as decode takes it */
+	struct decode_request q;	/* places to look and the narrowing, as decode takes them */
 };
 
 static int number(const char *opt, const char *s, unsigned int lo, unsigned int hi,
@@ -66,10 +66,9 @@ static int parse(int argc, char **argv, struct report_args *a)
 		{ "width", required_argument, NULL, 'w' },
 		{ "top", required_argument, NULL, 't' },
 		{ "color", required_argument, NULL, 'c' },
-		{ "debug-path", required_argument, NULL, 'd' },
-		{ "embedded-only", no_argument, NULL, 'E' },
 		{ "jobs", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
+		BINARY_OPTIONS,
 		NARROW_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -80,7 +79,8 @@ static int parse(int argc, char **argv, struct report_args *a)
 	a->color = isatty(STDOUT_FILENO) && !(env && *env) && !(term && !strcmp(term, "dumb"));
 	opterr = 0;
 	while (!rc && (c = getopt_long(argc, argv, ":j:h", opts, NULL)) != -1) {
-		if ((rc = narrow_option(c, optarg, &a->q)) >= 0)
+		if ((rc = binary_option(c, optarg, &a->q)) >= 0 ||
+		    (rc = narrow_option(c, optarg, &a->q)) >= 0)
 			continue;
 		rc = 0;
 		switch (c) {
@@ -88,8 +88,6 @@ static int parse(int argc, char **argv, struct report_args *a)
 		case 'w': rc = number("width", optarg, 60, 1000, &a->width); break;
 		case 't': rc = number("top", optarg, 1, 1000, &a->top); break;
 		case 'j': rc = number("jobs", optarg, 1, 1024, &a->jobs); break;
-		case 'd': a->debug_path = optarg; break;
-		case 'E': a->embedded_only = 1; break;
 		case 'c':
 			if (!strcmp(optarg, "always") || !strcmp(optarg, "never"))
 				a->color = optarg[0] == 'a';
@@ -111,8 +109,7 @@ static int parse(int argc, char **argv, struct report_args *a)
 /* One bundle into a report; 0 or the exit status. */
 static int collect(const char *path, const struct report_args *a, struct mt_report **out)
 {
-	struct mt_decode_opts o = { .debug_path = a->debug_path, .jobs = a->jobs,
-				    .embedded_only = a->embedded_only };
+	struct mt_decode_opts o = { .jobs = a->jobs };
 	struct mt_bundle_reader *r;
 	struct mt_decode_sink sink;
 	struct mt_report *rep;
@@ -120,8 +117,9 @@ static int collect(const char *path, const struct report_args *a, struct mt_repo
 	char err[512];
 	int rc;
 
+	binary_decode_opts(&a->q, &o);
 	narrow_decode_opts(&a->q, &o);
-	if (cli_open_bundle(path, NULL, &r))
+	if (cli_open_input(path, NULL, a->q.symfs, 0, &r))
 		return CLI_EXIT_FAIL;
 	if ((rc = narrow_check_cpus(&a->q, r))) {
 		mt_bundle_close(r);
@@ -165,11 +163,15 @@ int cmd_report(int argc, char **argv)
 	struct mt_report **reps;
 	int rc = parse(argc, argv, &a), n = 0;
 
-	if (rc)
+	if (rc) {
+		free(a.q.path_maps);
 		return rc == 1 ? 0 : rc;
+	}
 	reps = calloc((size_t)(argc - optind), sizeof(*reps));
-	if (!reps)
+	if (!reps) {
+		free(a.q.path_maps);
 		return 1;
+	}
 	for (int i = optind; i < argc && !rc; i++)
 		if (!(rc = collect(argv[i], &a, &reps[n])))
 			n++;
@@ -186,5 +188,6 @@ int cmd_report(int argc, char **argv)
 	for (int i = 0; i < n; i++)
 		mt_report_free(reps[i]);
 	free(reps);
+	free(a.q.path_maps);
 	return rc;
 }

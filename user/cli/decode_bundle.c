@@ -2,6 +2,7 @@
 /* One open bundle through the decoder into the requested output (decode_bundle.h). */
 #include "decode_bundle.h"
 
+#include "binary_args.h"
 #include "cli_msg.h"
 #include "decode_report.h"
 #include "decode/decode.h"
@@ -267,12 +268,7 @@ int decode_bundle(struct mt_bundle_reader *r, const char *name, const struct dec
 	/* Listed once each at the end, not as they come. */
 	const struct mt_reporter missing_rep = { decode_report_missing, &rep };
 	struct mt_decode_opts dopts = {
-		.debug_path = q->debug_path,
 		.jobs = q->jobs,
-		.embedded_only = q->embedded_only,
-		.path_maps = q->path_maps,
-		.npath_maps = q->npath_maps,
-		.symfs = q->symfs,
 		.rep = q->quiet ? NULL : &cli_reporter,
 		.missing = &missing_rep,
 		.progress = show_bar ? draw_progress : NULL,
@@ -294,6 +290,7 @@ int decode_bundle(struct mt_bundle_reader *r, const char *name, const struct dec
 		mt_outfile_abort(&of);
 		return rc;
 	}
+	binary_decode_opts(q, &dopts);
 	narrow_decode_opts(q, &dopts);
 	if (mt_decode_open(&d, r, &dopts, err, sizeof(err)) < 0) {
 		cli_err("%s: %s", name, err);

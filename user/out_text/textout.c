@@ -3,6 +3,7 @@
 #include "out_text/textout.h"
 
 #include "decode/blkdec.h"
+#include "util/text.h"
 
 #include <inttypes.h>
 
@@ -16,8 +17,11 @@ static int text_event(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const 
 	case MT_EV_BEGIN:
 	case MT_EV_END:
 		f = mt_decode_func(t->d, ev->arg);
-		fprintf(t->out, "%" PRIu64 " %u %c %s%s%s%s%s%s\n", ns, tid,
-			ev->kind == MT_EV_BEGIN ? 'B' : 'E', mt_func_label(&f, ev->arg),
+		/* Names from binaries may hold anything: no control character
+		 * reaches a terminal, and no newline splits an event. */
+		fprintf(t->out, "%" PRIu64 " %u %c ", ns, tid, ev->kind == MT_EV_BEGIN ? 'B' : 'E');
+		mt_fputs_visible(mt_func_label(&f, ev->arg), t->out);
+		fprintf(t->out, "%s%s%s%s%s\n",
 			ev->flags & MT_EV_INLINE && ev->kind == MT_EV_BEGIN ? " inline" : "",
 			ev->flags & MT_EV_INFERRED ? " inferred" : "",
 			ev->flags & MT_EV_ASYNC ? " async" : "",
@@ -38,8 +42,9 @@ static int text_trigger(void *ctx, uint64_t ns, const struct mt_bundle_trigger *
 {
 	struct mt_textout *t = ctx;
 
-	fprintf(t->out, "%" PRIu64 " trigger %u 0x%" PRIx64 " %s\n", ns, trig->d.tid, trig->d.ip,
-		mt_decode_symbol_at(t->d, trig->d.pid, trig->d.ip));
+	fprintf(t->out, "%" PRIu64 " trigger %u 0x%" PRIx64 " ", ns, trig->d.tid, trig->d.ip);
+	mt_fputs_visible(mt_decode_symbol_at(t->d, trig->d.pid, trig->d.ip), t->out);
+	fputc('\n', t->out);
 	return ferror(t->out) ? -1 : 0;
 }
 

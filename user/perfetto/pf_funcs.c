@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pf_text.h"
+#include "util/text.h"
 
 static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
 {
@@ -70,7 +70,7 @@ static char *dup_opt(const char *s, int *oom)
 
 	if (!s)
 		return NULL;
-	d = pf_utf8_dup(s);
+	d = mt_utf8_dup(s);
 	if (!d)
 		*oom = 1;
 	return d;

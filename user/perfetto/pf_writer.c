@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "util/errmsg.h"
-#include "pf_text.h"
+#include "util/text.h"
 #include "util/mt_array.h"
 
 const char *pf_strerror(int err)
@@ -181,12 +181,12 @@ int pf_writer_add_process(struct pf_writer *w, int32_t pid, const char *name,
 		return -PF_EIO;
 	if (pf_find_process(w, pid))
 		return fail(w, PF_EEXIST, "process %" PRId32 " declared twice", pid);
-	p.name = pf_utf8_dup(name ? name : "");
+	p.name = mt_utf8_dup(name ? name : "");
 	p.argv = calloc((size_t)argc + 1, sizeof(*p.argv));
 	if (!p.name || !p.argv)
 		goto oom;
 	for (; p.argc < argc; p.argc++) {
-		p.argv[p.argc] = pf_utf8_dup(argv[p.argc] ? argv[p.argc] : "");
+		p.argv[p.argc] = mt_utf8_dup(argv[p.argc] ? argv[p.argc] : "");
 		if (!p.argv[p.argc])
 			goto oom;
 	}
@@ -209,7 +209,7 @@ static int add_track(struct pf_writer *w, struct pf_thread *t, const char *name)
 
 	if (w->nthreads >= INT32_MAX)
 		return fail(w, PF_EINVAL, "too many threads");
-	t->name = pf_utf8_dup(name ? name : "");
+	t->name = mt_utf8_dup(name ? name : "");
 	if (!t->name || MT_ARRAY_RESERVE(w->threads, w->threads_cap, w->nthreads, 1)) {
 		free(t->name);
 		return fail(w, PF_ENOMEM, "out of memory declaring thread %" PRId64, t->tid);
@@ -285,9 +285,9 @@ int pf_writer_set_trigger(struct pf_writer *w, const struct pf_trigger *t)
 		return fail(w, PF_EORDER, "trigger at %" PRIu64 " is before the last event (%" PRIu64 ")",
 			    t->ts_ns, w->last_ts);
 	w->trig = *t;
-	w->trig.reason = pf_utf8_dup(t->reason ? t->reason : "unknown");
-	w->trig.freeze_path = pf_utf8_dup(t->freeze_path ? t->freeze_path : "unknown");
-	w->trig.symbol = t->symbol ? pf_utf8_dup(t->symbol) : NULL;
+	w->trig.reason = mt_utf8_dup(t->reason ? t->reason : "unknown");
+	w->trig.freeze_path = mt_utf8_dup(t->freeze_path ? t->freeze_path : "unknown");
+	w->trig.symbol = t->symbol ? mt_utf8_dup(t->symbol) : NULL;
 	if (!w->trig.reason || !w->trig.freeze_path || (t->symbol && !w->trig.symbol))
 		return fail(w, PF_ENOMEM, "out of memory setting the trigger");
 	w->trig_set = w->trig_pending = true;
@@ -653,7 +653,7 @@ static int emit_instant(struct pf_writer *w, struct pf_thread *t, uint64_t ts, i
 
 	if (!reason && held_back(w, t, ts))
 		return hold(w, t, &(struct pf_held){ .ts = ts, .func = func, .type = 3 });
-	if (reason && !(clean = pf_utf8_dup(reason)))
+	if (reason && !(clean = mt_utf8_dup(reason)))
 		return fail(w, PF_ENOMEM, "out of memory");
 	rc = w->ops->instant(w, t, ts, func, clean);
 	free(clean);

@@ -2,21 +2,32 @@
 /* The report as JSON for scripts: every figure of the text, in ns; see
  * report.h. */
 #include "report/report.h"
+#include "util/text.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* A JSON string of @s, which came from binaries and bundles: invalid UTF-8
+ * as U+FFFD (JSON is Unicode), control characters (C0, DEL, C1) escaped. */
 static void str(FILE *f, const char *s)
 {
 	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
+	while (*s) {
+		size_t k = mt_utf8_seq_len(s);
+		unsigned char c = (unsigned char)s[0];
+
+		if (!k)
+			fputs("\\ufffd", f);
+		else if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(f, "\\u%04x", c);
+		else if (k == 2 && c == 0xc2 && (unsigned char)s[1] < 0xa0)
+			fprintf(f, "\\u%04x", (unsigned char)s[1]);
 		else
-			fputc(*p, f);
+			fwrite(s, 1, k, f);
+		s += k ? k : 1;
 	}
 	fputc('"', f);
 }

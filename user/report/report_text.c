@@ -2,6 +2,7 @@
 /* The report for a terminal: fits its width (80 columns by default),
  * colour only when asked (a TTY); see report.h. */
 #include "report/report.h"
+#include "util/text.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -25,9 +26,20 @@ static const char *off(const struct out *o)
 	return o->s->color ? "\033[0m" : "";
 }
 
+/* Bytes of the longest start of @s within @max bytes that cuts no UTF-8
+ * sequence (@s is valid UTF-8: mt_visible()'s). */
+static int cut_at(const char *s, int max)
+{
+	while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
+		max--;
+	return max;
+}
+
 static void heading(const struct out *o, const char *text)
 {
-	fprintf(o->f, "\n%s%s%s\n", on(o, "\033[1m"), text, off(o));
+	fprintf(o->f, "\n%s", on(o, "\033[1m"));
+	mt_fputs_visible(text, o->f);
+	fprintf(o->f, "%s\n", off(o));
 }
 
 /*
@@ -39,14 +51,15 @@ static void heading(const struct out *o, const char *text)
 static __attribute__((format(printf, 4, 5))) void say(const struct out *o, int indent,
 						      const char *color, const char *fmt, ...)
 {
-	char buf[1024];
-	const char *p = buf;
+	char buf[1024], vis[4 * sizeof(buf)];
+	const char *p = vis;
 	int room = (int)o->s->width - indent, first = 1;
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	mt_visible(vis, sizeof(vis), buf, sizeof(buf));
 	fputs(color ? on(o, color) : "", o->f);
 	while (*p) {
 		int n = (int)strlen(p), cut = n;
@@ -55,7 +68,7 @@ static __attribute__((format(printf, 4, 5))) void say(const struct out *o, int i
 			for (cut = room; cut > 0 && p[cut] != ' '; cut--)
 				;
 			if (!cut)
-				cut = room;
+				cut = cut_at(p, room);
 		}
 		fprintf(o->f, "%s%*s%.*s", first ? "" : "\n", first ? indent : indent + 2, "", cut,
 			p);
@@ -73,17 +86,22 @@ static __attribute__((format(printf, 4, 5))) void say(const struct out *o, int i
 /* NAME cut to W columns (with "~" where it was cut), padded to W unless
  * it ends the line. A function without a symbol, "binary+0xADDR", keeps
  * its address: the binary's name is what its neighbours share. */
-static void put_name_pad(const struct out *o, const char *name, int w, int pad)
+static void put_name_pad(const struct out *o, const char *raw, int w, int pad)
 {
-	const char *addr = strstr(name, "+0x");
-	int n = (int)strlen(name), t = addr ? (int)strlen(addr) : 0;
+	char name[1024];
+	const char *addr;
+	int n, t;
 
+	mt_visible(name, sizeof(name), raw, sizeof(name));
+	addr = strstr(name, "+0x");
+	n = (int)strlen(name);
+	t = addr ? (int)strlen(addr) : 0;
 	if (n <= w)
 		fprintf(o->f, "%-*s", pad ? w : 0, name);
 	else if (addr && t + 2 <= w)
-		fprintf(o->f, "%.*s~%s", w - 1 - t, name, addr);
+		fprintf(o->f, "%.*s~%s", cut_at(name, w - 1 - t), name, addr);
 	else
-		fprintf(o->f, "%.*s~", w - 1, name);
+		fprintf(o->f, "%.*s~", cut_at(name, w - 1), name);
 }
 
 static void put_name(const struct out *o, const char *name, int w)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Writing the SVG flame graph or chart with its inline script; see svg.h. */
 #include "svg/svg_internal.h"
+#include "util/text.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -109,20 +110,25 @@ static const char script[] =
 	"svg.setAttribute('data-ready', '1');\n"
 	"})();\n";
 
-/* Text for XML: the five specials escaped, control bytes dropped. */
+/* Text for XML: the five specials escaped, control bytes dropped, and
+ * invalid UTF-8 as U+FFFD (one such byte makes the whole file unreadable). */
 static void xml(FILE *f, const char *s)
 {
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
+	while (*s) {
+		size_t k = mt_utf8_seq_len(s);
+
+		switch (k ? *s : 0) {
+		case 0: fputs("\xef\xbf\xbd", f); break;
 		case '&': fputs("&amp;", f); break;
 		case '<': fputs("&lt;", f); break;
 		case '>': fputs("&gt;", f); break;
 		case '"': fputs("&quot;", f); break;
 		case '\'': fputs("&apos;", f); break;
 		default:
-			if (*p >= 0x20)
-				fputc(*p, f);
+			if ((unsigned char)*s >= 0x20)
+				fwrite(s, 1, k, f);
 		}
+		s += k ? k : 1;
 	}
 }
 

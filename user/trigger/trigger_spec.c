@@ -7,6 +7,7 @@
 #include "trigger/trigger.h"
 #include "uapi/linux/mtrace.h"
 #include "util/errmsg.h"
+#include "util/text.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -22,24 +23,6 @@ struct parser {
 
 static int fail_at(const struct parser *p, const char *at, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/*
- * Copies at most MAX characters of SRC, writing control characters as \xNN:
- * messages quote the spec and must stay on one printable line.
- */
-static void visible(char *dst, size_t n, const char *src, size_t max)
-{
-	size_t o = 0;
-
-	for (size_t i = 0; src[i] && i < max && o + 5 < n; i++) {
-		unsigned char c = (unsigned char)src[i];
-
-		if (c < ' ' || c == 0x7f)
-			o += (size_t)snprintf(dst + o, n - o, "\\x%02x", c);
-		else
-			dst[o++] = (char)c;
-	}
-	dst[o] = '\0';
-}
 
 static int fail_at(const struct parser *p, const char *at, const char *fmt, ...)
 {
@@ -49,8 +32,8 @@ static int fail_at(const struct parser *p, const char *at, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	visible(text, sizeof(text), p->text, 200);
-	visible(near, sizeof(near), at, 40);
+	mt_visible(text, sizeof(text), p->text, 200);
+	mt_visible(near, sizeof(near), at, 40);
 	if (*at)
 		snprintf(p->err, p->errlen, "trigger '%s': column %zu ('%s'): %s",
 			 text, (size_t)(at - p->text) + 1, near, what);
