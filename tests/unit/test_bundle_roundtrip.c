@@ -611,6 +611,39 @@ MT_TEST(print_info_lists_sections)
 	sample_fini(&sm);
 }
 
+/* A bundle's strings are shown, not obeyed: a trigger spec or vendor with
+ * escapes would otherwise drive the terminal bundle-info prints to. */
+MT_TEST(print_info_shows_controls_escaped)
+{
+	struct mt_bundle_writer_opts opts = { sizeof(opts), 0, 0 };
+	struct mt_bundle_cpu_desc cpu = sample_cpu();
+	struct mt_bundle_pt_config_desc cfg = sample_cfg();
+	struct mt_bundle_trigger trig = sample_trigger();
+	struct mt_bundle_writer *w;
+	char path[256], err[256], *text = NULL;
+	size_t tlen = 0;
+	FILE *out;
+
+	memcpy(cpu.vendor_id, "Genu\x1b[2JIntel", sizeof("Genu\x1b[2JIntel"));
+	trig.spec = "uprobe:/x\x1b]0;owned\x07:f";
+	sample_tmp(path, sizeof(path), "controls");
+	MT_ASSERT_EQ(mt_bundle_writer_create(&w, path, &opts, err, sizeof(err)), 0);
+	MT_ASSERT_EQ(mt_bundle_write_cpu(w, &cpu), 0);
+	MT_ASSERT_EQ(mt_bundle_write_pt_config(w, &cfg), 0);
+	MT_ASSERT_EQ(mt_bundle_write_trigger(w, &trig), 0);
+	MT_ASSERT_EQ(mt_bundle_writer_finish(w), 0);
+	mt_bundle_writer_free(w);
+	out = open_memstream(&text, &tlen);
+	MT_ASSERT(out);
+	MT_ASSERT_EQ(mt_bundle_print_info(path, out, err, sizeof(err)), 0);
+	fclose(out);
+	MT_ASSERT_MSG(!memchr(text, 0x1b, tlen) && !memchr(text, 0x07, tlen), "%s", text);
+	MT_ASSERT_MSG(strstr(text, "cpu: Genu\\x1b[2JIntel family 6"), "%s", text);
+	MT_ASSERT_MSG(strstr(text, "trigger: \"uprobe:/x\\x1b]0;owned\\x07:f\" cpu 1"), "%s", text);
+	free(text);
+	unlink(path);
+}
+
 /* This process's resident anonymous memory, in bytes. */
 static size_t anon_rss(void)
 {

@@ -2,6 +2,7 @@
 /* `bundle-info`: a bundle's version, its sections with sizes, and a summary. */
 #include "bundle/bundle.h"
 #include "util/errmsg.h"
+#include "util/text.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -36,10 +37,15 @@ static void print_summary(struct mt_bundle_reader *r, FILE *out)
 	struct mt_bundle_cpu_desc cpu;
 	struct mt_bundle_pt_config_desc cfg;
 	struct mt_bundle_trigger trig;
+	char vendor[4 * sizeof(cpu.vendor_id) + 1];
 
-	if (!mt_bundle_get_cpu(r, &cpu))
-		fprintf(out, "cpu: %.16s family %u model %#x stepping %u, %u cpus\n",
-			cpu.vendor_id, cpu.family, cpu.model, cpu.stepping, cpu.nr_cpus);
+	/* The bundle's strings may come from anywhere: shown, never obeyed,
+	 * by a terminal. */
+	if (!mt_bundle_get_cpu(r, &cpu)) {
+		mt_visible(vendor, sizeof(vendor), cpu.vendor_id, sizeof(cpu.vendor_id));
+		fprintf(out, "cpu: %s family %u model %#x stepping %u, %u cpus\n", vendor,
+			cpu.family, cpu.model, cpu.stepping, cpu.nr_cpus);
+	}
 	if (!mt_bundle_get_pt_config(r, &cfg))
 		fprintf(out, "pt: rtit_ctl %#" PRIx64 ", ring %" PRIu64 " bytes, target pid %u\n",
 			cfg.rtit_ctl, cfg.ring_size, cfg.target_pid);
@@ -61,10 +67,13 @@ static void print_summary(struct mt_bundle_reader *r, FILE *out)
 			pt.flags & MT_BUNDLE_PT_PARTIAL ? ", partial" : "", pt.stop_tsc,
 			pt.rtit_status);
 	}
-	if (!mt_bundle_get_trigger(r, &trig))
-		fprintf(out, "trigger: \"%s\" cpu %u pid %u tid %u ip %#" PRIx64 " tsc %" PRIu64
-			" skid %" PRIu64 " ns\n", trig.spec, trig.d.cpu, trig.d.pid, trig.d.tid,
-			trig.d.ip, trig.d.tsc, trig.d.skid_ns);
+	if (!mt_bundle_get_trigger(r, &trig)) {
+		fputs("trigger: \"", out);
+		mt_fputs_visible(trig.spec, out);
+		fprintf(out, "\" cpu %u pid %u tid %u ip %#" PRIx64 " tsc %" PRIu64 " skid %" PRIu64
+			" ns\n", trig.d.cpu, trig.d.pid, trig.d.tid, trig.d.ip, trig.d.tsc,
+			trig.d.skid_ns);
+	}
 	fprintf(out, "records: %zu switches, %zu maps, %zu threads, %zu modules, ",
 		mt_bundle_switch_count(r), mt_bundle_maps(r, NULL), mt_bundle_threads(r, NULL),
 		mt_bundle_modules(r, NULL));
