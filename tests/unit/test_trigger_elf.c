@@ -25,6 +25,9 @@ static const char dup2_c[] = "__attribute__((noinline)) static int twin(int x) {
 			     "int main(void) { return 0; }\n";
 static const char lib_c[] = "__attribute__((noinline)) long lib_entry(long v) { return v * 7; }\n";
 static const char tiny_c[] = "void _start(void) { for (;;) ; }\n";
+static const char uses_c[] = "#include <stdio.h>\n"
+			     "long lib_entry(long v);\n"
+			     "int main(int argc, char **argv) { puts(argv[0]); return (int)lib_entry(argc); }\n";
 
 static bool built;
 
@@ -47,6 +50,13 @@ static void build_fixtures(void)
 	      "strip -s libx-stripped.so");
 	fx_sh("gcc -O1 -nostdlib -static -o tiny tiny.c && strip -s tiny");
 	fx_sh("gcc -O1 -c -o prog.o prog.c");
+	/* Calls into libx.so, found next to it ($ORIGIN), and libc; and the
+	 * same against a library no longer there. */
+	fx_write("uses.c", uses_c);
+	fx_sh("gcc -O1 -o uses uses.c -L. -lx -Wl,-rpath,'$ORIGIN' -Wl,--enable-new-dtags");
+	fx_sh("gcc -O1 -fPIC -shared -Wl,-soname,libgone.so -o libgone.so lib.c && "
+	      "gcc -O1 -o uses-gone uses.c -L. -lgone && rm libgone.so");
+	fx_sh("cp prog-pie prog-stripped && strip -s prog-stripped");
 	built = true;
 }
 
@@ -84,15 +94,19 @@ static uint64_t resolve_ok(const char *text)
 	return off;
 }
 
+static char last_err[MT_TRIGGER_ERRLEN];	/* resolve_bad()'s message */
+
 static void resolve_bad(const char *text, const char *what)
 {
 	struct mt_trigger_spec s;
-	char err[MT_TRIGGER_ERRLEN] = "";
 	uint64_t off = 0;
 
-	MT_ASSERT_MSG(!mt_trigger_spec_parse(text, &s, err, sizeof(err)), "%s: %s", text, err);
-	MT_ASSERT_MSG(mt_trigger_resolve(&s, &off, err, sizeof(err)) < 0, "%s resolved", text);
-	MT_ASSERT_MSG(strstr(err, what), "%s: error '%s' lacks '%s'", text, err, what);
+	last_err[0] = 0;
+	MT_ASSERT_MSG(!mt_trigger_spec_parse(text, &s, last_err, sizeof(last_err)), "%s: %s", text,
+		      last_err);
+	MT_ASSERT_MSG(mt_trigger_resolve(&s, &off, last_err, sizeof(last_err)) < 0, "%s resolved",
+		      text);
+	MT_ASSERT_MSG(strstr(last_err, what), "%s: error '%s' lacks '%s'", text, last_err, what);
 	mt_trigger_spec_free(&s);
 }
 
@@ -159,6 +173,36 @@ MT_TEST(missing_symbol_suggests_close_names)
 	resolve_bad(spec("uprobe", "prog-pie", "alpah"), "function 'alpah' not found in");
 	resolve_bad(spec("uprobe", "prog-pie", "alpah"), "(did you mean: alpha?)");
 	resolve_bad(spec("uprobe", "prog-pie", "zzzzzzzz"), "not found");
+}
+
+/* A function the program only calls is in a library: the message names
+ * the file to probe, as the loader would find it. */
+MT_TEST(imported_function_names_its_library)
+{
+	char want[1024];
+
+	build_fixtures();
+	snprintf(want, sizeof(want), "'lib_entry' is not in %s, which calls it from %s: "
+		 "probe it there (uretprobe:%s:lib_entry)", fx_path("uses"), fx_path("libx.so"),
+		 fx_path("libx.so"));
+	resolve_bad(spec("uretprobe", "uses", "lib_entry"), want);
+	resolve_bad(spec("uprobe", "uses", "puts"), "libc.so.6: probe it there (uprobe:");
+	resolve_bad(spec("uprobe", "uses-gone", "lib_entry"),
+		    "which calls it from one of its libraries (libgone.so, libc.so.6): probe it "
+		    "in the one that defines it");
+	/* Defined here, the function is found as before. */
+	resolve_ok(spec("uprobe", "libx.so", "lib_entry"));
+}
+
+/* A stripped program keeps names only for what it exports: the message
+ * says so, and how to probe by address. */
+MT_TEST(stripped_program_says_so)
+{
+	build_fixtures();
+	resolve_bad(spec("uprobe", "prog-stripped", "alpha"), "which is stripped");
+	resolve_bad(spec("uprobe", "prog-stripped", "alpha"), "give the address as uprobe:");
+	resolve_bad(spec("uprobe", "prog-pie", "alpah"), "not found in");
+	MT_ASSERT_MSG(!strstr(last_err, "stripped"), "%s", last_err);
 }
 
 MT_TEST(ambiguous_static_functions)

@@ -7,11 +7,13 @@
  * cases: a link-time address maps to a file offset through its PT_LOAD.
  */
 #include "trigger/trigger.h"
+#include "trigger/trigger_import.h"
 #include "util/errmsg.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,7 @@
 
 struct found {
 	bool any;		/* a defined symbol of that name exists */
+	bool imported;		/* an undefined one (the program calls it) */
 	GElf_Sym sym;		/* first defined match */
 	uint64_t other;		/* a second, different address, or 0 */
 	char near[MAX_SUGGESTIONS][128];
@@ -80,11 +83,15 @@ static void scan_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const char 
 		GElf_Sym s;
 		const char *sname;
 
-		if (!gelf_getsym(data, i, &s) || s.st_shndx == SHN_UNDEF)
+		if (!gelf_getsym(data, i, &s))
 			continue;
 		sname = elf_strptr(elf, sh->sh_link, s.st_name);
 		if (!sname || !*sname)
 			continue;
+		if (s.st_shndx == SHN_UNDEF) {
+			f->imported |= !strcmp(sname, name);
+			continue;
+		}
 		if (!strcmp(sname, name)) {
 			if (!f->any) {
 				f->any = true;
@@ -99,18 +106,53 @@ static void scan_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const char 
 	}
 }
 
+/* The message for a SYMBOL that ELF does not define, into ERR. */
+static int not_defined(Elf *elf, const struct mt_trigger_spec *spec, const struct found *f,
+		       bool have_symtab, char *err, size_t errlen)
+{
+	const char *kind = mt_trigger_kind_name(spec->kind);
+	char lib[PATH_MAX], needed[512];
+	int n;
+
+	if (f->imported) {
+		if (mt_trigger_import_source(elf, spec->path, spec->symbol, lib, sizeof(lib), needed,
+					     sizeof(needed)))
+			snprintf(err, errlen, "'%s' is not in %s, which calls it from %s: "
+				 "probe it there (%s:%s:%s)", spec->symbol, spec->path, lib, kind,
+				 lib, spec->symbol);
+		else
+			snprintf(err, errlen, "'%s' is not in %s, which calls it from one of its "
+				 "libraries (%s): probe it in the one that defines it",
+				 spec->symbol, spec->path, needed[0] ? needed : "none named");
+		return -ENOENT;
+	}
+	if (have_symtab)
+		n = snprintf(err, errlen, "function '%s' not found in %s", spec->symbol, spec->path);
+	else
+		n = snprintf(err, errlen, "function '%s' not found in %s, which is stripped (only "
+			     "its exported functions have names): give the address as %s:%s:0xADDR",
+			     spec->symbol, spec->path, kind, spec->path);
+	for (int i = 0; i < f->nr_near && n > 0 && (size_t)n < errlen; i++)
+		n += snprintf(err + n, errlen - n, "%s%s", i ? ", " : " (did you mean: ",
+			      f->near[i]);
+	if (f->nr_near && n > 0 && (size_t)n < errlen)
+		snprintf(err + n, errlen - n, "?)");
+	return -ENOENT;
+}
+
 static int lookup_symbol(Elf *elf, const struct mt_trigger_spec *spec, uint64_t *vaddr,
 			 char *err, size_t errlen)
 {
 	struct found f = { 0 };
 	Elf_Scn *scn = NULL;
-	bool have_tables = false;
+	bool have_tables = false, have_symtab = false;
 	GElf_Shdr sh;
 
 	while ((scn = elf_nextscn(elf, scn))) {
 		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
 			continue;
 		have_tables = true;
+		have_symtab |= sh.sh_type == SHT_SYMTAB;
 		scan_symtab(elf, scn, &sh, spec->symbol, &f);
 	}
 	if (!have_tables) {
@@ -118,16 +160,8 @@ static int lookup_symbol(Elf *elf, const struct mt_trigger_spec *spec, uint64_t 
 			 "as %s:%s:0xADDR", spec->path, mt_trigger_kind_name(spec->kind), spec->path);
 		return -ENOENT;
 	}
-	if (!f.any) {
-		int n = snprintf(err, errlen, "function '%s' not found in %s", spec->symbol, spec->path);
-
-		for (int i = 0; i < f.nr_near && n > 0 && (size_t)n < errlen; i++)
-			n += snprintf(err + n, errlen - n, "%s%s", i ? ", " : " (did you mean: ",
-				      f.near[i]);
-		if (f.nr_near && n > 0 && (size_t)n < errlen)
-			snprintf(err + n, errlen - n, "?)");
-		return -ENOENT;
-	}
+	if (!f.any)
+		return not_defined(elf, spec, &f, have_symtab, err, errlen);
 	if (f.other) {
 		snprintf(err, errlen, "function '%s' is ambiguous in %s: defined at 0x%llx and "
 			 "0x%llx (pick one with %s:%s:0xADDR)", spec->symbol, spec->path,
