@@ -232,7 +232,8 @@ MT_TEST(shares_are_of_what_they_count)
 MT_TEST(trigger_outside_any_call_said)
 {
 	struct mt_report *rep = mt_report_new();
-	struct mt_bundle_trigger trig = { .d = { .tid = 1, .pid = 1 }, .spec = "uprobe:/x:B" };
+	struct mt_bundle_trigger trig = { .d = { .tid = 1, .pid = 1,
+						 .reason = MT_BUNDLE_REASON_TARGET_EXIT } };
 	struct mt_decode_sink s;
 	char *text;
 
@@ -247,6 +248,8 @@ MT_TEST(trigger_outside_any_call_said)
 		      "%s", text);
 	/* it fired 10 ns after the last event, not "0ns before the end" */
 	MT_ASSERT_MSG(strstr(text, "at 20 ns, 10ns after the last event\n"), "%s", text);
+	/* without a spec, a snapshot is named by its reason */
+	MT_ASSERT_MSG(strstr(text, "Trigger target exit\n"), "%s", text);
 	free(text);
 	mt_report_free(rep);
 }

@@ -209,6 +209,7 @@ static int on_trigger(void *ctx, uint64_t ns, const struct mt_bundle_trigger *tr
 {
 	struct mt_report *rep = ctx;
 	struct mt_rep_thread *t = NULL;
+	const char *reason;
 
 	for (size_t i = 0; i < rep->nthreads; i++)
 		if (rep->threads[i].tid == trig->d.tid)
@@ -216,8 +217,11 @@ static int on_trigger(void *ctx, uint64_t ns, const struct mt_bundle_trigger *tr
 	rep->have_trigger = 1;
 	rep->trigger_ns = ns;
 	rep->trigger_tid = trig->d.tid;
+	/* A snapshot without a trigger spec (Ctrl-C, the target's exit) is
+	 * named by why it was taken. */
+	reason = mt_bundle_reason_name(trig->d.reason);
 	snprintf(rep->trigger_what, sizeof(rep->trigger_what), "%s",
-		 trig->spec && trig->spec[0] ? trig->spec : "trigger");
+		 trig->spec && trig->spec[0] ? trig->spec : reason ? reason : "trigger");
 	if (!t || !t->depth)
 		return 0;
 	rep->trigger_stack = malloc(t->depth * sizeof(*rep->trigger_stack));
