@@ -549,3 +549,60 @@ MT_TEST(controls_that_cannot_be_decoded)
 	free(b);
 	MT_ASSERT_MSG(import("ptw.data", "ptw.mtrace", &st, err, sizeof(err)) == 0, "%s", err);
 }
+
+/*
+ * A bundle from elsewhere names its binaries: export copies them under the
+ * symfs directory by those names, and a name with ".." in it must not
+ * write outside it (here over the user's file next to the output).
+ */
+MT_TEST(export_writes_nothing_outside_its_symfs)
+{
+	static const char code[] = "\x7f" "ELF not really";
+	static const char *const hostile[] = { "/../victim", "/a/../../victim", "/./../victim" };
+	struct mt_bundle_writer_opts wo = { sizeof(wo), 0, 0 };
+	struct mt_bundle_cpu_desc cpu = { .vendor = MT_BUNDLE_VENDOR_INTEL, .family = 6,
+					  .model = 0x8c, .nr_cpus = 1,
+					  .vendor_id = "GenuineIntel" };
+	struct mt_bundle_pt_config_desc cfg = {
+		.flags = MT_BUNDLE_CFG_GENERATED,
+		.rtit_ctl = MT_RTIT_CTL_TRACEEN | MT_RTIT_CTL_USER | MT_RTIT_CTL_TOPA |
+			    MT_RTIT_CTL_TSCEN | MT_RTIT_CTL_BRANCHEN,
+		.ring_size = 4096, .target_pid = 100,
+	};
+	struct mt_bundle_pt_desc pt = { .cpu = 0, .stop_tsc = 10 };
+	static const uint8_t psb[16] = { 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+					 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82 };
+	struct perfdata_export_stats st;
+	struct mt_bundle_writer *w;
+	struct mt_bundle_reader *r;
+	char err[1024], *text;
+	size_t len;
+
+	fx_write("victim", "the user's own file\n");
+	MT_ASSERT_EQ(mt_bundle_writer_create(&w, fx_path("h.mtrace"), &wo, err, sizeof(err)), 0);
+	MT_ASSERT_EQ(mt_bundle_write_cpu(w, &cpu), 0);
+	MT_ASSERT_EQ(mt_bundle_write_pt_config(w, &cfg), 0);
+	MT_ASSERT_EQ(mt_bundle_write_pt(w, &pt, psb, sizeof(psb)), 0);
+	for (size_t i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
+		struct mt_bundle_map m = { 1, 0x400000 + 0x10000 * i, 0x401000 + 0x10000 * i, 0,
+					   100, MT_BUNDLE_PROT_READ | MT_BUNDLE_PROT_EXEC,
+					   MT_BUNDLE_MAP_MMAP, hostile[i], NULL, 0 };
+		struct mt_bundle_file f = { hostile[i], NULL, 0, 0, 0 };
+
+		MT_ASSERT_EQ(mt_bundle_write_maps(w, &m, 1), 0);
+		MT_ASSERT_EQ(mt_bundle_write_file(w, &f, code, sizeof(code)), 0);
+	}
+	MT_ASSERT_EQ(mt_bundle_writer_finish(w), 0);
+	mt_bundle_writer_free(w);
+	MT_ASSERT_MSG(mt_bundle_open(&r, fx_path("h.mtrace"), err, sizeof(err)) == 0, "%s", err);
+	MT_ASSERT_MSG(perfdata_export(r, fx_path("h.data"), NULL, &st, err, sizeof(err)) == 0,
+		      "%s", err);
+	mt_bundle_close(r);
+	text = (char *)load("victim", &len);
+	MT_ASSERT_MSG(len == 20 && !memcmp(text, "the user's own file\n", 20), "victim now: %.*s",
+		      (int)len, text);
+	free(text);
+	MT_ASSERT_EQ(st.binaries, 0);
+	MT_ASSERT_MSG(strstr(st.warning, "/../victim") && strstr(st.warning, "outside"), "%s",
+		      st.warning);
+}

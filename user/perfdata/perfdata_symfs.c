@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,21 @@ static int map_local(const char *path, const uint8_t *bid, size_t bid_len, void 
 	return 1;
 }
 
+/* Whether AS, a recorded path, has no "." or ".." component: joined to the
+ * symfs directory, it names a file inside it. The kernel never records
+ * such a path; a bundle from elsewhere might, to write over the user's. */
+static bool stays_inside(const char *as)
+{
+	for (const char *c = as; *c;) {
+		size_t n = strcspn(c, "/");
+
+		if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return false;
+		c += n + (c[n] == '/');
+	}
+	return true;
+}
+
 int perfdata_symfs_put(struct mt_bundle_reader *r, const char *dir, const char *path,
 		       const uint8_t *bid, size_t bid_len, const char *as, char *warn,
 		       size_t warnlen, char *err, size_t errlen)
@@ -115,6 +131,11 @@ int perfdata_symfs_put(struct mt_bundle_reader *r, const char *dir, const char *
 	size_t len = 0;
 	int idx, e;
 
+	if (!stays_inside(as)) {
+		snprintf(warn, warnlen, "%s: not copied: its '.' or '..' would write outside %s",
+			 as, dir);
+		return 0;
+	}
 	idx = mt_bundle_file_find(r, bid_len ? bid : NULL, bid_len, path);
 	if (idx >= 0) {
 		if ((e = mt_bundle_file_data(r, (size_t)idx, &code, &len))) {
