@@ -218,6 +218,16 @@ fi
 # report: the same walk as text within 80 columns, and as JSON.
 expect report-width-bad 2 "--width wants 60..1000" "$bin" report --width 20 "$work/n.mtrace"
 expect report-missing 1 "nonexistent" "$bin" report /nonexistent/x.mtrace
+# One bundle of several that cannot be read is told and left out; the
+# others are still reported, and the exit status says one failed.
+"$bin" report "$work/n.mtrace" /nonexistent/x.mtrace "$work/n.mtrace" >"$work/part.txt" 2>"$work/part.err"
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q '/nonexistent/x.mtrace' "$work/part.err" &&
+	[ "$(grep -c '^Slowest calls, per function' "$work/part.txt")" -eq 2 ]; then
+	echo "PASS cli/report-one-bundle-bad"
+else
+	echo "FAIL cli/report-one-bundle-bad: exit $rc, $(head -c 300 "$work/part.err")"
+fi
 if "$bin" report "$work/n.mtrace" >"$work/report.txt" 2>&1 &&
 	grep -q "^Slowest calls, per function" "$work/report.txt" &&
 	! awk 'length > 80 { bad = 1 } END { exit !bad }' "$work/report.txt" &&

@@ -172,10 +172,18 @@ int cmd_report(int argc, char **argv)
 		free(a.q.path_maps);
 		return 1;
 	}
-	for (int i = optind; i < argc && !rc; i++)
-		if (!(rc = collect(argv[i], &a, &reps[n])))
+	/* A bundle that cannot be read is told and left out: the others are
+	 * still reported (the exit status says one failed). A bad argument
+	 * stops everything. */
+	for (int i = optind; i < argc && rc != CLI_EXIT_USAGE; i++) {
+		int one = collect(argv[i], &a, &reps[n]);
+
+		if (!one)
 			n++;
-	if (!rc) {
+		else if (!rc || one == CLI_EXIT_USAGE)
+			rc = one;
+	}
+	if (rc != CLI_EXIT_USAGE && n) {
 		struct mt_report_style s = { a.color, a.width, a.top };
 
 		if (a.json)
