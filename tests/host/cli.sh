@@ -158,6 +158,7 @@ expect decode-min-duration-bad 2 "--min-duration wants a duration" "$bin" decode
 expect decode-max-depth-bad 2 "--max-depth wants 1..4096" "$bin" decode --max-depth 0 "$sample"
 expect decode-tid-bad 2 "--tid wants numbers" "$bin" decode --tid 12,x "$sample"
 expect decode-around-bad 2 "--around-trigger wants a duration" "$bin" decode --around-trigger soon "$sample"
+expect decode-function-empty 2 "--function wants a function's name" "$bin" decode --function '' "$sample"
 expect decode-svg-other-format 2 "--svg chart is for --format svg, not --format json" \
 	"$bin" decode --format json --svg chart "$sample"
 if "$bin" decode -q --svg chart -o "$work/implied.svg" "$sample" &&

@@ -79,6 +79,10 @@ int narrow_option(int c, const char *arg, struct decode_request *q)
 	case 'C':
 		return parse_list("cpu", arg, q->cpus, &q->ncpus);
 	case 'F':
+		if (!*arg) {
+			cli_err("--function wants a function's name");
+			return CLI_EXIT_USAGE;
+		}
 		o->function = arg;
 		return 0;
 	case 'M':
