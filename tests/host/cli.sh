@@ -219,6 +219,7 @@ fi
 # report: the same walk as text within 80 columns, and as JSON.
 expect report-width-bad 2 "--width wants 60..1000" "$bin" report --width 20 "$work/n.mtrace"
 expect report-missing 1 "nonexistent" "$bin" report /nonexistent/x.mtrace
+expect_re report-stdin 0 '^standard input: a window of' bash -c "'$bin' report - <'$work/n.mtrace'"
 # One bundle of several that cannot be read is told and left out; the
 # others are still reported, and the exit status says one failed.
 "$bin" report "$work/n.mtrace" /nonexistent/x.mtrace "$work/n.mtrace" >"$work/part.txt" 2>"$work/part.err"

@@ -110,6 +110,7 @@ static int parse(int argc, char **argv, struct report_args *a)
 static int collect(const char *path, const struct report_args *a, struct mt_report **out)
 {
 	struct mt_decode_opts o = { .jobs = a->jobs };
+	const char *name = cli_input_name(path);	/* "-" is standard input */
 	struct mt_bundle_reader *r;
 	struct mt_decode_sink sink;
 	struct mt_report *rep;
@@ -126,7 +127,7 @@ static int collect(const char *path, const struct report_args *a, struct mt_repo
 		return rc;
 	}
 	if (mt_decode_open(&d, r, &o, err, sizeof(err)) < 0) {
-		cli_err("%s: %s", path, err);
+		cli_err("%s: %s", name, err);
 		mt_bundle_close(r);
 		return 1;
 	}
@@ -139,14 +140,14 @@ static int collect(const char *path, const struct report_args *a, struct mt_repo
 	if (!rep) {
 		rc = -1;
 	} else {
-		rep->label = path;
+		rep->label = name;
 		sink = mt_report_sink(rep, mt_decode_label, d);
-		rc = narrow_run(d, path, &a->q, &sink, NULL);
+		rc = narrow_run(d, name, &a->q, &sink, NULL);
 		if (!rc)
 			rc = mt_report_finish(rep, d, r);
 	}
 	if (rc && !narrow_told(d, rc))
-		cli_err("%s: out of memory", path);
+		cli_err("%s: out of memory", name);
 	mt_decode_free(d);
 	mt_bundle_close(r);
 	if (rc) {
