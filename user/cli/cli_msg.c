@@ -15,9 +15,8 @@
 
 void cli_err(const char *fmt, ...)
 {
-	va_list ap;
-
 	char *msg = NULL;
+	va_list ap;
 	int n;
 
 	va_start(ap, fmt);

@@ -15,16 +15,14 @@ static void str(FILE *f, const char *s)
 	fputc('"', f);
 	while (*s) {
 		size_t k = mt_utf8_seq_len(s);
-		unsigned char c = (unsigned char)s[0];
+		uint32_t cp = k ? mt_utf8_code_point(s, k) : 0;
 
 		if (!k)
 			fputs("\\ufffd", f);
-		else if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(f, "\\u%04x", c);
-		else if (k == 2 && c == 0xc2 && (unsigned char)s[1] < 0xa0)
-			fprintf(f, "\\u%04x", (unsigned char)s[1]);
+		else if (cp == '"' || cp == '\\')
+			fprintf(f, "\\%c", (char)cp);
+		else if (mt_is_control(cp))
+			fprintf(f, "\\u%04x", (unsigned int)cp);
 		else
 			fwrite(s, 1, k, f);
 		s += k ? k : 1;

@@ -223,7 +223,6 @@ static void slowest(const struct out *o, const struct mt_report *rep, size_t *id
 	free(key);
 }
 
-/* Top functions by self and by inclusive time, of SELF/INCL over N. */
 /*
  * The top functions by self and by inclusive time. Self time is on the
  * CPU, a share of RUN (the threads' running time); inclusive time is wall

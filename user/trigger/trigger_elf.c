@@ -106,6 +106,38 @@ static void scan_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const char 
 	}
 }
 
+/* Looks NAME up in ELF's symbol tables (.dynsym only when DYNAMIC_ONLY);
+ * returns whether it has any, and *SYMTAB whether a .symtab among them. */
+static bool scan_tables(Elf *elf, const char *name, bool dynamic_only, struct found *f,
+			bool *symtab)
+{
+	Elf_Scn *scn = NULL;
+	bool any = false;
+	GElf_Shdr sh;
+
+	*symtab = false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM &&
+						(dynamic_only || sh.sh_type != SHT_SYMTAB)))
+			continue;
+		any = true;
+		*symtab |= sh.sh_type == SHT_SYMTAB;
+		scan_symtab(elf, scn, &sh, name, f);
+	}
+	return any;
+}
+
+bool mt_trigger_elf_defines(Elf *elf, const char *name)
+{
+	struct found f = { 0 };
+	bool symtab;
+	int type;
+
+	scan_tables(elf, name, true, &f, &symtab);
+	type = GELF_ST_TYPE(f.sym.st_info);
+	return f.any && (type == STT_FUNC || type == STT_GNU_IFUNC);
+}
+
 /* The message for a SYMBOL that ELF does not define, into ERR. */
 static int not_defined(Elf *elf, const struct mt_trigger_spec *spec, const struct found *f,
 		       bool have_symtab, char *err, size_t errlen)
@@ -144,18 +176,9 @@ static int lookup_symbol(Elf *elf, const struct mt_trigger_spec *spec, uint64_t 
 			 char *err, size_t errlen)
 {
 	struct found f = { 0 };
-	Elf_Scn *scn = NULL;
-	bool have_tables = false, have_symtab = false;
-	GElf_Shdr sh;
+	bool have_symtab;
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
-			continue;
-		have_tables = true;
-		have_symtab |= sh.sh_type == SHT_SYMTAB;
-		scan_symtab(elf, scn, &sh, spec->symbol, &f);
-	}
-	if (!have_tables) {
+	if (!scan_tables(elf, spec->symbol, false, &f, &have_symtab)) {
 		snprintf(err, errlen, "%s has no symbol table (stripped?): give the address "
 			 "as %s:%s:0xADDR", spec->path, mt_trigger_kind_name(spec->kind), spec->path);
 		return -ENOENT;

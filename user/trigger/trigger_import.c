@@ -71,31 +71,8 @@ static bool defines(const char *path, const char *symbol)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
-	Elf_Scn *scn = NULL;
-	bool found = false;
-	GElf_Shdr sh;
+	bool found = elf && elf_kind(elf) == ELF_K_ELF && mt_trigger_elf_defines(elf, symbol);
 
-	while (elf && !found && (scn = elf_nextscn(elf, scn))) {
-		Elf_Data *data;
-		size_t n;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
-			continue;
-		data = elf_getdata(scn, NULL);
-		n = sh.sh_size / sh.sh_entsize;
-		for (size_t i = 0; data && !found && i < n; i++) {
-			GElf_Sym s;
-			const char *name;
-			int type;
-
-			if (!gelf_getsym(data, (int)i, &s) || s.st_shndx == SHN_UNDEF)
-				continue;
-			type = GELF_ST_TYPE(s.st_info);
-			name = elf_strptr(elf, sh.sh_link, s.st_name);
-			found = name && (type == STT_FUNC || type == STT_GNU_IFUNC) &&
-				!strcmp(name, symbol);
-		}
-	}
 	elf_end(elf);
 	if (fd >= 0)
 		close(fd);

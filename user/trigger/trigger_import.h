@@ -4,6 +4,7 @@
 #define MTRACE_TRIGGER_IMPORT_H
 
 #include <gelf.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /*
@@ -13,5 +14,9 @@
  */
 int mt_trigger_import_source(Elf *elf, const char *path, const char *symbol, char *lib,
 			     size_t liblen, char *needed, size_t neededlen);
+
+/* Whether ELF's dynamic symbols define NAME as a function (trigger_elf.c,
+ * where symbols are looked up for a trigger). */
+bool mt_trigger_elf_defines(Elf *elf, const char *name);
 
 #endif

@@ -2,19 +2,23 @@
 /* Text made safe for the trace formats and for terminals (text.h). */
 #include "util/text.h"
 
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Code point of the valid sequence of @n bytes at @s. */
-static uint32_t code_point(const unsigned char *s, size_t n)
+uint32_t mt_utf8_code_point(const char *str, size_t n)
 {
+	const unsigned char *s = (const unsigned char *)str;
 	uint32_t cp = n == 1 ? s[0] : s[0] & (0xff >> (n + 1));
 
 	for (size_t i = 1; i < n; i++)
 		cp = cp << 6 | (s[i] & 0x3f);
 	return cp;
+}
+
+bool mt_is_control(uint32_t cp)
+{
+	return cp < 0x20 || (cp >= 0x7f && cp < 0xa0);
 }
 
 size_t mt_utf8_seq_len(const char *str)
@@ -37,7 +41,7 @@ size_t mt_utf8_seq_len(const char *str)
 		/* Also stops at the terminating NUL. */
 		if ((s[i] & 0xc0) != 0x80)
 			return 0;
-	cp = code_point(s, n);
+	cp = mt_utf8_code_point(str, n);
 	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
 		return 0;
 	return n;
@@ -76,9 +80,8 @@ char *mt_utf8_dup(const char *str)
 static size_t next_char(const char *s, int *shown)
 {
 	size_t k = mt_utf8_seq_len(s);
-	uint32_t cp = k ? code_point((const unsigned char *)s, k) : 0;
 
-	*shown = k && cp >= 0x20 && cp != 0x7f && (cp < 0x80 || cp >= 0xa0);
+	*shown = k && !mt_is_control(mt_utf8_code_point(s, k));
 	return k ? k : 1;
 }
 

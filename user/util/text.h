@@ -8,12 +8,20 @@
 #ifndef MTRACE_UTIL_TEXT_H
 #define MTRACE_UTIL_TEXT_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* Length of the valid, shortest-form UTF-8 sequence at @s (no surrogates,
  * at most U+10FFFF), 0 if it is not one. Stops at the terminating NUL. */
 size_t mt_utf8_seq_len(const char *s);
+
+/* Code point of the valid sequence of @n bytes at @s (mt_utf8_seq_len()'s). */
+uint32_t mt_utf8_code_point(const char *s, size_t n);
+
+/* Whether code point @cp is a control character: C0, DEL or C1. */
+bool mt_is_control(uint32_t cp);
 
 /* Copy of @s that is valid UTF-8: every byte that does not start a valid
  * sequence becomes U+FFFD. NULL on ENOMEM. */
