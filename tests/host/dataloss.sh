@@ -179,6 +179,72 @@ else
 	fail dry-run "exit $rc (fib at 0x$addr): $out"
 fi
 
+# ---- 3b. standard output holds data only, and never binary on a terminal ---
+"$ptgen" -o "$work/s.mtrace" -- "$programs/recursion" >/dev/null 2>&1 ||
+	fail stdout-fixture "the PT generator failed"
+# on_tty CMD...: runs CMD with a terminal (script(1)) as its standard output.
+on_tty() { script -qec "$(printf '%q ' "$@")" /dev/null | head -c 600 | cat -v; }
+if command -v script >/dev/null; then
+	expect decode-binary-to-terminal 2 "not writing a Perfetto trace to the terminal" \
+		on_tty "$bin" decode -o - "$work/s.mtrace"
+	expect record-bundle-to-terminal 2 "not writing a snapshot bundle to the terminal" \
+		on_tty "$bin" record -o - -- touch "$work/tty-marker"
+	expect trace-to-terminal 2 "not writing a Perfetto trace to the terminal" \
+		on_tty "$bin" -o - -- touch "$work/tty-marker"
+	if [ -e "$work/tty-marker" ]; then
+		fail terminal-refused-first "the target ran before the output was refused"
+	else
+		pass terminal-refused-first
+	fi
+else
+	fail decode-binary-to-terminal "script(1) is missing (package bsdutils)"
+fi
+# Decoded to a pipe: the same bytes as to a file, the summary on stderr.
+if "$bin" decode -o - "$work/s.mtrace" 2>"$work/s.err" | cat >"$work/piped.pftrace" &&
+	"$bin" decode -q -o "$work/file.pftrace" "$work/s.mtrace" &&
+	cmp -s "$work/piped.pftrace" "$work/file.pftrace" &&
+	grep -q '^mtrace-user: wrote standard output: ' "$work/s.err"; then
+	pass decode-to-pipe
+else
+	fail decode-to-pipe "$(head -c 300 "$work/s.err")"
+fi
+expect svg-to-pipe-named 0 "wrote standard output" \
+	bash -c '"$0" decode -f svg -o - "$1" >/dev/null' "$bin" "$work/s.mtrace"
+# perf.data is read by seeking: only a file holds it, and a refused or
+# failed export leaves no symfs behind.
+out=$(cd "$work" && "$bin" export -p - s.mtrace 2>&1)
+rc=$?
+if [ $rc -eq 2 ] && grep -q "name a file, not standard output" <<<"$out" &&
+	[ ! -e "$work/-.symfs" ]; then
+	pass export-to-stdout
+else
+	fail export-to-stdout "exit $rc: $out; $(ls "$work")"
+fi
+mkfifo "$work/f.data"
+expect export-onto-fifo 1 "f.data is not a regular file" \
+	"$bin" export -p "$work/f.data" "$work/s.mtrace"
+if [ -e "$work/f.data.symfs" ]; then
+	fail export-onto-fifo-no-symfs "$work/f.data.symfs was made"
+else
+	pass export-onto-fifo-no-symfs
+fi
+# Several snapshots each go to a file named after -o: not "--1", not /dev/null-1.
+expect snapshots-to-stdout 2 "-o - with --snapshots 2: each snapshot goes to a file named after it" \
+	"$bin" record -n 2 -o - -- touch "$work/n-marker"
+expect snapshots-to-device 2 "-o /dev/null with --snapshots 3: each snapshot goes to a file" \
+	"$bin" record -n 3 -o /dev/null -- touch "$work/n-marker"
+if [ -e "$work/n-marker" ] || [ -e /dev/null-1 ] || ls -A "$work" | grep -q '^--1'; then
+	fail snapshots-refused-first "the target ran or a numbered file was made"
+else
+	pass snapshots-refused-first
+fi
+out=$("$bin" record --dry-run -o - -- /bin/true 2>&1)
+if grep -q "to standard output (worst case [0-9.]* MiB each)\$" <<<"$out"; then
+	pass dry-run-to-stdout
+else
+	fail dry-run-to-stdout "$out"
+fi
+
 # ---- 4. missing code is told, with its own exit status ----------------------
 mkdir -p "$work/app" "$work/moved" "$work/root/$work/app"
 cp "$programs/threads" "$work/app/threads"

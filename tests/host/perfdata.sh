@@ -90,6 +90,14 @@ fi
 expect_re convert 0 '^wrote back\.mtrace: 1 CPUs' \
 	"$bin" convert --symfs out.data.symfs out.data -o back.mtrace
 expect_re convert-readable 0 'pt-data' "$bin" bundle-info back.mtrace
+# To a pipe: standard output holds the bundle alone, the summary goes to stderr.
+if "$bin" convert --symfs out.data.symfs out.data -o - 2>piped.err | cat >piped.mtrace &&
+	"$bin" bundle-info piped.mtrace >/dev/null 2>&1 &&
+	grep -q '^mtrace-user: wrote standard output: 1 CPUs' piped.err; then
+	echo "PASS $suite/convert-to-pipe"
+else
+	echo "FAIL $suite/convert-to-pipe: $(head -c 300 piped.err); $("$bin" bundle-info piped.mtrace 2>&1 | head -c 300)"
+fi
 expect_re convert-usage 2 '^mtrace-user: convert needs -o OUT' "$bin" convert out.data
 expect_re convert-onto-input 2 'is the input out.data itself' "$bin" convert out.data -o out.data
 expect_re export-onto-input 2 'is the input plt.mtrace itself' "$bin" export -p plt.mtrace plt.mtrace

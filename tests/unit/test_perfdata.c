@@ -13,6 +13,9 @@
 #include "perfdata/perfdata_import.h"
 #include "perfdata/perfdata_writer.h"
 
+#include <errno.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 static uint32_t truth_tid(const char *name);
@@ -555,10 +558,10 @@ MT_TEST(controls_that_cannot_be_decoded)
  * symfs directory by those names, and a name with ".." in it must not
  * write outside it (here over the user's file next to the output).
  */
-MT_TEST(export_writes_nothing_outside_its_symfs)
+/* A bundle NAME of one CPU's PSB whose maps are PATHS, each embedding CODE. */
+static void bundle_of_files(const char *name, const char *const *paths, size_t n,
+			    const void *code, size_t len)
 {
-	static const char code[] = "\x7f" "ELF not really";
-	static const char *const hostile[] = { "/../victim", "/a/../../victim", "/./../victim" };
 	struct mt_bundle_writer_opts wo = { sizeof(wo), 0, 0 };
 	struct mt_bundle_cpu_desc cpu = { .vendor = MT_BUNDLE_VENDOR_INTEL, .family = 6,
 					  .model = 0x8c, .nr_cpus = 1,
@@ -572,32 +575,50 @@ MT_TEST(export_writes_nothing_outside_its_symfs)
 	struct mt_bundle_pt_desc pt = { .cpu = 0, .stop_tsc = 10 };
 	static const uint8_t psb[16] = { 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
 					 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82 };
-	struct perfdata_export_stats st;
 	struct mt_bundle_writer *w;
+	char err[1024];
+
+	MT_ASSERT_EQ(mt_bundle_writer_create(&w, fx_path(name), &wo, err, sizeof(err)), 0);
+	MT_ASSERT_EQ(mt_bundle_write_cpu(w, &cpu), 0);
+	MT_ASSERT_EQ(mt_bundle_write_pt_config(w, &cfg), 0);
+	MT_ASSERT_EQ(mt_bundle_write_pt(w, &pt, psb, sizeof(psb)), 0);
+	for (size_t i = 0; i < n; i++) {
+		struct mt_bundle_map m = { 1, 0x400000 + 0x10000 * i, 0x401000 + 0x10000 * i, 0,
+					   100, MT_BUNDLE_PROT_READ | MT_BUNDLE_PROT_EXEC,
+					   MT_BUNDLE_MAP_MMAP, paths[i], NULL, 0 };
+		struct mt_bundle_file f = { paths[i], NULL, 0, 0, 0 };
+
+		MT_ASSERT_EQ(mt_bundle_write_maps(w, &m, 1), 0);
+		MT_ASSERT_EQ(mt_bundle_write_file(w, &f, code, len), 0);
+	}
+	MT_ASSERT_EQ(mt_bundle_writer_finish(w), 0);
+	mt_bundle_writer_free(w);
+}
+
+/* Exports bundle NAME to DATA (symfs: DATA.symfs); returns its status. */
+static int export_to(const char *name, const char *data, struct perfdata_export_stats *st,
+		     char *err, size_t errlen)
+{
 	struct mt_bundle_reader *r;
+	int e;
+
+	MT_ASSERT_MSG(mt_bundle_open(&r, fx_path(name), err, errlen) == 0, "%s", err);
+	e = perfdata_export(r, fx_path(data), NULL, st, err, errlen);
+	mt_bundle_close(r);
+	return e;
+}
+
+MT_TEST(export_writes_nothing_outside_its_symfs)
+{
+	static const char code[] = "\x7f" "ELF not really";
+	static const char *const hostile[] = { "/../victim", "/a/../../victim", "/./../victim" };
+	struct perfdata_export_stats st;
 	char err[1024], *text;
 	size_t len;
 
 	fx_write("victim", "the user's own file\n");
-	MT_ASSERT_EQ(mt_bundle_writer_create(&w, fx_path("h.mtrace"), &wo, err, sizeof(err)), 0);
-	MT_ASSERT_EQ(mt_bundle_write_cpu(w, &cpu), 0);
-	MT_ASSERT_EQ(mt_bundle_write_pt_config(w, &cfg), 0);
-	MT_ASSERT_EQ(mt_bundle_write_pt(w, &pt, psb, sizeof(psb)), 0);
-	for (size_t i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
-		struct mt_bundle_map m = { 1, 0x400000 + 0x10000 * i, 0x401000 + 0x10000 * i, 0,
-					   100, MT_BUNDLE_PROT_READ | MT_BUNDLE_PROT_EXEC,
-					   MT_BUNDLE_MAP_MMAP, hostile[i], NULL, 0 };
-		struct mt_bundle_file f = { hostile[i], NULL, 0, 0, 0 };
-
-		MT_ASSERT_EQ(mt_bundle_write_maps(w, &m, 1), 0);
-		MT_ASSERT_EQ(mt_bundle_write_file(w, &f, code, sizeof(code)), 0);
-	}
-	MT_ASSERT_EQ(mt_bundle_writer_finish(w), 0);
-	mt_bundle_writer_free(w);
-	MT_ASSERT_MSG(mt_bundle_open(&r, fx_path("h.mtrace"), err, sizeof(err)) == 0, "%s", err);
-	MT_ASSERT_MSG(perfdata_export(r, fx_path("h.data"), NULL, &st, err, sizeof(err)) == 0,
-		      "%s", err);
-	mt_bundle_close(r);
+	bundle_of_files("h.mtrace", hostile, 3, code, sizeof(code));
+	MT_ASSERT_MSG(export_to("h.mtrace", "h.data", &st, err, sizeof(err)) == 0, "%s", err);
 	text = (char *)load("victim", &len);
 	MT_ASSERT_MSG(len == 20 && !memcmp(text, "the user's own file\n", 20), "victim now: %.*s",
 		      (int)len, text);
@@ -605,4 +626,46 @@ MT_TEST(export_writes_nothing_outside_its_symfs)
 	MT_ASSERT_EQ(st.binaries, 0);
 	MT_ASSERT_MSG(strstr(st.warning, "/../victim") && strstr(st.warning, "outside"), "%s",
 		      st.warning);
+}
+
+/* A failed export leaves what it found: no perf.data, no symfs it made,
+ * the files of a symfs that was there; an output that is not a file is
+ * refused before anything is made. */
+MT_TEST(export_that_fails_leaves_nothing_behind)
+{
+	static const char *const paths[] = { "/opt/app/bin/server" };
+	static char code[256 << 10];
+	struct perfdata_export_stats st;
+	struct rlimit lim, old;
+	struct stat sb;
+	char err[1024], *text;
+	size_t len;
+
+	memset(code, 0x90, sizeof(code));
+	bundle_of_files("big.mtrace", paths, 1, code, sizeof(code));
+	/* Files stop growing at 64 KiB: the copy of the binary fails. */
+	MT_ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
+	lim = old;
+	lim.rlim_cur = 64 << 10;
+	signal(SIGXFSZ, SIG_IGN);
+	MT_ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	MT_ASSERT(export_to("big.mtrace", "new.data", &st, err, sizeof(err)) < 0);
+	MT_ASSERT_EQ(mkdir(fx_path("old.data.symfs"), 0755), 0);
+	fx_write("old.data.symfs/notes", "the user's\n");
+	MT_ASSERT(export_to("big.mtrace", "old.data", &st, err, sizeof(err)) < 0);
+	MT_ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, SIG_DFL);
+	MT_ASSERT_MSG(stat(fx_path("new.data.symfs"), &sb) && errno == ENOENT,
+		      "the symfs it made is still there");
+	MT_ASSERT_MSG(stat(fx_path("new.data"), &sb) && errno == ENOENT, "a perf.data was left");
+	text = (char *)load("old.data.symfs/notes", &len);
+	MT_ASSERT_MSG(len == 11 && !memcmp(text, "the user's\n", 11), "notes now: %.*s", (int)len,
+		      text);
+	free(text);
+
+	MT_ASSERT_EQ(mkfifo(fx_path("fifo.data"), 0600), 0);
+	MT_ASSERT_EQ(export_to("big.mtrace", "fifo.data", &st, err, sizeof(err)), -EINVAL);
+	MT_ASSERT_MSG(strstr(err, "not a regular file"), "%s", err);
+	MT_ASSERT_MSG(stat(fx_path("fifo.data.symfs"), &sb) && errno == ENOENT,
+		      "a symfs was made for an output that was refused");
 }

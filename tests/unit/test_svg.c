@@ -140,3 +140,18 @@ MT_TEST(names_that_are_no_utf8_still_make_xml)
 	MT_ASSERT_MSG(has(buf, "esc[2J", 0, 10), "%s", buf);
 	free(buf);
 }
+
+/* A decode with no events (no PSB to start at) still writes a whole SVG,
+ * of either kind, without a frame. */
+MT_TEST(nothing_decoded_still_makes_an_svg)
+{
+	for (int kind = MT_SVG_GRAPH; kind <= MT_SVG_CHART; kind++) {
+		struct mt_svg *g = mt_svg_new((enum mt_svg_kind)kind);
+		char *buf;
+
+		MT_ASSERT(g);
+		buf = written(g, "empty");
+		MT_ASSERT_MSG(strstr(buf, "</svg>") && !strstr(buf, "data-n="), "%s", buf);
+		free(buf);
+	}
+}

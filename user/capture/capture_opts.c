@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* CPUID.(EAX=14h,ECX=0):EBX feature bits (Intel SDM Vol. 3C, 32.3.1). */
 #define PT_EBX_PSB_CYC (1U << 1) /* configurable PSB frequency and CYC packets */
@@ -98,8 +99,27 @@ static int is_pow2(uint64_t v)
 	return v && !(v & (v - 1));
 }
 
+/* With several snapshots each goes to a file named after OUT, given as
+ * OPT (mt_capture_output_path()): standard output or a device would put
+ * files such as "--1" or "/dev/null-1" beside it. */
+static int check_numbered(const char *out, const char *opt, unsigned int snapshots, char *err,
+			  size_t errlen)
+{
+	struct stat st;
+
+	if (snapshots < 2 || !out || !*out)
+		return 0;
+	if (!strcmp(out, "-") || (!stat(out, &st) && !S_ISREG(st.st_mode)))
+		return mt_errmsg(err, errlen, EINVAL,
+				 "%s %s with --snapshots %u: each snapshot goes to a file named after it (FILE-1 ... FILE-%u), so name a file",
+				 opt, out, snapshots, snapshots);
+	return 0;
+}
+
 int mt_capture_opts_check(const struct mt_capture_opts *o, char *err, size_t errlen)
 {
+	int e;
+
 	int targets = (o->pid > 0) + (o->argv != NULL) + (o->system_wide != 0);
 
 	if (targets == 0)
@@ -118,7 +138,12 @@ int mt_capture_opts_check(const struct mt_capture_opts *o, char *err, size_t err
 		return mt_errmsg(err, errlen, EINVAL, "--snapshots must be from 1 to %u", MT_CAPTURE_MAX_SNAPSHOTS);
 	if (!o->output || !*o->output)
 		return mt_errmsg(err, errlen, EINVAL, "-o needs a file name");
-	return 0;
+	/* The top-level form: -o is the trace, a kept bundle is --keep-bundle. */
+	e = check_numbered(o->trace_output ? o->trace_output : o->output, "-o", o->snapshots, err,
+			   errlen);
+	if (!e && o->trace_output && !o->temporary_bundles)
+		e = check_numbered(o->output, "--keep-bundle", o->snapshots, err, errlen);
+	return e;
 }
 
 /* "0,1,3-5" for the set bits of a CPUID encoding bitmap, "none" if empty. */

@@ -116,6 +116,7 @@ static int check_room(const struct mt_capture_opts *o, struct mt_preflight *p, c
 	if (statvfs(dir, &vfs))
 		return 0;	/* no figure to compare with */
 	p->free_bytes = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+	p->room_known = true;
 	if (p->free_bytes < p->worst_case)
 		return mt_errmsg(err, errlen, ENOSPC,
 				 "not enough room for a snapshot in %s: %.1f MiB free, the worst case needs %.1f MiB (%u CPUs x %.1f MiB of PT%s); free space, write elsewhere (-o) or use a smaller --buffer-size",
@@ -233,11 +234,14 @@ static void write_plan(const struct mt_capture_opts *o, const struct mt_trigger_
 	if (!n)
 		fprintf(f, "no trigger: the snapshot is taken on Ctrl-C or when the target exits\n");
 	mt_capture_output_path(o->output, 1, o->snapshots, path, sizeof(path));
-	fprintf(f, "%u snapshot%s of up to %u CPUs x %.1f MiB of PT each, to %s%s (worst case %.1f MiB each, %.1f MiB free there)\n",
+	fprintf(f, "%u snapshot%s of up to %u CPUs x %.1f MiB of PT each, to %s%s (worst case %.1f MiB each",
 		o->snapshots, o->snapshots > 1 ? "s" : "", p->cpus, o->buffer_size / 1048576.0,
-		o->temporary_bundles ? "a temporary bundle" : path,
-		o->snapshots > 1 && !o->temporary_bundles ? " ..." : "", p->worst_case / 1048576.0,
-		p->free_bytes / 1048576.0);
+		o->temporary_bundles ? "a temporary bundle" :
+		strcmp(path, "-") ? path : "standard output",
+		o->snapshots > 1 && !o->temporary_bundles ? " ..." : "", p->worst_case / 1048576.0);
+	if (p->room_known)
+		fprintf(f, ", %.1f MiB free there", p->free_bytes / 1048576.0);
+	fputs(")\n", f);
 }
 
 void mt_capture_print_plan(const struct mt_capture_opts *o, const struct mt_trigger_spec *specs,

@@ -14,6 +14,7 @@
 #include "trigger/trigger.h"
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -26,6 +27,7 @@ struct mt_preflight {
 	struct mt_preflight_probe probes[MT_TRIG_MAX_SPECS];
 	uint64_t worst_case;			/* bytes one snapshot may need */
 	uint64_t free_bytes;			/* in the output's directory */
+	bool room_known;			/* free_bytes was read (not a device or pipe) */
 	unsigned int cpus;
 	char note[PATH_MAX + 128];		/* not room for every snapshot: a warning */
 };

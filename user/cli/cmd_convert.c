@@ -4,6 +4,7 @@
 
 #include "cli_input.h"
 #include "cli_msg.h"
+#include "cli_output.h"
 #include "files/outfile.h"
 
 #include "perfdata/perfdata_dir.h"
@@ -41,6 +42,7 @@ int cmd_convert(int argc, char **argv)
 	struct perfdata_file f;
 	char kcore_dir[4200];
 	const char *out = NULL;
+	FILE *sum;
 	char err[1024];
 	int c, e;
 
@@ -76,6 +78,8 @@ int cmd_convert(int argc, char **argv)
 		cli_err("%s", err);
 		return CLI_EXIT_USAGE;
 	}
+	if ((e = cli_check_binary_output(out, "a snapshot bundle")))
+		return e;
 	if (perfdata_open_input(&f, argv[optind], kcore_dir, sizeof(kcore_dir))) {
 		cli_err("%s: %s", argv[optind], f.err);
 		perfdata_close(&f);
@@ -91,13 +95,15 @@ int cmd_convert(int argc, char **argv)
 	}
 	if (st.warning[0])
 		cli_err("warning: %s", st.warning);
-	printf("wrote %s: %zu %s, %zu bytes of PT, %zu threads, %zu maps, %zu switches, "
-	       "%zu binaries embedded",
-	       out, st.streams, st.per_thread ? "threads' buffers" : "CPUs", st.pt_bytes, st.threads,
-	       st.maps, st.switches, st.embedded);
+	sum = cli_summary_start(out);
+	fprintf(sum, "wrote %s: %zu %s, %zu bytes of PT, %zu threads, %zu maps, %zu switches, "
+		"%zu binaries embedded",
+		strcmp(out, "-") ? out : "standard output", st.streams,
+		st.per_thread ? "threads' buffers" : "CPUs", st.pt_bytes, st.threads, st.maps,
+		st.switches, st.embedded);
 	if (st.kernel_ranges)
-		printf(", %zu kernel ranges (%llu bytes of code)", st.kernel_ranges,
-		       (unsigned long long)st.kernel_bytes);
-	printf("\n");
+		fprintf(sum, ", %zu kernel ranges (%llu bytes of code)", st.kernel_ranges,
+			(unsigned long long)st.kernel_bytes);
+	fputc('\n', sum);
 	return 0;
 }

@@ -6,6 +6,7 @@
 #include "capture/capture.h"
 #include "cli_input.h"
 #include "cli_msg.h"
+#include "cli_output.h"
 #include "decode_bundle.h"
 #include "files/outfile.h"
 #include "narrow_args.h"
@@ -171,6 +172,11 @@ int cmd_decode(int argc, char **argv)
 		cli_err("%s", err);
 		free(a.q.path_maps);
 		return CLI_EXIT_USAGE;
+	}
+	if (a.q.format == DECODE_PERFETTO &&
+	    (rc = cli_check_binary_output(output ? output : "-", "a Perfetto trace"))) {
+		free(a.q.path_maps);
+		return rc;
 	}
 	if (cli_open_input(a.bundle, &a.lim, a.q.symfs, a.q.quiet, &r)) {
 		free(a.q.path_maps);

@@ -4,6 +4,7 @@
 
 #include "cli_input.h"
 #include "cli_msg.h"
+#include "cli_output.h"
 #include "files/outfile.h"
 
 #include "bundle/bundle.h"
@@ -77,6 +78,10 @@ int cmd_export(int argc, char **argv)
 	}
 	if (!out || optind != argc - 1) {
 		cli_err("export needs --perf-data OUT and one bundle (see 'mtrace-user export --help')");
+		return CLI_EXIT_USAGE;
+	}
+	if (cli_output_is_stdout(out)) {
+		cli_err("export writes a perf.data file, which perf reads by seeking: name a file, not standard output");
 		return CLI_EXIT_USAGE;
 	}
 	/* Before anything is opened for writing: the bundle is never the output. */

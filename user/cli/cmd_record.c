@@ -13,6 +13,7 @@
 
 #include "capture/capture.h"
 #include "cli_msg.h"
+#include "cli_output.h"
 #include "decode_bundle.h"
 #include "record_decode.h"
 #include "trigger/trigger.h"
@@ -234,6 +235,11 @@ static int record_main(int argc, char **argv, int decode)
 		/* A bare trailing "--" still names an (empty) command, for a precise message. */
 		if (optind < argc || !strcmp(argv[optind - 1], "--"))
 			o.argv = argv + optind;
+		rc = cli_check_binary_output(o.output, decode ? "a Perfetto trace" : "a snapshot bundle");
+		if (!rc && keep_bundle)
+			rc = cli_check_binary_output(keep_bundle, "a snapshot bundle");
+	}
+	if (!rc) {
 		if (decode) {
 			rc = record_decode(&o, keep_bundle);
 		} else {

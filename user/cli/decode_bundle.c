@@ -59,10 +59,16 @@ static void draw_progress(void *ctx, uint64_t done, uint64_t total)
 		total / 1048576.0);
 }
 
+/* What messages call OUTPUT (NULL: standard output). */
+static const char *shown(const char *output)
+{
+	return output ? output : "standard output";
+}
+
 /* After a failed write: what became of the file the user had. */
 static void tell_kept(const char *output)
 {
-	if (!access(output, F_OK))
+	if (output && !access(output, F_OK))
 		cli_err("%s was left as it was before", output);
 }
 
@@ -74,7 +80,8 @@ static int finish_output(struct mt_outfile *of, const char *output, int failed, 
 	char err[PATH_MAX + 128];
 
 	if ((failed && !told) || e)
-		cli_err("writing %s failed%s%s", output, e ? ": " : "", e ? strerror(e) : "");
+		cli_err("writing %s failed%s%s", shown(output), e ? ": " : "",
+			e ? strerror(e) : "");
 	if (!failed && !e && !mt_outfile_commit(of, err, sizeof(err)))
 		return 0;
 	if (failed || e)
@@ -152,7 +159,7 @@ static int run_svg(struct mt_decode *d, struct mt_bundle_reader *r, const char *
 	if (finish_output(of, output, rc, narrow_told(d, rc), e))
 		return CLI_EXIT_FAIL;
 	if (!q->quiet)
-		cli_err("wrote %s", output);
+		cli_err("wrote %s", shown(output));
 	return 0;
 }
 
@@ -161,10 +168,11 @@ static void print_written(const char *output, const struct mt_outfile *of, const
 	long long size = mt_outfile_size(of);
 
 	if (size < 0 || (uint64_t)size == st->bytes)
-		cli_err("wrote %s: %" PRIu64 " events, %" PRIu64 " bytes", output, st->events, st->bytes);
+		cli_err("wrote %s: %" PRIu64 " events, %" PRIu64 " bytes", shown(output), st->events,
+			st->bytes);
 	else
 		cli_err("wrote %s: %" PRIu64 " events, %lld bytes (%" PRIu64 " before compression)",
-			output, st->events, size, st->bytes);
+			shown(output), st->events, size, st->bytes);
 }
 
 static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r, const char *name,
@@ -182,12 +190,10 @@ static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r, const c
 	uint64_t end = UINT64_MAX;
 	int rc;
 
-	if (!output)
-		output = "-";
 	pf_options_init(&o);
 	o.format = json ? PF_FORMAT_JSON : PF_FORMAT_PROTO;
 	o.keep_open_frames = q->keep_open;
-	o.name = output;
+	o.name = shown(output);
 	/* One replay per thread instead of two (decode.h's late_inferred). */
 	o.late_inferred = !json;
 	o.rep = q->quiet ? NULL : &cli_reporter;

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- time ---- */
@@ -637,10 +638,18 @@ int perfdata_export(struct mt_bundle_reader *r, const char *out,
 {
 	struct exp x = { .r = r, .st = st };
 	struct perfdata_dir dir = { .tmp = "" };
-	char data[PATH_MAX + 8];
+	char data[PATH_MAX + 8], made[PATH_MAX] = "";
+	struct stat os;
 	int e;
 
 	memset(st, 0, sizeof(*st));
+	/* perf reads a perf.data by seeking: only a file (or, with --kcore,
+	 * a directory, perfdata_dir_begin()) can hold one. */
+	if (!(opts && opts->kcore) && !stat(out, &os) && !S_ISREG(os.st_mode)) {
+		snprintf(err, errlen, "%s is not a regular file: a perf.data goes to a new file or replaces one",
+			 out);
+		return -EINVAL;
+	}
 	if ((e = mt_bundle_get_cpu(r, &x.cpu)) || (e = mt_bundle_get_pt_config(r, &x.cfg)) ||
 	    (e = mt_bundle_switches(r, &x.sw, &x.nsw))) {
 		snprintf(err, errlen, "%s", mt_bundle_reader_errmsg(r));
@@ -664,9 +673,13 @@ int perfdata_export(struct mt_bundle_reader *r, const char *out,
 		x.dir = dir.tmp;
 		snprintf(data, sizeof(data), "%s/data", dir.tmp);
 	}
-	if ((e = perfdata_mkdirs(x.symfs, err, errlen)) ||
-	    (e = perfdata_writer_create(&x.w, data, err, errlen))) {
+	/* The perf.data's temporary first: a bad OUT fails before the symfs
+	 * exists, and a symfs this run made goes again if the run fails. */
+	if ((e = perfdata_writer_create(&x.w, data, err, errlen)) ||
+	    (e = perfdata_mkdirs_created(x.symfs, made, sizeof(made), err, errlen))) {
+		perfdata_writer_free(x.w);
 		perfdata_dir_abort(&dir);
+		perfdata_remove_tree(made);
 		return e;
 	}
 	if ((x.cfg.rtit_ctl & MT_RTIT_CTL_OS) && !x.dir) {
@@ -688,8 +701,10 @@ int perfdata_export(struct mt_bundle_reader *r, const char *out,
 		e = perfdata_dir_commit(&dir, x.err, sizeof(x.err));
 	else
 		perfdata_dir_abort(&dir);
-	if (e)
+	if (e) {
 		snprintf(err, errlen, "%s", x.err);
+		perfdata_remove_tree(made);
+	}
 	for (size_t i = 0; i < x.nwritten; i++)
 		free(x.written[i]);
 	free(x.written);

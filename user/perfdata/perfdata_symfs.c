@@ -7,6 +7,7 @@
 #include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <gelf.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -16,11 +17,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int perfdata_mkdirs(const char *dir, char *err, size_t errlen)
+int perfdata_mkdirs_created(const char *dir, char *top, size_t toplen, char *err, size_t errlen)
 {
 	char buf[4096];
 	size_t n = strlen(dir);
 
+	if (top && toplen)
+		top[0] = 0;
 	if (n == 0 || n >= sizeof(buf)) {
 		snprintf(err, errlen, "bad directory name '%s'", dir);
 		return -EINVAL;
@@ -31,7 +34,11 @@ int perfdata_mkdirs(const char *dir, char *err, size_t errlen)
 			char c = *p;
 
 			*p = 0;
-			if (mkdir(buf, 0777) && errno != EEXIST) {
+			if (!mkdir(buf, 0777)) {
+				/* Made from the root down: the first one made is the outermost. */
+				if (top && toplen && !top[0])
+					snprintf(top, toplen, "%s", buf);
+			} else if (errno != EEXIST) {
 				snprintf(err, errlen, "cannot create directory %s: %s", buf,
 					 strerror(errno));
 				return -errno;
@@ -41,6 +48,26 @@ int perfdata_mkdirs(const char *dir, char *err, size_t errlen)
 				return 0;
 		}
 	}
+}
+
+int perfdata_mkdirs(const char *dir, char *err, size_t errlen)
+{
+	return perfdata_mkdirs_created(dir, NULL, 0, err, errlen);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)type;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+void perfdata_remove_tree(const char *top)
+{
+	if (top[0])
+		nftw(top, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 bool perfdata_elf_has_build_id(int fd, const uint8_t *bid, size_t bid_len)

@@ -28,5 +28,11 @@ bool perfdata_path_has_build_id(const char *path, const uint8_t *bid, size_t bid
 
 /* Creates DIR and its parents. */
 int perfdata_mkdirs(const char *dir, char *err, size_t errlen);
+/* The same, naming in TOP the outermost directory it created ("" when
+ * DIR was there): what perfdata_remove_tree() takes away after a run
+ * that failed. */
+int perfdata_mkdirs_created(const char *dir, char *top, size_t toplen, char *err, size_t errlen);
+/* Removes TOP and everything under it; nothing when TOP is "". */
+void perfdata_remove_tree(const char *top);
 
 #endif

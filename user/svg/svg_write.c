@@ -192,13 +192,17 @@ static int by_name(const void *a, const void *b, void *g)
 
 /* Lays the graph out (children side by side, by name, from the parent's
  * start) and writes its frames, the root at the bottom; returns -1 when
- * out of memory. */
+ * out of memory. A decode without events has no root: no frames. */
 static int graph(struct writer *w, struct mt_svg *g, int height)
 {
-	uint32_t *order = malloc((g->nnodes ? g->nnodes : 1) * sizeof(*order)), *kids;
+	uint32_t *order, *kids;
 	size_t head = 0, tail = 0, nk;
-	int *depth = calloc(g->nnodes ? g->nnodes : 1, sizeof(*depth));
+	int *depth;
 
+	if (!g->nnodes)
+		return 0;
+	order = malloc(g->nnodes * sizeof(*order));
+	depth = calloc(g->nnodes, sizeof(*depth));
 	if (!order || !depth) {
 		free(order);
 		free(depth);
