@@ -154,11 +154,22 @@ expect path-with-controls-escaped 1 'no-such\x1b[2J.mtrace' "$bin" decode "$work
 sample=$snap
 expect decode-time-bad 2 "--time wants FROM,TO" "$bin" decode --time 5s "$sample"
 expect decode-time-mixed 2 "both ends relative to the trigger" "$bin" decode --time T-1ms,5s "$sample"
-expect decode-min-duration-bad 2 "--min-duration wants a duration" "$bin" decode --min-duration 3parsecs "$sample"
+expect decode-min-duration-bad 2 "--min-duration wants a duration: a number with ns, us, ms or s (e.g. 2ms), not '3parsecs'" "$bin" decode --min-duration 3parsecs "$sample"
 expect decode-max-depth-bad 2 "--max-depth wants 1..4096" "$bin" decode --max-depth 0 "$sample"
 expect decode-tid-bad 2 "--tid wants numbers" "$bin" decode --tid 12,x "$sample"
 expect decode-around-bad 2 "--around-trigger wants a duration" "$bin" decode --around-trigger soon "$sample"
 expect decode-function-empty 2 "--function wants a function's name" "$bin" decode --function '' "$sample"
+# A --debug-path directory that is not there: told, unless -q, and decoded.
+expect debug-path-missing 0 "warning: --debug-path /nonexistent-dbg: No such file or directory" \
+	"$bin" decode --debug-path ":.debug:/nonexistent-dbg" -o "$work/dbg.pftrace" "$sample"
+expect report-debug-path-missing 0 "warning: --debug-path /etc/passwd: Not a directory" \
+	"$bin" report --debug-path /etc/passwd "$sample"
+if out=$("$bin" decode -q --debug-path /nonexistent-dbg -o "$work/dbg.pftrace" "$sample" 2>&1) &&
+	[ -z "$out" ]; then
+	echo "PASS cli/debug-path-missing-quiet"
+else
+	echo "FAIL cli/debug-path-missing-quiet: $out"
+fi
 expect decode-svg-other-format 2 "--svg chart is for --format svg, not --format json" \
 	"$bin" decode --format json --svg chart "$sample"
 if "$bin" decode -q --svg chart -o "$work/implied.svg" "$sample" &&

@@ -6,7 +6,10 @@
 #include "cli_msg.h"
 #include "util/mt_array.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <string.h>
+#include <sys/stat.h>
 
 const char binary_help[] =
 	"      --debug-path PATH separate debug files: directories searched by build-id\n"
@@ -32,10 +35,38 @@ static int add_path_map(struct decode_request *q, char *arg)
 	return cli_check_path("--path-map", eq + 1, 0);
 }
 
+/* A --debug-path directory that is not there is told, not refused: the
+ * list is a set of places to look, such as the default's /usr/lib/debug,
+ * which a machine may lack. Relative entries are looked for beside each
+ * binary. */
+void binary_warn(const struct decode_request *q)
+{
+	const char *list = q->debug_path;
+	struct stat st;
+	char dir[PATH_MAX];
+
+	for (const char *p = list; p && !q->quiet && *p;) {
+		size_t n = strcspn(p, ":");
+
+		if (*p == '/' && n < sizeof(dir)) {
+			int e;
+
+			memcpy(dir, p, n);
+			dir[n] = 0;
+			e = stat(dir, &st) ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+			if (e)
+				cli_err("warning: --debug-path %s: %s", dir, strerror(e));
+		}
+		p += n + (p[n] == ':');
+	}
+}
+
 int binary_option(int c, char *arg, struct decode_request *q)
 {
 	switch (c) {
-	case BINARY_OPT_DEBUG_PATH: q->debug_path = arg; return 0;
+	case BINARY_OPT_DEBUG_PATH:
+		q->debug_path = arg;
+		return 0;
 	case BINARY_OPT_EMBEDDED_ONLY: q->embedded_only = 1; return 0;
 	case BINARY_OPT_SYMFS:
 		if (!*arg) {

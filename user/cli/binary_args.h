@@ -31,6 +31,9 @@ extern const char binary_help[];
 /* Option C with ARG into Q (ARG may be cut in place): 0, the exit status of
  * a bad value (a line said why), or -1 when C is none of them. */
 int binary_option(int c, char *arg, struct decode_request *q);
+/* Warns, unless Q is quiet, of the places to look it names that are not
+ * there (a typo would otherwise go unnoticed); once the options are read. */
+void binary_warn(const struct decode_request *q);
 /* Q's places to look into the decoder's options O. */
 void binary_decode_opts(const struct decode_request *q, struct mt_decode_opts *o);
 

@@ -32,9 +32,17 @@ int cli_open_bundle(const char *arg, const struct mt_bundle_limits *lim,
 	static const struct mt_infile_magic bundle = { MT_BUNDLE_MAGIC, MT_BUNDLE_MAGIC_LEN,
 						       "an mtrace bundle" };
 	char err[640];
-	int fd = mt_infile_open(arg, max, &bundle, waiting, err, sizeof(err));
+	int fd;
 
 	*r = NULL;
+	/* Commands that take only bundles (bundle-info, export) say what to
+	 * do with the perf.data a user may well hand them. */
+	if (perfdata_is_perf_data(arg)) {
+		cli_err("%s is a perf.data file, not a bundle: decode and report read it as it is, convert makes a bundle of it",
+			arg);
+		return 1;
+	}
+	fd = mt_infile_open(arg, max, &bundle, waiting, err, sizeof(err));
 	if (fd < 0) {
 		cli_err("%s", err);
 		return 1;

@@ -178,6 +178,7 @@ int cmd_decode(int argc, char **argv)
 		free(a.q.path_maps);
 		return rc;
 	}
+	binary_warn(&a.q);
 	if (cli_open_input(a.bundle, &a.lim, a.q.symfs, a.q.quiet, &r)) {
 		free(a.q.path_maps);
 		return CLI_EXIT_FAIL;

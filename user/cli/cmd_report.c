@@ -168,6 +168,7 @@ int cmd_report(int argc, char **argv)
 		free(a.q.path_maps);
 		return rc == 1 ? 0 : rc;
 	}
+	binary_warn(&a.q);
 	reps = calloc((size_t)(argc - optind), sizeof(*reps));
 	if (!reps) {
 		free(a.q.path_maps);

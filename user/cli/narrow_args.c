@@ -49,7 +49,7 @@ static int parse_duration(const char *opt, const char *s, uint64_t *ns)
 {
 	if (!mt_narrow_parse_duration(s, ns))
 		return 0;
-	cli_err("--%s wants a duration (e.g. 2ms), not '%s'", opt, s);
+	cli_err("--%s wants a duration: a number with ns, us, ms or s (e.g. 2ms), not '%s'", opt, s);
 	return 2;
 }
 
