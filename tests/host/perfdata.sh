@@ -102,6 +102,8 @@ expect_re convert-usage 2 '^mtrace-user: convert needs -o OUT' "$bin" convert ou
 expect_re convert-onto-input 2 'is the input out.data itself' "$bin" convert out.data -o out.data
 expect_re export-onto-input 2 'is the input plt.mtrace itself' "$bin" export -p plt.mtrace plt.mtrace
 expect_re convert-not-perf 1 'not a perf\.data file' "$bin" convert plt.mtrace -o y.mtrace
+expect_re convert-disk-full 1 '^mtrace-user: out\.data: writing /dev/full: write at offset [0-9]+: No space left on device' \
+	"$bin" convert --symfs out.data.symfs out.data -o /dev/full
 # The commands that read only bundles say what reads a perf.data.
 expect_re bundle-info-perf-data 1 '^mtrace-user: out\.data is a perf\.data file, not a bundle: decode and report read it' \
 	"$bin" bundle-info out.data

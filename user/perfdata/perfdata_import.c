@@ -64,6 +64,7 @@ struct imp {
 	struct perfdata_kernel_map km;
 	char kdir[PATH_MAX];            /* the kcore_dir to copy kernel code from */
 	char err[512];
+	const char *out;	/* the bundle's name, for write errors */
 };
 
 static int fail(struct imp *x, int e, const char *fmt, ...)
@@ -604,7 +605,7 @@ static int embed_binaries(struct imp *x, struct mt_bundle_writer *w)
 		struct mt_bundle_file bf = { m->path, m->bid, m->m.build_id_len, 0, 0 };
 
 		if (mt_bundle_embed_file(w, &bf, src))
-			return fail(x, -EIO, "%s", mt_bundle_writer_errmsg(w));
+			return fail(x, -EIO, "writing %s: %s", x->out, mt_bundle_writer_errmsg(w));
 		x->st->embedded++;
 	}
 	return 0;
@@ -737,7 +738,7 @@ static int write_pt(struct imp *x, struct mt_bundle_writer *w, uint64_t *ring)
 		e = mt_bundle_write_pt(w, &pd, data, len);
 		free(owned);
 		if (e)
-			return fail(x, e, "%s", mt_bundle_writer_errmsg(w));
+			return fail(x, e, "writing %s: %s", x->out, mt_bundle_writer_errmsg(w));
 		*ring = len > *ring ? len : *ring;
 		x->st->pt_bytes += len;
 		x->st->streams++;
@@ -763,10 +764,11 @@ static int write_bundle(struct imp *x, const char *path)
 	struct mt_bundle_writer *w;
 	struct mt_bundle_map *maps = NULL;
 	uint64_t ring, hz = tsc_hz(x);
+	char why[sizeof(x->err) - 64];
 	int e;
 
-	if ((e = mt_bundle_writer_create(&w, path, NULL, x->err, sizeof(x->err))))
-		return e;
+	if ((e = mt_bundle_writer_create(&w, path, NULL, why, sizeof(why))))
+		return fail(x, e, "writing %s: %s", x->out, why);
 	fill_cpu(x, &cpu);
 	cfg.rtit_ctl = rtit_ctl(x);
 	if ((e = mt_bundle_write_cpu(w, &cpu)) || (e = write_pt(x, w, &ring)))
@@ -818,7 +820,7 @@ static int write_bundle(struct imp *x, const char *path)
 		goto out;
 	goto done;
 out:
-	fail(x, e, "%s", mt_bundle_writer_errmsg(w));
+	fail(x, e, "writing %s: %s", x->out, mt_bundle_writer_errmsg(w));
 done:
 	free(maps);
 	mt_bundle_writer_free(w);
@@ -880,6 +882,7 @@ int perfdata_import(struct perfdata_file *f, const char *out,
 		st->threads = x.nth;
 		if (!x.pt_attr->attr.exclude_kernel)
 			find_kernel(&x);
+		x.out = strcmp(out, "-") ? out : "standard output";
 		if ((e = mt_outfile_begin(&of, out, x.err, sizeof(x.err))) == 0) {
 			e = write_bundle(&x, of.write_path);
 			if (e)
