@@ -160,6 +160,26 @@ rm -f "$work/b.mtrace.pftrace"
 expect output-dir-missing 1 "cannot create a file in /nonexistent-dir" \
 	"$bin" record -o /nonexistent-dir/x.mtrace -- /bin/true
 expect dead-pid 1 "process 2147483646 does not exist" "$bin" record -p 2147483646
+# -p is checked before anything is armed, in a dry run too: a thread id
+# names its process, a kernel thread has no user code.
+python3 -c 'import threading, time; threading.Thread(target=time.sleep, args=(60,)).start()' &
+multi=$!
+sleep 0.5
+tid=$(ls "/proc/$multi/task" | grep -vx "$multi" | head -1)
+expect pid-is-thread 1 "$tid is a thread of process $multi: give -p $multi" \
+	"$bin" record --dry-run -p "$tid"
+kill "$multi" 2>/dev/null
+kthread=$(for s in /proc/[0-9]*/stat; do
+	awk '{ sub(/.*\) /, ""); if (int($7 / 2097152) % 2) { print FILENAME; exit } }' "$s" 2>/dev/null
+done | head -1 | cut -d/ -f3)
+if [ -n "$kthread" ]; then
+	expect pid-is-kernel-thread 1 "process $kthread ($(cat "/proc/$kthread/comm")) is a kernel thread: it runs no user code to trace; add --kernel" \
+		"$bin" record --dry-run -p "$kthread"
+	expect pid-kernel-thread-with-kernel 0 "would trace process $kthread" \
+		"$bin" record --dry-run --kernel -p "$kthread"
+else
+	echo "SKIP $suite/pid-is-kernel-thread: no kernel thread visible in /proc"
+fi
 if [ ! -e /sys/bus/event_source/devices/kprobe ]; then
 	expect kprobe-unsupported 1 "this kernel has no kprobes" "$bin" record -t kprobe:do_sys_open -- /bin/true
 else

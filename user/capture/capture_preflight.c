@@ -147,13 +147,34 @@ static uint64_t worst_case(const struct mt_capture_opts *o, const char *command,
 	return one;
 }
 
+/* -p PID: a process (not a thread id), with user code unless only its
+ * kernel code is wanted. */
+static int check_pid(const struct mt_capture_opts *o, char *err, size_t errlen)
+{
+	char comm[64] = "", path[64];
+	bool kthread;
+	FILE *f;
+	int e = mt_target_check_pid(o->pid, &kthread, err, errlen);
+
+	if (e || !kthread || o->kernel)
+		return e;
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)o->pid);
+	if ((f = fopen(path, "re"))) {
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = 0;
+		fclose(f);
+	}
+	return mt_errmsg(err, errlen, EINVAL,
+			 "process %d (%s) is a kernel thread: it runs no user code to trace; add --kernel to trace its kernel code",
+			 (int)o->pid, comm);
+}
+
 int mt_capture_preflight(const struct mt_capture_opts *o, const struct mt_trigger_spec *specs,
 			 size_t n, const struct mt_preflight_env *env, struct mt_preflight *out,
 			 int *usage, char *err, size_t errlen)
 {
 	static const struct mt_preflight_env defaults = { KPROBE_PMU, KALLSYMS };
 	long cpus = sysconf(_SC_NPROCESSORS_CONF);
-	char path[64];
 	int e;
 
 	memset(out, 0, sizeof(*out));
@@ -166,9 +187,8 @@ int mt_capture_preflight(const struct mt_capture_opts *o, const struct mt_trigge
 	if (o->argv && o->argv[0] &&
 	    (e = mt_target_find_command(o->argv[0], out->command, sizeof(out->command), err, errlen)))
 		return e;
-	snprintf(path, sizeof(path), "/proc/%d", (int)o->pid);
-	if (o->pid && access(path, F_OK))
-		return mt_errmsg(err, errlen, ESRCH, "process %d does not exist", (int)o->pid);
+	if (o->pid && (e = check_pid(o, err, errlen)))
+		return e;
 	if ((e = check_outputs(o, specs, n, out->command, err, errlen))) {
 		*usage = 1;	/* the command line contradicts itself */
 		return e;

@@ -174,12 +174,30 @@ static int tgid_of(pid_t pid)
 	return tgid;
 }
 
-int mt_target_attach(struct mt_target *t, pid_t pid, char *err, size_t errlen)
+/* Whether task PID is a kernel thread: PF_KTHREAD in /proc/PID/stat's
+ * flags, the ninth field (the name before it may hold spaces and ')'). */
+static bool is_kernel_thread(pid_t pid)
 {
-	int tgid, e;
+	char path[64], buf[1024], *p;
+	unsigned long flags;
+	FILE *f;
+	bool yes = false;
 
-	target_init(t);
-	t->pid = pid;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) &&
+	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) == 1)
+		yes = flags & 0x00200000;	/* PF_KTHREAD */
+	fclose(f);
+	return yes;
+}
+
+int mt_target_check_pid(pid_t pid, bool *kthread, char *err, size_t errlen)
+{
+	int tgid;
+
 	if (kill(pid, 0) && errno == ESRCH)
 		return mt_errmsg(err, errlen, ESRCH, "process %d does not exist", (int)pid);
 	tgid = tgid_of(pid);
@@ -189,6 +207,19 @@ int mt_target_attach(struct mt_target *t, pid_t pid, char *err, size_t errlen)
 		return mt_errmsg(err, errlen, EINVAL,
 				 "%d is a thread of process %d: give -p %d (all its threads are traced)",
 				 (int)pid, tgid, tgid);
+	*kthread = is_kernel_thread(pid);
+	return 0;
+}
+
+int mt_target_attach(struct mt_target *t, pid_t pid, char *err, size_t errlen)
+{
+	bool kthread;
+	int e;
+
+	target_init(t);
+	t->pid = pid;
+	if ((e = mt_target_check_pid(pid, &kthread, err, errlen)))
+		return e;
 	e = seize_all(pid);
 	if (e == 0) {
 		t->traced = 1;
