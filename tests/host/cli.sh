@@ -159,6 +159,16 @@ expect decode-max-depth-bad 2 "--max-depth wants 1..4096" "$bin" decode --max-de
 expect decode-tid-bad 2 "--tid wants numbers" "$bin" decode --tid 12,x "$sample"
 expect decode-around-bad 2 "--around-trigger wants a duration" "$bin" decode --around-trigger soon "$sample"
 expect decode-function-empty 2 "--function wants a function's name" "$bin" decode --function '' "$sample"
+# A .gz name gives gzip in every format, not only Perfetto's.
+if "$bin" decode -q -f text -o "$work/t.txt" "$sample" &&
+	"$bin" decode -q -f text -o "$work/t.txt.gz" "$sample" &&
+	gunzip -c "$work/t.txt.gz" | cmp -s - "$work/t.txt" &&
+	"$bin" decode -q -f svg -o "$work/t.svg.gz" "$sample" &&
+	gunzip -c "$work/t.svg.gz" | tail -1 | grep -q '^</svg>$'; then
+	echo "PASS cli/gz-every-format"
+else
+	echo "FAIL cli/gz-every-format: $(file "$work/t.txt.gz" "$work/t.svg.gz")"
+fi
 # A --debug-path directory that is not there: told, unless -q, and decoded.
 expect debug-path-missing 0 "warning: --debug-path /nonexistent-dbg: No such file or directory" \
 	"$bin" decode --debug-path ":.debug:/nonexistent-dbg" -o "$work/dbg.pftrace" "$sample"

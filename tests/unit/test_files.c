@@ -5,14 +5,17 @@
  */
 #include "mt_test.h"
 
+#include "files/gzout.h"
 #include "files/infile.h"
 #include "files/outfile.h"
+#include "util/text.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 static char dir[64];
 
@@ -259,4 +262,36 @@ MT_TEST(pending_temporaries_removed)
 	MT_ASSERT(holds(at("a"), "old a"));
 	mt_outfile_abort(&b);
 	remove_dir();
+}
+
+/* A .gz output written through stdio is gzip that reads back whole; one
+ * that cannot be written fails at fclose(). */
+MT_TEST(gzip_through_stdio)
+{
+	char line[64], back[64];
+	gzFile gz;
+	FILE *f;
+
+	fresh_dir();
+	MT_ASSERT(mt_gz_named("t.txt.gz") && !mt_gz_named("t.txt") && !mt_gz_named("gz"));
+	f = mt_fopen_write(at("t.txt.gz"), true);
+	MT_ASSERT(f);
+	for (int i = 0; i < 100000; i++)
+		fprintf(f, "%d event\n", i);
+	MT_ASSERT_EQ(fclose(f), 0);
+	gz = gzopen(at("t.txt.gz"), "rb");
+	MT_ASSERT(gz && !gzdirect(gz));
+	for (int i = 0; i < 100000; i++) {
+		snprintf(line, sizeof(line), "%d event\n", i);
+		MT_ASSERT_MSG(gzgets(gz, back, sizeof(back)) && !strcmp(back, line), "line %d", i);
+	}
+	MT_ASSERT(!gzgets(gz, back, sizeof(back)));
+	gzclose(gz);
+	remove_dir();
+
+	f = mt_fopen_write("/dev/full", true);
+	MT_ASSERT(f);
+	for (int i = 0; i < 100000; i++)
+		fprintf(f, "%d event\n", i);
+	MT_ASSERT_EQ(fclose(f), EOF);
 }

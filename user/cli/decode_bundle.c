@@ -8,9 +8,11 @@
 #include "decode/decode.h"
 #include "out_perfetto/pfout.h"
 #include "out_text/textout.h"
+#include "files/gzout.h"
 #include "files/outfile.h"
 #include "narrow_args.h"
 #include "svg/svg.h"
+#include "util/text.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -105,7 +107,7 @@ static int run_text(struct mt_decode *d, struct mt_bundle_reader *r, const char 
 	if (!output)
 		of = NULL;
 	if (of) {
-		t.out = fopen(of->write_path, "w");
+		t.out = mt_fopen_write(of->write_path, mt_gz_named(output));
 		if (!t.out) {
 			cli_err("cannot write %s: %s", output, strerror(errno));
 			mt_outfile_abort(of);
@@ -147,7 +149,7 @@ static int run_svg(struct mt_decode *d, struct mt_bundle_reader *r, const char *
 	sink = decode_report_sink(rep, &inner);
 	rc = narrow_run(d, name, q, &sink, NULL);
 	if (!rc) {
-		out = fopen(of->write_path, "w");
+		out = mt_fopen_write(of->write_path, output && mt_gz_named(output));
 		e = out ? 0 : errno;
 	}
 	snprintf(title, sizeof(title), "%s: %s", name, q->svg_chart ? "flame chart" : "flame graph");

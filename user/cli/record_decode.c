@@ -14,6 +14,7 @@
 #include "cli_msg.h"
 #include "decode_bundle.h"
 #include "files/outfile.h"
+#include "util/text.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -24,13 +25,6 @@
 #include <unistd.h>
 
 #define BUNDLE_EXT ".mtrace"
-
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-
-	return n >= m && !strcmp(s + n - m, suffix);
-}
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -107,7 +101,7 @@ int record_decode(const struct mt_capture_opts *o, const char *keep_bundle)
 	char err[PATH_MAX + 128];
 	int rc;
 
-	if (ends_with(o->output, BUNDLE_EXT))
+	if (mt_ends_with(o->output, BUNDLE_EXT))
 		return usage_error("-o %s: this form writes a Perfetto trace; 'mtrace-user record -o FILE' writes a bundle, --keep-bundle FILE keeps one",
 				   o->output);
 	if (keep_bundle && (!strcmp(keep_bundle, o->output) ||

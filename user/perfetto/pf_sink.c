@@ -2,6 +2,7 @@
 /* Buffered plain or gzip output (pf_sink.h). */
 #include "pf_sink.h"
 #include "util/mt_array.h"
+#include "util/text.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,13 +29,6 @@ struct pf_sink_out {
 	uint8_t *spare;
 	size_t spare_cap;
 };
-
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-
-	return n >= m && !strcmp(s + n - m, suffix);
-}
 
 /* Writes N bytes at P to the file; MSG (160 bytes) says why it failed. */
 static int write_out(const struct pf_sink *s, const uint8_t *p, size_t n, char *msg)
@@ -170,7 +164,7 @@ int pf_sink_open(struct pf_sink *s, const char *path, int gzip_level)
 		snprintf(s->msg, sizeof(s->msg), "cannot create %s: %s", path, strerror(errno));
 		goto fail;
 	}
-	if (ends_with(path, ".gz")) {
+	if (mt_gz_named(path)) {
 		snprintf(mode, sizeof(mode), "wb%d", gzip_level);
 		s->gz = gzdopen(s->fd, mode);
 		if (!s->gz) {

@@ -21,6 +21,18 @@ bool mt_is_control(uint32_t cp)
 	return cp < 0x20 || (cp >= 0x7f && cp < 0xa0);
 }
 
+bool mt_ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+bool mt_gz_named(const char *name)
+{
+	return mt_ends_with(name, ".gz");
+}
+
 size_t mt_utf8_seq_len(const char *str)
 {
 	const unsigned char *s = (const unsigned char *)str;

@@ -13,6 +13,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* Whether @s ends with @suffix. */
+bool mt_ends_with(const char *s, const char *suffix);
+
+/* Whether output file @name asks for gzip: it ends in ".gz". */
+bool mt_gz_named(const char *name);
+
 /* Length of the valid, shortest-form UTF-8 sequence at @s (no surrogates,
  * at most U+10FFFF), 0 if it is not one. Stops at the terminating NUL. */
 size_t mt_utf8_seq_len(const char *s);
