@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -21,7 +22,7 @@ static char dir[64];
 
 static const char *at(const char *name)
 {
-	static char buf[4][128];
+	static char buf[4][384];
 	static int i;
 
 	i = (i + 1) % 4;
@@ -161,7 +162,7 @@ MT_TEST(symlinked_output_replaces_its_target)
 MT_TEST(bad_destinations)
 {
 	struct mt_outfile of;
-	char err[512];
+	char err[512], name[NAME_MAX + 2];
 
 	fresh_dir();
 	MT_ASSERT_EQ(mt_outfile_begin(&of, dir, err, sizeof(err)), -EISDIR);
@@ -169,6 +170,16 @@ MT_TEST(bad_destinations)
 	MT_ASSERT_EQ(mt_outfile_begin(&of, at("no/such/dir/t"), err, sizeof(err)), -ENOENT);
 	MT_ASSERT_MSG(strstr(err, "cannot create a file in"), "%s", err);
 	MT_ASSERT_EQ(mt_outfile_begin(&of, "", err, sizeof(err)), -EINVAL);
+	/* A name the directory cannot hold is refused before any work, not at
+	 * the rename; the longest one it can is written. */
+	memset(name, 'n', sizeof(name) - 1);
+	name[NAME_MAX + 1] = 0;
+	MT_ASSERT_EQ(mt_outfile_begin(&of, at(name), err, sizeof(err)), -ENAMETOOLONG);
+	MT_ASSERT_MSG(strstr(err, "output file name too long (256 bytes, at most 255 in"), "%s", err);
+	name[NAME_MAX] = 0;
+	MT_ASSERT_EQ(mt_outfile_begin(&of, at(name), err, sizeof(err)), 0);
+	MT_ASSERT_EQ(mt_outfile_commit(&of, err, sizeof(err)), 0);
+	MT_ASSERT_EQ(access(at(name), F_OK), 0);
 	/* Special files and "-" are written in place. */
 	MT_ASSERT_EQ(mt_outfile_begin(&of, "/dev/null", err, sizeof(err)), 0);
 	MT_ASSERT(of.in_place && !strcmp(of.write_path, "/dev/null"));

@@ -101,6 +101,7 @@ int mt_outfile_begin(struct mt_outfile *of, const char *output, char *err, size_
 	const char *base;
 	struct stat st;
 	int exists, fd, n;
+	long name_max;
 	size_t keep;
 
 	memset(of, 0, sizeof(*of));
@@ -124,6 +125,15 @@ int mt_outfile_begin(struct mt_outfile *of, const char *output, char *err, size_
 	if (n < 0 || (size_t)n >= sizeof(of->path))
 		return mt_errmsg(err, errlen, ENAMETOOLONG, "output path too long: %s", output);
 	split_path(of->path, dir, sizeof(dir), &base);
+	/* The temporary's name is cut to fit; the rename at the end would fail,
+	 * after all the work. */
+	name_max = pathconf(dir, _PC_NAME_MAX);
+	if (name_max <= 0)
+		name_max = NAME_MAX;
+	if (strlen(base) > (size_t)name_max)
+		return mt_errmsg(err, errlen, ENAMETOOLONG,
+				 "output file name too long (%zu bytes, at most %ld in %s): %s",
+				 strlen(base), name_max, dir, output);
 	/* ".tmp-XXXXXX-BASE", keeping BASE's end (its suffix) within NAME_MAX. */
 	keep = strlen(base);
 	if (keep > NAME_MAX - 12)
