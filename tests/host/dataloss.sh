@@ -258,6 +258,15 @@ if [ -e "$work/n-marker" ] || [ -e /dev/null-1 ] || ls -A "$work" | grep -q '^--
 else
 	pass snapshots-refused-first
 fi
+# Every output a capture will write is checked before it starts: the
+# trace beside a kept bundle, and the longest of the numbered names.
+expect trace-dir-missing-keep-bundle 1 "cannot create a file in $work/nodir for $work/nodir/t.pftrace" \
+	"$bin" --dry-run --keep-bundle "$work/k.mtrace" -o "$work/nodir/t.pftrace" -- true
+long=$(printf 'n%.0s' {1..253})
+expect numbered-name-too-long 1 "output file name too long (256 bytes, at most 255 in $work)" \
+	"$bin" record --dry-run -n 10 -o "$work/$long" -- true
+expect numbered-name-fits 0 "dry run: nothing is armed" \
+	"$bin" record --dry-run -n 9 -o "$work/$long" -- true
 out=$("$bin" record --dry-run -o - -- /bin/true 2>&1)
 if grep -q "to standard output (worst case [0-9.]* MiB each)\$" <<<"$out"; then
 	pass dry-run-to-stdout
