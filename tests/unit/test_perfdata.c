@@ -669,3 +669,47 @@ MT_TEST(export_that_fails_leaves_nothing_behind)
 	MT_ASSERT_MSG(stat(fx_path("fifo.data.symfs"), &sb) && errno == ENOENT,
 		      "a symfs was made for an output that was refused");
 }
+
+/* A symfs whose paths lead back to the recorded files (--symfs /, a link
+ * to it, a link inside it to a real directory) never writes over them: as root that would replace the
+ * system's own libraries with the bundle's copies. */
+MT_TEST(export_never_writes_over_the_recorded_files)
+{
+	static const char code[] = "\x7f" "ELF from another machine";
+	struct perfdata_export_opts o = { 0 };
+	struct perfdata_export_stats st;
+	struct mt_bundle_reader *r;
+	const char *paths[1];
+	char lib[512], top[256], link[300], err[1024], *text;
+	size_t len;
+	int e;
+
+	fx_write("installed-lib.so", "the machine's own library\n");
+	snprintf(lib, sizeof(lib), "%s", fx_path("installed-lib.so"));
+	paths[0] = lib;
+	bundle_of_files("own.mtrace", paths, 1, code, sizeof(code));
+	MT_ASSERT_MSG(mt_bundle_open(&r, fx_path("own.mtrace"), err, sizeof(err)) == 0, "%s", err);
+	o.symfs = "/";
+	e = perfdata_export(r, fx_path("own.data"), &o, &st, err, sizeof(err));
+	MT_ASSERT_EQ(e, -EINVAL);
+	MT_ASSERT_MSG(strstr(err, "--symfs / would put the bundle's binaries over this machine's own"),
+		      "%s", err);
+	MT_ASSERT_EQ(symlink("/", fx_path("root-link")), 0);
+	o.symfs = fx_path("root-link");
+	MT_ASSERT_EQ(perfdata_export(r, fx_path("own.data"), &o, &st, err, sizeof(err)), -EINVAL);
+	/* A symfs whose first directory links back to the real one. */
+	snprintf(top, sizeof(top), "/%.*s", (int)strcspn(lib + 1, "/"), lib + 1);
+	MT_ASSERT_EQ(mkdir(fx_path("loop"), 0755), 0);
+	snprintf(link, sizeof(link), "loop%s", top);
+	MT_ASSERT_EQ(symlink(top, fx_path(link)), 0);
+	o.symfs = fx_path("loop");
+	MT_ASSERT_MSG(perfdata_export(r, fx_path("own.data"), &o, &st, err, sizeof(err)) == 0,
+		      "%s", err);
+	MT_ASSERT_EQ(st.binaries, 0);
+	MT_ASSERT_MSG(strstr(st.warning, "is that file itself"), "%s", st.warning);
+	mt_bundle_close(r);
+	text = (char *)load("installed-lib.so", &len);
+	MT_ASSERT_MSG(len == 26 && !memcmp(text, "the machine's own library\n", 26),
+		      "the library now: %.*s", (int)len, text);
+	free(text);
+}

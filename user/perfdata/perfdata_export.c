@@ -632,6 +632,16 @@ static uint64_t first_tsc(const struct exp *x)
 	return lo == UINT64_MAX ? 0 : lo;
 }
 
+/* Whether DIR is the file system's root (also through links or ".."). */
+static bool is_root_dir(const char *dir)
+{
+	char *real = realpath(dir, NULL);
+	bool root = real && !strcmp(real, "/");
+
+	free(real);
+	return root;
+}
+
 int perfdata_export(struct mt_bundle_reader *r, const char *out,
 		    const struct perfdata_export_opts *opts, struct perfdata_export_stats *st,
 		    char *err, size_t errlen)
@@ -664,6 +674,11 @@ int perfdata_export(struct mt_bundle_reader *r, const char *out,
 	else
 		snprintf(st->symfs, sizeof(st->symfs), "%s.symfs", out);
 	x.symfs = st->symfs;
+	if (is_root_dir(x.symfs)) {
+		snprintf(err, errlen, "--symfs %s would put the bundle's binaries over this machine's own, at their recorded paths: name a directory of their own",
+			 x.symfs);
+		return -EINVAL;
+	}
 	perfdata_tsc_conv_from_bundle(r, &x.tc);
 	x.t0 = ns(&x, first_tsc(&x));
 	snprintf(data, sizeof(data), "%s", out);

@@ -148,6 +148,14 @@ static bool stays_inside(const char *as)
 	return true;
 }
 
+/* Whether paths A and B name one file. */
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 int perfdata_symfs_put(struct mt_bundle_reader *r, const char *dir, const char *path,
 		       const uint8_t *bid, size_t bid_len, const char *as, char *warn,
 		       size_t warnlen, char *err, size_t errlen)
@@ -183,14 +191,23 @@ int perfdata_symfs_put(struct mt_bundle_reader *r, const char *dir, const char *
 		e = -ENAMETOOLONG;
 		goto out;
 	}
+	if (same_file(dest, path)) {
+		/* The symfs leads back to the recorded file (a link to /, a
+		 * bind mount): writing would replace it with the bundle's copy. */
+		snprintf(warn, warnlen, "%s: not copied: %s is that file itself", as, dest);
+		e = 0;
+		goto out;
+	}
 	slash = strrchr(dest, '/');
 	*slash = 0;
 	e = perfdata_mkdirs(dest, err, errlen);
 	*slash = '/';
 	if (!e)
 		e = pd_atomic_write_file(dest, code, len, err, errlen);
+	if (!e)
+		e = 1;
 out:
 	if (mapped)
 		munmap(mapped, len);
-	return e ? e : 1;
+	return e;
 }
