@@ -164,8 +164,12 @@ expect dead-pid 1 "process 2147483646 does not exist" "$bin" record -p 214748364
 # names its process, a kernel thread has no user code.
 python3 -c 'import threading, time; threading.Thread(target=time.sleep, args=(60,)).start()' &
 multi=$!
-sleep 0.5
-tid=$(ls "/proc/$multi/task" | grep -vx "$multi" | head -1)
+tid=
+for _ in $(seq 100); do
+	tid=$(ls "/proc/$multi/task" 2>/dev/null | grep -vx "$multi" | head -1)
+	[ -n "$tid" ] && break
+	sleep 0.1
+done
 expect pid-is-thread 1 "$tid is a thread of process $multi: give -p $multi" \
 	"$bin" record --dry-run -p "$tid"
 kill "$multi" 2>/dev/null
@@ -343,6 +347,28 @@ mkfifo "$work/fifo2"
 timeout 3 "$bin" bundle-info "$work/fifo2" >"$work/fifo2.out" 2>&1
 grep -q "waiting for data on $work/fifo2" "$work/fifo2.out" && pass fifo-open-no-block ||
 	fail fifo-open-no-block "$(cat "$work/fifo2.out")"
+# "-" with a terminal as standard input: told at once, not a silent wait
+# for an end of file (python3 gives the command a pseudo-terminal).
+for cmd in decode report bundle-info; do
+	out=$(python3 - "$bin" "$cmd" <<'PY'
+import os, subprocess, sys
+_, tty = os.openpty()
+p = subprocess.Popen([sys.argv[1], sys.argv[2], "-"], stdin=tty,
+                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+try:
+    _, err = p.communicate(timeout=10)
+    print(p.returncode, err.decode().strip())
+except subprocess.TimeoutExpired:
+    p.kill()
+    print("waited 10 s")
+PY
+)
+	if [ "$out" = "1 mtrace-user: standard input is a terminal: pipe a bundle into it or name the bundle's file" ]; then
+		pass "stdin-terminal-$cmd"
+	else
+		fail "stdin-terminal-$cmd" "$out"
+	fi
+done
 expect directory-input 1 "$work: is a directory" "$bin" decode "$work"
 expect max-decompressed 1 "more than the limit of 1024 (--max-decompressed SIZE raises it)" \
 	"$bin" decode --max-decompressed 1K -o "$work/x.pftrace" "$corpus/sample-zstd.mtrace"

@@ -35,6 +35,12 @@ int cli_open_bundle(const char *arg, const struct mt_bundle_limits *lim,
 	int fd;
 
 	*r = NULL;
+	/* A bundle is binary: from a terminal it would only wait, silently,
+	 * for an end of file. */
+	if (!strcmp(arg, "-") && isatty(STDIN_FILENO)) {
+		cli_err("standard input is a terminal: pipe a bundle into it or name the bundle's file");
+		return 1;
+	}
 	/* Commands that take only bundles (bundle-info, export) say what to
 	 * do with the perf.data a user may well hand them. */
 	if (perfdata_is_perf_data(arg)) {
