@@ -118,9 +118,8 @@ static int check_numbered(const char *out, const char *opt, unsigned int snapsho
 
 int mt_capture_opts_check(const struct mt_capture_opts *o, char *err, size_t errlen)
 {
-	int e;
-
 	int targets = (o->pid > 0) + (o->argv != NULL) + (o->system_wide != 0);
+	int e;
 
 	if (targets == 0)
 		return mt_errmsg(err, errlen, EINVAL, "no target: give -p PID, --system-wide or -- CMD [ARGS]");
