@@ -2,16 +2,17 @@
 /*
  * libFuzzer target: a bundle, as given and re-sealed with valid checksums
  * (as fuzz_decode does), decoded (with only the binaries it embeds)
- * into every output that is not the Perfetto writer, which fuzz_decode's
- * runs exercise through the same decode: the SVG flame graph and flame
- * chart, the plain-text dump and the report, text and JSON. Besides no
- * sanitizer report: every writer succeeds, the SVG is whole, and what the
- * SVG and the report's JSON hold is UTF-8 without control characters but
- * for newlines.
+ * into every output format: the Perfetto trace (protobuf and Chrome JSON),
+ * the SVG flame graph and flame chart, the plain-text dump and the report,
+ * text and JSON. Besides no sanitizer report: every writer succeeds, the
+ * SVG is whole, and what the SVG and the report hold is UTF-8 without
+ * control characters but for newlines.
  */
 #include "bundle/bundle.h"
 #include "decode/decode.h"
+#include "out_perfetto/pfout.h"
 #include "out_text/textout.h"
+#include "perfetto/pf_writer.h"
 #include "report/report.h"
 #include "svg/svg.h"
 #include "util/text.h"
@@ -67,6 +68,35 @@ static int run(struct mt_bundle_reader *r, struct mt_decode **d)
 	char err[512];
 
 	return mt_decode_open(d, r, &o, err, sizeof(err));
+}
+
+/* The trace as the CLI writes it (cli/decode_bundle.c), to /dev/null. */
+static void perfetto(struct mt_bundle_reader *r, enum pf_format format)
+{
+	struct mt_decode_sink sink;
+	struct pf_options o;
+	struct mt_pfout po;
+	struct pf_writer *w;
+	struct pf_stats st;
+	struct mt_decode *d;
+	char err[256];
+	int rc;
+
+	if (run(r, &d))
+		return;
+	pf_options_init(&o);
+	o.format = format;
+	o.late_inferred = format == PF_FORMAT_PROTO;
+	must(pf_writer_open(&w, "/dev/null", &o, err, sizeof(err)) >= 0, "perfetto open");
+	rc = mt_pfout_init(&po, d, r, w, &sink);
+	if (!rc)
+		rc = mt_decode_run(d, &sink);
+	if (!rc)
+		rc = mt_pfout_finish(&po, mt_pfout_end_ns(&po));
+	must(!rc, "perfetto events");
+	must(pf_writer_close(w, mt_pfout_end_ns(&po), &st, err, sizeof(err)) >= 0, "perfetto close");
+	mt_pfout_fini(&po);
+	mt_decode_free(d);
 }
 
 static void svg(struct mt_bundle_reader *r, enum mt_svg_kind kind)
@@ -138,6 +168,8 @@ static void outputs(const uint8_t *data, size_t size)
 
 	if (mt_bundle_open_mem(&r, data, size, err, sizeof(err)))
 		return;
+	perfetto(r, PF_FORMAT_PROTO);
+	perfetto(r, PF_FORMAT_JSON);
 	svg(r, MT_SVG_GRAPH);
 	svg(r, MT_SVG_CHART);
 	text(r);
