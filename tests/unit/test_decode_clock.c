@@ -35,7 +35,7 @@ static uint64_t expected_ns(const struct mt_bundle_clock_entry *a, size_t n, uin
 		return tsc;
 	}
 	ns = ns0 + ((__int128)tsc - tsc0) * num / den;
-	return ns < 0 ? 0 : (uint64_t)ns;
+	return ns < 0 ? 0 : ns > UINT64_MAX ? UINT64_MAX : (uint64_t)ns;
 }
 
 static uint64_t rnd(uint64_t *s)
@@ -61,12 +61,16 @@ static uint64_t probe(const struct mt_bundle_clock_entry *a, size_t n, uint64_t 
 	return a[r % n].tsc + (r >> 60) - 8;
 }
 
-static void check_clock(const struct mt_bundle_clock_entry *a, size_t n, uint64_t hz)
+/* The clock made of GIVEN (NG anchors) converts as the rule says for A
+ * (N anchors: GIVEN in TSC order, without those that go back). */
+static void check_clock_of(const struct mt_bundle_clock_entry *given, size_t ng,
+			   const struct mt_bundle_clock_entry *a, size_t n, uint64_t hz)
 {
 	struct mt_clock c;
 	uint64_t s = 0x9e3779b97f4a7c15ull + n;
 
-	MT_ASSERT_EQ(mt_clock_init(&c, a, n, hz), 0);
+	MT_ASSERT_EQ(mt_clock_init(&c, given, ng, hz), 0);
+	MT_ASSERT_EQ(c.dropped, ng - n);
 	for (int k = 0; k < 20000; k++) {
 		uint64_t tsc = probe(a, n, &s, k), in[3];
 		struct mt_clock_piece p;
@@ -83,6 +87,11 @@ static void check_clock(const struct mt_bundle_clock_entry *a, size_t n, uint64_
 			MT_ASSERT_EQ(mt_clock_piece_ns(&p, in[i]), expected_ns(a, n, hz, in[i]));
 	}
 	mt_clock_fini(&c);
+}
+
+static void check_clock(const struct mt_bundle_clock_entry *a, size_t n, uint64_t hz)
+{
+	check_clock_of(a, n, a, n, hz);
 }
 
 MT_TEST(no_anchors_raw_tsc_or_the_rate)
@@ -129,4 +138,39 @@ MT_TEST(the_last_pair_repeated_falls_back_to_the_rate)
 
 	check_clock(a, 3, 1000000000ull);
 	check_clock(a, 3, 0);
+}
+
+/* A damaged bundle's anchors: out of TSC order, two going back in time,
+ * the last near the clock's end. Those that go back are left out, the
+ * rest convert by the rule, and no time goes back as the TSC grows or
+ * wraps past UINT64_MAX: the writers refuse events out of order. */
+MT_TEST(anchors_that_go_back_are_left_out)
+{
+	const struct mt_bundle_clock_entry a[] = {
+		{ .tsc = 9000000, .boottime_ns = 4000000 },
+		{ .tsc = 1000000, .boottime_ns = 500 },
+		{ .tsc = 5000000, .boottime_ns = 100 },
+		{ .tsc = 3000000, .boottime_ns = 1000500 },
+		{ .tsc = 12000000, .boottime_ns = 3999999 },
+		{ .tsc = 1ull << 40, .boottime_ns = 1ull << 62 },
+	};
+	const struct mt_bundle_clock_entry kept[] = { a[1], a[3], a[0], a[5] };
+	uint64_t s = 7, last = 0, tsc = 0;
+	struct mt_clock c;
+
+	check_clock_of(a, 6, kept, 4, 0);
+	check_clock_of(a, 6, kept, 4, 2000000000ull);
+	MT_ASSERT_EQ(mt_clock_init(&c, a, 6, 0), 0);
+	for (;;) {
+		uint64_t ns = mt_clock_ns(&c, tsc), step = 1 + (rnd(&s) >> (8 + rnd(&s) % 56));
+
+		MT_ASSERT_MSG(ns >= last, "tsc %llu: %llu after %llu", (unsigned long long)tsc,
+			      (unsigned long long)ns, (unsigned long long)last);
+		last = ns;
+		if (step > UINT64_MAX - tsc)
+			break;
+		tsc += step;
+	}
+	MT_ASSERT_EQ(mt_clock_ns(&c, UINT64_MAX), UINT64_MAX);
+	mt_clock_fini(&c);
 }

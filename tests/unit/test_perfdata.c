@@ -558,9 +558,11 @@ MT_TEST(controls_that_cannot_be_decoded)
  * symfs directory by those names, and a name with ".." in it must not
  * write outside it (here over the user's file next to the output).
  */
-/* A bundle NAME of one CPU's PSB whose maps are PATHS, each embedding CODE. */
-static void bundle_of_files(const char *name, const char *const *paths, size_t n,
-			    const void *code, size_t len)
+/* A bundle NAME of one CPU's PSB whose maps are PATHS, each embedding
+ * CODE; with NA clock ANCHORS (and no TSC rate) when NA. */
+static void bundle_of_files_clock(const char *name, const char *const *paths, size_t n,
+				  const void *code, size_t len,
+				  const struct mt_bundle_clock_entry *anchors, size_t na)
 {
 	struct mt_bundle_writer_opts wo = { sizeof(wo), 0, 0 };
 	struct mt_bundle_cpu_desc cpu = { .vendor = MT_BUNDLE_VENDOR_INTEL, .family = 6,
@@ -591,8 +593,19 @@ static void bundle_of_files(const char *name, const char *const *paths, size_t n
 		MT_ASSERT_EQ(mt_bundle_write_maps(w, &m, 1), 0);
 		MT_ASSERT_EQ(mt_bundle_write_file(w, &f, code, len), 0);
 	}
+	if (na) {
+		struct mt_bundle_clock_desc clk = { 0 };
+
+		MT_ASSERT_EQ(mt_bundle_write_clock(w, &clk, anchors, na), 0);
+	}
 	MT_ASSERT_EQ(mt_bundle_writer_finish(w), 0);
 	mt_bundle_writer_free(w);
+}
+
+static void bundle_of_files(const char *name, const char *const *paths, size_t n,
+			    const void *code, size_t len)
+{
+	bundle_of_files_clock(name, paths, n, code, len, NULL, 0);
 }
 
 /* Exports bundle NAME to DATA (symfs: DATA.symfs); returns its status. */
@@ -712,4 +725,30 @@ MT_TEST(export_never_writes_over_the_recorded_files)
 	MT_ASSERT_MSG(len == 26 && !memcmp(text, "the machine's own library\n", 26),
 		      "the library now: %.*s", (int)len, text);
 	free(text);
+}
+
+/* A damaged bundle whose clock anchors go back in time, with no TSC rate
+ * to use instead: the export's rate stays a clock's (it was about 2^64 ns
+ * per tick, converted out of range into a 32-bit mult). */
+MT_TEST(export_of_a_clock_that_goes_back)
+{
+	static const char *const paths[] = { "/opt/app/bin/server" };
+	const struct mt_bundle_clock_entry anchors[] = {
+		{ .tsc = 1000, .boottime_ns = 5000000 },
+		{ .tsc = 2000, .boottime_ns = 4000 },
+	};
+	struct perfdata_export_stats st;
+	struct perfdata_tsc_conv c;
+	struct mt_bundle_reader *r;
+	uint64_t span;
+	char err[1024];
+
+	bundle_of_files_clock("back.mtrace", paths, 1, "code", 4, anchors, 2);
+	MT_ASSERT_MSG(mt_bundle_open(&r, fx_path("back.mtrace"), err, sizeof(err)) == 0, "%s", err);
+	perfdata_tsc_conv_from_bundle(r, &c);
+	mt_bundle_close(r);
+	span = perfdata_tsc_to_ns(&c, 2000) - perfdata_tsc_to_ns(&c, 1000);
+	MT_ASSERT_MSG(span > 0 && span <= 1000 * 1000000000ull, "1000 ticks made %llu ns",
+		      (unsigned long long)span);
+	MT_ASSERT_MSG(export_to("back.mtrace", "back.data", &st, err, sizeof(err)) == 0, "%s", err);
 }

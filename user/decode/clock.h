@@ -22,19 +22,24 @@ struct mt_clock_line {
 };
 
 struct mt_clock {
-	const struct mt_bundle_clock_entry *anchors;	/* sorted by tsc */
-	size_t n;
+	/* The bundle's anchors in TSC order, without those whose time goes
+	 * back (dropped of them): conversion never goes back in time. */
+	struct mt_bundle_clock_entry *anchors;
+	size_t n, dropped;
 	uint64_t tsc_hz;	/* used with fewer than two anchors */
 	struct mt_clock_line *lines;	/* through anchors i and i + 1 */
 	struct mt_clock_line rate;	/* from the first anchor (or 0) at tsc_hz */
 };
 
 /*
- * ANCHORS (N of them, sorted by TSC) pair TSC readings with CLOCK_BOOTTIME.
- * With two or more, times are interpolated piecewise linearly (and
- * extrapolated from the nearest pair); with one, it is the origin and
- * TSC_HZ the rate; with none, ns = tsc * 1e9 / TSC_HZ, or the raw TSC when
- * the rate is unknown too. Returns 0, or -ENOMEM.
+ * ANCHORS (N of them) pair TSC readings with CLOCK_BOOTTIME. They are put
+ * in TSC order, and one whose CLOCK_BOOTTIME is below an earlier one's is
+ * dropped (a damaged bundle): the conversion then never goes back as the
+ * TSC grows, which the writers rely on. With two or more anchors, times are
+ * interpolated piecewise linearly (and extrapolated from the nearest
+ * pair); with one, it is the origin and TSC_HZ the rate; with none, ns =
+ * tsc * 1e9 / TSC_HZ, or the raw TSC when the rate is unknown too. Times
+ * are clamped to [0, UINT64_MAX]. Returns 0, or -ENOMEM.
  */
 int mt_clock_init(struct mt_clock *c, const struct mt_bundle_clock_entry *anchors, size_t n,
 		  uint64_t tsc_hz);

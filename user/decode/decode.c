@@ -192,6 +192,14 @@ int mt_decode_open(struct mt_decode **out, struct mt_bundle_reader *r,
 	if (mt_clock_init(&d->clock, anchors, nanchors, clk.tsc_hz) || !d->iscache ||
 	    build_procs(d))
 		goto nomem;
+	if (d->clock.dropped) {
+		char msg[160];
+
+		snprintf(msg, sizeof(msg),
+			 "%zu of the bundle's %zu clock anchors go back in time (a damaged bundle): left out",
+			 d->clock.dropped, nanchors);
+		warn(d, msg);
+	}
 	rc = mt_sideband_open(&d->sb, r, fallback_task(d, ptc.target_pid), err, errlen);
 	if (!rc)
 		rc = load_kernel(d, err, errlen);

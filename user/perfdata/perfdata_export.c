@@ -54,9 +54,13 @@ void perfdata_tsc_conv_from_bundle(struct mt_bundle_reader *r, struct perfdata_t
 	}
 	if (d.tsc_hz)
 		ns_per_tick = 1e9 / (double)d.tsc_hz;
-	else if (n >= 2 && a[n - 1].tsc > a[0].tsc)
+	else if (n >= 2 && a[n - 1].tsc > a[0].tsc && a[n - 1].boottime_ns > a[0].boottime_ns)
 		ns_per_tick = (double)(a[n - 1].boottime_ns - a[0].boottime_ns) /
 			      (double)(a[n - 1].tsc - a[0].tsc);
+	/* A damaged bundle's rate: no clock ticks slower than 1 Hz, and mult
+	 * must fit 32 bits even with no shift. */
+	if (ns_per_tick >= 1e9)
+		ns_per_tick = 1e9;
 	/* The largest shift that keeps mult within 32 bits, as the kernel does. */
 	c->shift = 31;
 	while (c->shift > 0 && ns_per_tick * (double)(1ULL << c->shift) >= 4294967295.0)
