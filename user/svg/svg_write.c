@@ -110,8 +110,9 @@ static const char script[] =
 	"svg.setAttribute('data-ready', '1');\n"
 	"})();\n";
 
-/* Text for XML: the five specials escaped, control bytes dropped, and
- * invalid UTF-8 as U+FFFD (one such byte makes the whole file unreadable). */
+/* Text for XML: the five specials escaped, control characters dropped,
+ * and invalid UTF-8 as U+FFFD (one such byte makes the whole file
+ * unreadable). */
 static void xml(FILE *f, const char *s)
 {
 	while (*s) {
@@ -125,7 +126,8 @@ static void xml(FILE *f, const char *s)
 		case '"': fputs("&quot;", f); break;
 		case '\'': fputs("&apos;", f); break;
 		default:
-			if ((unsigned char)*s >= 0x20)
+			/* C0, DEL and C1: XML 1.0 forbids most, none shows. */
+			if (!mt_is_control(mt_utf8_code_point(s, k)))
 				fwrite(s, 1, k, f);
 		}
 		s += k ? k : 1;
