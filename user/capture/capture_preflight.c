@@ -92,44 +92,40 @@ static int check_outputs(const struct mt_capture_opts *o, const struct mt_trigge
 	return 0;
 }
 
-/* The directory is proven writable by creating (and removing) a file there;
- * the trace's too, for the top-level form. */
-/* Whether the outputs named after BASE can be made: the last snapshot's
- * name is the longest, so every other fits if it does. */
-static int check_writable(const char *base, unsigned int snapshots, char *err, size_t errlen)
+/* Whether the outputs named after BASE can be made, by making (and
+ * removing) the last snapshot's: its name is the longest, so every other
+ * fits if it does, and they share its directory. OF tells what it was. */
+static int check_writable(const char *base, unsigned int snapshots, struct mt_outfile *of,
+			  char *err, size_t errlen)
 {
 	char path[PATH_MAX];
-	struct mt_outfile of;
 	int e;
 
 	if (mt_capture_output_path(base, snapshots, snapshots, path, sizeof(path)))
 		return mt_errmsg(err, errlen, ENAMETOOLONG, "output path too long: %s", base);
-	if ((e = mt_outfile_begin(&of, path, err, errlen)))
+	if ((e = mt_outfile_begin(of, path, err, errlen)))
 		return e;
-	mt_outfile_abort(&of);
+	mt_outfile_abort(of);
 	return 0;
 }
 
+/* The outputs' directories are proven writable (the top-level form's
+ * trace too), and the bundles' has room for them. */
 static int check_room(const struct mt_capture_opts *o, struct mt_preflight *p, char *err,
 		      size_t errlen)
 {
-	char path[PATH_MAX], dir[PATH_MAX];
+	char dir[PATH_MAX];
 	struct mt_outfile of;
 	struct statvfs vfs;
 	const char *slash;
 	int e;
 
-	if ((e = check_writable(o->output, o->snapshots, err, errlen)) ||
-	    (o->trace_output && (e = check_writable(o->trace_output, o->snapshots, err, errlen))))
-		return e;
-	if (mt_capture_output_path(o->output, 1, o->snapshots, path, sizeof(path)))
-		return mt_errmsg(err, errlen, ENAMETOOLONG, "output path too long: %s", o->output);
-	e = mt_outfile_begin(&of, path, err, errlen);
-	if (e)
+	if ((o->trace_output && (e = check_writable(o->trace_output, o->snapshots, &of, err,
+						    errlen))) ||
+	    (e = check_writable(o->output, o->snapshots, &of, err, errlen)))
 		return e;
 	if (of.in_place)	/* /dev/null and the like: nothing to fill */
 		return 0;
-	mt_outfile_abort(&of);
 	slash = strrchr(of.path, '/');
 	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - of.path) + !(slash - of.path) : 1,
 		 slash ? of.path : ".");

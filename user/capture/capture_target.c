@@ -207,18 +207,18 @@ int mt_target_check_pid(pid_t pid, bool *kthread, char *err, size_t errlen)
 		return mt_errmsg(err, errlen, EINVAL,
 				 "%d is a thread of process %d: give -p %d (all its threads are traced)",
 				 (int)pid, tgid, tgid);
-	*kthread = is_kernel_thread(pid);
+	if (kthread)
+		*kthread = is_kernel_thread(pid);
 	return 0;
 }
 
 int mt_target_attach(struct mt_target *t, pid_t pid, char *err, size_t errlen)
 {
-	bool kthread;
 	int e;
 
 	target_init(t);
 	t->pid = pid;
-	if ((e = mt_target_check_pid(pid, &kthread, err, errlen)))
+	if ((e = mt_target_check_pid(pid, NULL, err, errlen)))
 		return e;
 	e = seize_all(pid);
 	if (e == 0) {

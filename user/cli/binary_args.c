@@ -64,9 +64,7 @@ void binary_warn(const struct decode_request *q)
 int binary_option(int c, char *arg, struct decode_request *q)
 {
 	switch (c) {
-	case BINARY_OPT_DEBUG_PATH:
-		q->debug_path = arg;
-		return 0;
+	case BINARY_OPT_DEBUG_PATH: q->debug_path = arg; return 0;
 	case BINARY_OPT_EMBEDDED_ONLY: q->embedded_only = 1; return 0;
 	case BINARY_OPT_SYMFS:
 		if (!*arg) {

@@ -7,6 +7,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+const char *cli_output_name(const char *output)
+{
+	return output && strcmp(output, "-") ? output : "standard output";
+}
+
 bool cli_output_is_stdout(const char *output)
 {
 	struct stat named, out;

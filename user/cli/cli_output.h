@@ -9,6 +9,10 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+/* What messages call OUTPUT: "standard output" for "-" (or NULL, a
+ * format's default of standard output), else OUTPUT. */
+const char *cli_output_name(const char *output);
+
 /* Whether OUTPUT is standard output: "-", or a name of it (/dev/stdout). */
 bool cli_output_is_stdout(const char *output);
 

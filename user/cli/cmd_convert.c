@@ -98,7 +98,7 @@ int cmd_convert(int argc, char **argv)
 	sum = cli_summary_start(out);
 	fprintf(sum, "wrote %s: %zu %s, %zu bytes of PT, %zu threads, %zu maps, %zu switches, "
 		"%zu binaries embedded",
-		strcmp(out, "-") ? out : "standard output", st.streams,
+		cli_output_name(out), st.streams,
 		st.per_thread ? "threads' buffers" : "CPUs", st.pt_bytes, st.threads, st.maps,
 		st.switches, st.embedded);
 	if (st.kernel_ranges)

@@ -4,6 +4,7 @@
 
 #include "binary_args.h"
 #include "cli_msg.h"
+#include "cli_output.h"
 #include "decode_report.h"
 #include "decode/decode.h"
 #include "out_perfetto/pfout.h"
@@ -61,12 +62,6 @@ static void draw_progress(void *ctx, uint64_t done, uint64_t total)
 		total / 1048576.0);
 }
 
-/* What messages call OUTPUT (NULL: standard output). */
-static const char *shown(const char *output)
-{
-	return output ? output : "standard output";
-}
-
 /* After a failed write: what became of the file the user had. */
 static void tell_kept(const char *output)
 {
@@ -82,7 +77,7 @@ static int finish_output(struct mt_outfile *of, const char *output, int failed, 
 	char err[PATH_MAX + 128];
 
 	if ((failed && !told) || e)
-		cli_err("writing %s failed%s%s", shown(output), e ? ": " : "",
+		cli_err("writing %s failed%s%s", cli_output_name(output), e ? ": " : "",
 			e ? strerror(e) : "");
 	if (!failed && !e && !mt_outfile_commit(of, err, sizeof(err)))
 		return 0;
@@ -161,7 +156,7 @@ static int run_svg(struct mt_decode *d, struct mt_bundle_reader *r, const char *
 	if (finish_output(of, output, rc, narrow_told(d, rc), e))
 		return CLI_EXIT_FAIL;
 	if (!q->quiet)
-		cli_err("wrote %s", shown(output));
+		cli_err("wrote %s", cli_output_name(output));
 	return 0;
 }
 
@@ -170,11 +165,11 @@ static void print_written(const char *output, const struct mt_outfile *of, const
 	long long size = mt_outfile_size(of);
 
 	if (size < 0 || (uint64_t)size == st->bytes)
-		cli_err("wrote %s: %" PRIu64 " events, %" PRIu64 " bytes", shown(output), st->events,
-			st->bytes);
+		cli_err("wrote %s: %" PRIu64 " events, %" PRIu64 " bytes", cli_output_name(output),
+			st->events, st->bytes);
 	else
 		cli_err("wrote %s: %" PRIu64 " events, %lld bytes (%" PRIu64 " before compression)",
-			shown(output), st->events, size, st->bytes);
+			cli_output_name(output), st->events, size, st->bytes);
 }
 
 static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r, const char *name,
@@ -195,7 +190,7 @@ static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r, const c
 	pf_options_init(&o);
 	o.format = json ? PF_FORMAT_JSON : PF_FORMAT_PROTO;
 	o.keep_open_frames = q->keep_open;
-	o.name = shown(output);
+	o.name = cli_output_name(output);
 	/* One replay per thread instead of two (decode.h's late_inferred). */
 	o.late_inferred = !json;
 	o.rep = q->quiet ? NULL : &cli_reporter;
