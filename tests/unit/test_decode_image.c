@@ -6,12 +6,14 @@
  * very bytes the process read from its own memory; addresses must resolve
  * to the right symbols through the load bias; a bundle's embedded copy
  * must win over a local file with another build-id; a binary's symbols
- * load while another binary's are loading.
+ * load while another binary's are loading; a function's inline ranges
+ * are read once for every process mapping its binary.
  */
 #include "test_decode_fixture.h"
 #include "test_decode_ptenc.h"
 
 #include "decode/funcs.h"
+#include "sym/sym_internal.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -40,6 +42,21 @@ static const char main_c[] =
 	"\treturn alpha(1) == 8 ? 0 : 1;\n"
 	"}\n";
 
+/* use() has sq() inlined twice: inline ranges. */
+static const char inl_main_c[] =
+	"#include <stdio.h>\n"
+	"static inline __attribute__((always_inline)) int sq(int v) { return v * v + 1; }\n"
+	"__attribute__((noipa)) int use(int x) { return sq(x) ^ sq(x + 3); }\n"
+	"int main(int c, char **v) {\n"
+	"\tchar line[512];\n"
+	"\tFILE *f = fopen(\"/proc/self/maps\", \"r\");\n"
+	"\t(void)v;\n"
+	"\tprintf(\"use %p 00000000000000000000000000000000\\n\", (void *)use);\n"
+	"\tprintf(\"main %p 00000000000000000000000000000000\\n\", (void *)main);\n"
+	"\twhile (fgets(line, sizeof(line), f)) printf(\"map %s\", line);\n"
+	"\treturn use(c) == 0;\n"
+	"}\n";
+
 struct fx_run {
 	struct mt_bundle_map maps[64];
 	char paths[64][256];
@@ -48,19 +65,13 @@ struct fx_run {
 	uint8_t bytes[2][16];
 };
 
-static void run_fixture(struct fx_run *r)
+/* Reads what a fixture program printed to TXT: the addresses and first
+ * bytes of the functions NAMES (dump() lines), and its maps. */
+static void read_run(const char *txt, const char *const names[2], struct fx_run *r)
 {
 	char line[1024];
-	FILE *f;
+	FILE *f = fopen(fx_path(txt), "r");
 
-	fx_write("lib.c", lib_c);
-	fx_write("lib_old.c", lib_old_c);
-	fx_write("main.c", main_c);
-	fx_sh("cc -g -O0 -fPIC -shared -o libfx.so lib.c && "
-	      "cc -g -O0 -fPIC -shared -o libfx_old.so lib_old.c && "
-	      "cc -g -O0 -fPIE -pie -o fxmain main.c -L. -lfx -Wl,-rpath,\"\\$ORIGIN\" && "
-	      "./fxmain > run.txt");
-	f = fopen(fx_path("run.txt"), "r");
 	MT_ASSERT(f);
 	memset(r, 0, sizeof(*r));
 	while (fgets(line, sizeof(line), f)) {
@@ -70,8 +81,8 @@ static void run_fixture(struct fx_run *r)
 		void *p;
 
 		if (sscanf(line, "%15s %p %39s", name, &p, hex) == 3 &&
-		    (!strcmp(name, "alpha") || !strcmp(name, "libfn"))) {
-			int k = name[0] == 'l';
+		    (!strcmp(name, names[0]) || !strcmp(name, names[1]))) {
+			int k = !strcmp(name, names[1]);
 
 			r->addr[k] = (uint64_t)(uintptr_t)p;
 			for (int i = 0; i < 16; i++)
@@ -93,6 +104,20 @@ static void run_fixture(struct fx_run *r)
 	}
 	fclose(f);
 	MT_ASSERT(r->addr[0] && r->addr[1] && r->nmaps > 4);
+}
+
+static void run_fixture(struct fx_run *r)
+{
+	static const char *const names[2] = { "alpha", "libfn" };
+
+	fx_write("lib.c", lib_c);
+	fx_write("lib_old.c", lib_old_c);
+	fx_write("main.c", main_c);
+	fx_sh("cc -g -O0 -fPIC -shared -o libfx.so lib.c && "
+	      "cc -g -O0 -fPIC -shared -o libfx_old.so lib_old.c && "
+	      "cc -g -O0 -fPIE -pie -o fxmain main.c -L. -lfx -Wl,-rpath,\"\\$ORIGIN\" && "
+	      "./fxmain > run.txt");
+	read_run("run.txt", names, r);
 }
 
 static char warnings[4096];
@@ -215,6 +240,67 @@ static size_t build_id(const char *file, uint8_t *id)
 	while (n < 64 && sscanf(hex + 2 * n, "%2hhx", &id[n]) == 1)
 		n++;
 	return n;
+}
+
+/*
+ * A function's inline ranges are read from its binary's DWARF once, for
+ * every thread and every process mapping the binary: another process with
+ * the binary mapped elsewhere gets them moved by the difference, without
+ * the DWARF (its lock held by another thread here).
+ */
+MT_TEST(inline_ranges_are_read_once_for_every_process)
+{
+	static const char *const names[2] = { "use", "main" };
+	const uint64_t moved = 0x10000000;
+	struct pt_image_section_cache *isc = pt_iscache_alloc(NULL);
+	struct mt_inl_range *ra, *rb = NULL;
+	struct mt_bincache bins;
+	struct mt_funcs funcs;
+	struct mt_cs_fn fa, fb;
+	struct mt_sym_file *sf;
+	struct mt_proc a, b;
+	struct fx_run r;
+	int n;
+
+	fx_write("inl_main.c", inl_main_c);
+	fx_sh("cc -g -O2 -fPIE -pie -o inlmain inl_main.c && ./inlmain > inl_run.txt");
+	read_run("inl_run.txt", names, &r);
+	mt_bincache_init(&bins, NULL, NULL);
+	mt_funcs_init(&funcs, &bins);
+	MT_ASSERT_EQ(mt_proc_build(&a, 42, r.maps, r.nmaps, &bins, isc, NULL, NULL), 0);
+	for (size_t i = 0; i < r.nmaps; i++) {
+		r.maps[i].pid = 43;
+		if (strstr(r.maps[i].path, "/inlmain")) {
+			r.maps[i].start += moved;
+			r.maps[i].end += moved;
+		}
+	}
+	MT_ASSERT_EQ(mt_proc_build(&b, 43, r.maps, r.nmaps, &bins, isc, NULL, NULL), 0);
+	mt_funcs_resolve(&funcs, &a, r.addr[0], &fa);
+	mt_funcs_resolve(&funcs, &b, r.addr[0] + moved, &fb);
+	MT_ASSERT_EQ(fa.id, fb.id);
+	n = mt_funcs_inline_ranges(&funcs, &a, fa.id, r.addr[0], 1, &ra);
+	MT_ASSERT_MSG(n >= 2, "%d inline ranges in use()", n);
+
+	sf = mt_binfile_syms(&bins, mt_proc_find(&a, r.addr[0])->bin);
+	MT_ASSERT(sf);
+	pthread_mutex_lock(&sf->dwarf_lock);
+	MT_ASSERT_EQ(mt_funcs_inline_ranges(&funcs, &b, fb.id, r.addr[0] + moved, 0, &rb), n);
+	pthread_mutex_unlock(&sf->dwarf_lock);
+	for (int i = 0; i < n; i++) {
+		MT_ASSERT_EQ(rb[i].lo, ra[i].lo + moved);
+		MT_ASSERT_EQ(rb[i].hi, ra[i].hi + moved);
+		MT_ASSERT_EQ(rb[i].id, ra[i].id);
+		MT_ASSERT_EQ(rb[i].depth, ra[i].depth);
+		MT_ASSERT(ra[i].lo >= fa.start && ra[i].hi <= fa.end);
+	}
+	free(ra);
+	free(rb);
+	mt_proc_fini(&a);
+	mt_proc_fini(&b);
+	mt_funcs_fini(&funcs);
+	mt_bincache_fini(&bins);
+	pt_iscache_free(isc);
 }
 
 MT_TEST(embedded_copy_wins_over_a_different_local_file)

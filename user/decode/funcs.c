@@ -24,6 +24,9 @@ void mt_funcs_fini(struct mt_funcs *fs)
 	for (size_t id = MT_FN_FIRST_USER; id < fs->n; id++)
 		if (fs->v[id].anon)
 			free((char *)fs->v[id].name);
+	for (size_t id = 0; id < fs->ninl; id++)
+		free(fs->inl[id].r);
+	free(fs->inl);
 	free(fs->v);
 	free(fs->slots);
 	pthread_mutex_destroy(&fs->lock);
@@ -144,20 +147,75 @@ void mt_funcs_resolve(struct mt_funcs *fs, const struct mt_proc *p, uint64_t ip,
 	fn->id = intern(fs, &f);
 }
 
-int mt_funcs_inline_ranges(struct mt_funcs *fs, const struct mt_proc *p, uint64_t ip, int wait,
-			   struct mt_inl_range **out)
+/* The ranges of function ID already read, in run-time addresses of a
+ * mapping at BIAS: their count, or -1 when not read yet or out of memory
+ * (lock held). */
+static int inline_ranges_kept(const struct mt_funcs *fs, uint32_t id, uint64_t bias,
+			      struct mt_inl_range **out)
+{
+	const struct mt_funcs_inl *k = id >= MT_FN_FIRST_USER && id < fs->ninl ? &fs->inl[id] : NULL;
+	struct mt_inl_range *v;
+
+	if (!k || k->n < 0)
+		return -1;
+	if (!k->n)
+		return 0;
+	v = malloc((size_t)k->n * sizeof(*v));
+	if (!v)
+		return -1;
+	for (int i = 0; i < k->n; i++)
+		v[i] = (struct mt_inl_range){ k->r[i].lo + bias, k->r[i].hi + bias, k->r[i].id,
+					      k->r[i].depth };
+	*out = v;
+	return k->n;
+}
+
+/* Keeps the N ranges V of function ID, read in a mapping at BIAS, for the
+ * next thread that asks (lock held). Out of memory, they are not kept. */
+static void keep_inline_ranges(struct mt_funcs *fs, uint32_t id, uint64_t bias,
+			       const struct mt_inl_range *v, int n)
+{
+	size_t cap = fs->ninl;
+	struct mt_inl_range *r = NULL;
+
+	if (id < MT_FN_FIRST_USER)
+		return;
+	if (id >= fs->ninl) {
+		if (MT_ARRAY_GROW_TO(fs->inl, cap, (size_t)id + 1))
+			return;
+		for (size_t i = fs->ninl; i < cap; i++)
+			fs->inl[i] = (struct mt_funcs_inl){ .n = -1 };
+		fs->ninl = cap;
+	}
+	if (fs->inl[id].n >= 0 || (n && !(r = malloc((size_t)n * sizeof(*r)))))
+		return;
+	for (int i = 0; i < n; i++)
+		r[i] = (struct mt_inl_range){ v[i].lo - bias, v[i].hi - bias, v[i].id, v[i].depth };
+	fs->inl[id] = (struct mt_funcs_inl){ n, r };
+}
+
+int mt_funcs_inline_ranges(struct mt_funcs *fs, const struct mt_proc *p, uint32_t id,
+			   uint64_t ip, int wait, struct mt_inl_range **out)
 {
 	const struct mt_pmap *pm = p ? mt_proc_find(p, ip) : NULL;
-	struct mt_sym_file *sf = pm && pm->bin ? mt_binfile_syms(fs->bins, pm->bin) : NULL;
+	struct mt_sym_file *sf;
 	struct mt_inline_range *r = NULL;
-	struct mt_inl_range *v;
-	int n = sf ? mt_sym_inline_ranges(sf, ip - pm->bias, wait, &r) : 0;
+	struct mt_inl_range *v = NULL;
+	int n;
 
 	*out = NULL;
-	if (n <= 0)
+	if (!pm || !pm->bin)
+		return 0;
+	pthread_mutex_lock(&fs->lock);
+	n = inline_ranges_kept(fs, id, pm->bias, out);
+	pthread_mutex_unlock(&fs->lock);
+	if (n >= 0)
 		return n;
-	v = malloc((size_t)n * sizeof(*v));
-	if (!v) {
+	sf = mt_binfile_syms(fs->bins, pm->bin);
+	n = sf ? mt_sym_inline_ranges(sf, ip - pm->bias, wait, &r) : 0;
+	if (n < 0)
+		return n;
+	if (n && !(v = malloc((size_t)n * sizeof(*v)))) {
 		free(r);
 		return -ENOMEM;
 	}
@@ -172,6 +230,9 @@ int mt_funcs_inline_ranges(struct mt_funcs *fs, const struct mt_proc *p, uint64_
 					      intern(fs, &f), (uint32_t)r[i].depth };
 	}
 	free(r);
+	pthread_mutex_lock(&fs->lock);
+	keep_inline_ranges(fs, id, pm->bias, v, n);
+	pthread_mutex_unlock(&fs->lock);
 	*out = v;
 	return n;
 }

@@ -28,6 +28,7 @@ struct mt_func {
 };
 
 struct mt_kimage;
+struct mt_inl_range;
 
 struct mt_funcs {
 	struct mt_bincache *bins;
@@ -37,6 +38,14 @@ struct mt_funcs {
 	/* open-addressing hash of (binary, link address) → id */
 	uint32_t *slots;
 	size_t nslots;
+	/* Each function's inline ranges once read (mt_funcs_inline_ranges()),
+	 * by id, in the binary's own addresses: every decoding thread and the
+	 * replay ask for them, and a read walks the function's DWARF. */
+	struct mt_funcs_inl {
+		int n;		/* below 0: not read */
+		struct mt_inl_range *r;
+	} *inl;
+	size_t ninl;
 	pthread_mutex_t lock;
 };
 
@@ -54,11 +63,12 @@ struct mt_inl_range {
 	uint32_t id, depth;
 };
 
-/* The inline ranges of the function holding IP in process P
- * (mt_sym_inline_ranges(), WAIT as there); *OUT is malloc'ed, NULL when
- * there are none. Returns the count, -ENOMEM or -EAGAIN. */
-int mt_funcs_inline_ranges(struct mt_funcs *fs, const struct mt_proc *p, uint64_t ip, int wait,
-			   struct mt_inl_range **out);
+/* The inline ranges of function ID, the one holding IP in process P
+ * (mt_sym_inline_ranges(), WAIT as there; read once for all threads);
+ * *OUT is malloc'ed, NULL when there are none. Returns the count,
+ * -ENOMEM or -EAGAIN. */
+int mt_funcs_inline_ranges(struct mt_funcs *fs, const struct mt_proc *p, uint32_t id,
+			   uint64_t ip, int wait, struct mt_inl_range **out);
 
 /* Recent lookups by address, for one thread's use: calls go to few
  * targets, and a lookup takes two binary searches and two locks. */

@@ -117,7 +117,7 @@ static __attribute__((noinline)) int read_ranges(struct mt_inl_ranges *rs, struc
 		return 0;
 	k = rs->defer == MT_INL_DEFER_ALWAYS
 		    ? -EAGAIN
-		    : mt_funcs_inline_ranges(fs, p, ip, rs->defer == MT_INL_WAIT, &r);
+		    : mt_funcs_inline_ranges(fs, p, fn->id, ip, rs->defer == MT_INL_WAIT, &r);
 	if (k > 0)
 		return mt_inl_ranges_keep(rs, fn->id, fn->start, r, k);
 	rs->funcs[fn->id].n = k;
