@@ -374,6 +374,9 @@ expect max-decompressed 1 "more than the limit of 1024 (--max-decompressed SIZE 
 	"$bin" decode --max-decompressed 1K -o "$work/x.pftrace" "$corpus/sample-zstd.mtrace"
 expect bad-max-decompressed 2 "--max-decompressed: invalid size 'lots'" \
 	"$bin" decode --max-decompressed lots "$corpus/sample-zstd.mtrace"
+# A size of 0 once printed the uninitialised error buffer.
+expect_re zero-max-decompressed 2 "^mtrace-user: --max-decompressed wants a size above 0, not '0'\$" \
+	"$bin" decode --max-decompressed 0 "$corpus/sample-zstd.mtrace"
 
 # ---- 6. errors: one prefix, one line, the real cause -------------------------
 expect_re no-errno-after-success 1 '^mtrace-user: .*future-minor.mtrace: the bundle has no pt-config section: it cannot be decoded$' \

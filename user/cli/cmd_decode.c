@@ -98,9 +98,12 @@ static int take(int c, char *arg, char **argv, struct decode_args *a)
 	case OPT_KEEP_OPEN: a->q.keep_open = 1; return 0;
 	case OPT_ALLOW_MISSING: a->q.allow_missing = 1; return 0;
 	case OPT_MAX_DECOMPRESSED:
-		if (mt_capture_parse_size(arg, &a->lim.max_total_raw, err, sizeof(err)) ||
-		    !a->lim.max_total_raw) {
-			cli_err("--max-decompressed: %s", err[0] ? err : "wants a size above 0");
+		if (mt_capture_parse_size(arg, &a->lim.max_total_raw, err, sizeof(err))) {
+			cli_err("--max-decompressed: %s", err);
+			return CLI_EXIT_USAGE;
+		}
+		if (!a->lim.max_total_raw) {
+			cli_err("--max-decompressed wants a size above 0, not '%s'", arg);
 			return CLI_EXIT_USAGE;
 		}
 		return 0;
