@@ -475,6 +475,10 @@ MT_TEST(what_a_narrowing_that_left_nothing_says)
 	o.function = "classify";
 	MT_ASSERT_EQ(left_nothing(&o, why, sizeof(why)), 1);
 	MT_ASSERT_STREQ(why, "no call of classify or under it lasts 3s or longer");
+	/* Every call of it below the depth kept: once "the trace holds no call". */
+	o = (struct mt_narrow_opts){ .function = "classify", .max_depth = 1 };
+	MT_ASSERT_EQ(left_nothing(&o, why, sizeof(why)), 1);
+	MT_ASSERT_STREQ(why, "every call of classify nests deeper than --max-depth 1");
 }
 
 MT_TEST(parse_errors)

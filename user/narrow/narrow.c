@@ -411,6 +411,9 @@ int mt_narrow_left_nothing(const struct mt_narrow *n, char *why, size_t len)
 			 shown_duration(n->o.min_duration, d, sizeof(d)));
 	else if (n->o.window)
 		snprintf(why, len, "no call runs in the window %" PRIu64 "..%" PRIu64 " ns", n->from, n->to);
+	else if (n->o.function && n->o.max_depth)
+		snprintf(why, len, "every call of %s nests deeper than --max-depth %u", n->o.function,
+			 n->o.max_depth);
 	else
 		snprintf(why, len, "the trace holds no call");
 	return 1;
