@@ -153,10 +153,10 @@ void mt_funcs_resolve(struct mt_funcs *fs, const struct mt_proc *p, uint64_t ip,
 static int inline_ranges_kept(const struct mt_funcs *fs, uint32_t id, uint64_t bias,
 			      struct mt_inl_range **out)
 {
-	const struct mt_funcs_inl *k = id >= MT_FN_FIRST_USER && id < fs->ninl ? &fs->inl[id] : NULL;
+	const struct mt_funcs_inl *k = id < fs->ninl ? &fs->inl[id] : NULL;
 	struct mt_inl_range *v;
 
-	if (!k || k->n < 0)
+	if (id < MT_FN_FIRST_USER || !k || k->n < 0)
 		return -1;
 	if (!k->n)
 		return 0;
