@@ -338,7 +338,9 @@ static inline void steps_decode_split(const char *path, const struct steps *got,
 static inline uint64_t steps_decode(const char *path, struct steps *got, uint64_t *clamped,
 				    struct steps *truth)
 {
-	const struct mt_decode_opts all = { .jobs = 64 },
+	/* ALL: one window a stream, none split into pieces (that is
+	 * steps_decode_split()'s). */
+	const struct mt_decode_opts all = { .jobs = 64, .pt_piece = (size_t)1 << 30 },
 				    small = { .pt_window = 1, .jobs = 1, .defer_inline_ranges = 1 };
 	struct mt_decode_stats st = steps_decode_with(path, got, &all, truth);
 	struct steps cut = { 0 };

@@ -67,7 +67,7 @@ struct mt_blk_pipe {
 };
 
 /* Chunks emptied, for spools to fill again: a fresh chunk is page faults
- * for its whole size (a spool fills some 10 MB a piece). */
+ * for its whole size (a spool fills some 5 MB a piece). */
 struct mt_blk_chunks {
 	pthread_mutex_t lock;
 	struct chunk **free;

@@ -77,7 +77,7 @@ struct mt_decode_opts {
 	size_t pt_window;
 	/* A busy stream (one taking two threads) is split into pieces of
 	 * this many PT bytes (to the next PSB at or after them), decoded by
-	 * several threads at once (decode/blksplit.h); 0: 256 KiB. The output
+	 * several threads at once (decode/blksplit.h); 0: 128 KiB. The output
 	 * does not depend on it. */
 	size_t pt_piece;
 	/* Decode the CPU streams as while other threads hold the DWARF of

@@ -33,14 +33,16 @@
 /* PT bytes a stream reads and decodes at a time, by default. */
 #define DEFAULT_PT_WINDOW ((size_t)1 << 20)
 /* A split stream's pieces, by default: what a piece decoded ahead holds
- * until its turn (some 30 bytes a block) stays some 10 MB. */
-#define DEFAULT_PT_PIECE ((size_t)256 << 10)
+ * until its turn (some 30 bytes a block) stays some 5 MB. Pieces of 256
+ * KiB held twice that, for no speed (docs/benchmarks.md); 64 KiB cost a
+ * tenth of the split's speed. */
+#define DEFAULT_PT_PIECE ((size_t)128 << 10)
 /* The shortest piece: each piece's decoder first scans from its nominal
  * start to its first PSB, so pieces shorter than a PSB period add scans. */
 #define MIN_PT_PIECE ((size_t)1 << 10)
 /* Helpers of a split stream at most: the replay's thread (some 28 % of a
  * one-job decode's instructions) bounds the speed-up near 3.5x, which
- * four reach; each more holds a piece's spool (some 10 MB) besides. */
+ * four reach; each more holds a piece's spool (some 5 MB) besides. */
 #define MAX_SPLIT_HELPERS 4u
 
 struct worker {
