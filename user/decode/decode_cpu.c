@@ -34,8 +34,8 @@
 #define DEFAULT_PT_WINDOW ((size_t)1 << 20)
 /* A split stream's pieces, by default: what a piece decoded ahead holds
  * until its turn (some 30 bytes a block) stays some 5 MB. Pieces of 256
- * KiB held twice that, for no speed (docs/benchmarks.md); 64 KiB cost a
- * tenth of the split's speed. */
+ * KiB held twice that for some 4 % of the split's speed, 64 KiB cost a
+ * tenth of it (docs/benchmarks.md). */
 #define DEFAULT_PT_PIECE ((size_t)128 << 10)
 /* The shortest piece: each piece's decoder first scans from its nominal
  * start to its first PSB, so pieces shorter than a PSB period add scans. */
