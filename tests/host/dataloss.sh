@@ -215,6 +215,22 @@ if command -v script >/dev/null; then
 		on_tty "$bin" record -o - -- touch "$work/tty-marker"
 	expect trace-to-terminal 2 "not writing a Perfetto trace to the terminal" \
 		on_tty "$bin" -o - -- touch "$work/tty-marker"
+	# A terminal named as the output, not standard output: once written to.
+	expect decode-binary-to-dev-tty 2 "not writing a Perfetto trace to the terminal /dev/tty" \
+		on_tty "$bin" decode -o /dev/tty "$work/s.mtrace"
+	expect record-bundle-to-dev-tty 2 "not writing a snapshot bundle to the terminal /dev/tty" \
+		on_tty "$bin" record -o /dev/tty -- touch "$work/tty-marker"
+	# A pseudo-terminal by its name, standard output elsewhere.
+	expect_re decode-binary-to-pty 2 "not writing a Perfetto trace to the terminal /dev/pts/[0-9]+" \
+		on_tty bash -c 't=$(tty) && exec "$0" decode -o "$t" "$1" >/dev/null' "$bin" "$work/s.mtrace"
+	# Text is for terminals.
+	script -qec "$(printf '%q ' "$bin" decode -q -f text -o /dev/tty "$work/s.mtrace"); echo rc=\$?" \
+		/dev/null >"$work/tty.txt" 2>&1
+	if grep -q '^rc=0' "$work/tty.txt" && grep -q ' B ' "$work/tty.txt"; then
+		pass text-to-dev-tty
+	else
+		fail text-to-dev-tty "$(tail -c 300 "$work/tty.txt")"
+	fi
 	if [ -e "$work/tty-marker" ]; then
 		fail terminal-refused-first "the target ran before the output was refused"
 	else

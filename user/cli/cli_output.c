@@ -3,9 +3,19 @@
 #include "cli_output.h"
 #include "cli_msg.h"
 
+#include "util/text.h"
+
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
+
+/* Pseudo-terminals' majors (the kernel's UNIX98_PTY_SLAVE_MAJOR and the
+ * seven after it), which sysfs does not list. */
+#define PTY_FIRST_MAJOR 136u
+#define PTY_LAST_MAJOR 143u
 
 const char *cli_output_name(const char *output)
 {
@@ -22,12 +32,40 @@ bool cli_output_is_stdout(const char *output)
 	       named.st_dev == out.st_dev && named.st_ino == out.st_ino;
 }
 
+/* Whether OUTPUT names a terminal, told without opening it (opening a
+ * device can act on it: a watchdog's arms it): a pseudo-terminal, or a
+ * device of the tty class (/dev/tty, a console, a serial line). */
+static bool names_terminal(const char *output)
+{
+	char sys[64], link[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+
+	if (stat(output, &st) || !S_ISCHR(st.st_mode))
+		return false;
+	if (major(st.st_rdev) >= PTY_FIRST_MAJOR && major(st.st_rdev) <= PTY_LAST_MAJOR)
+		return true;
+	snprintf(sys, sizeof(sys), "/sys/dev/char/%u:%u/subsystem", major(st.st_rdev),
+		 minor(st.st_rdev));
+	n = readlink(sys, link, sizeof(link) - 1);
+	if (n < 0)
+		return false;
+	link[n] = '\0';
+	return mt_ends_with(link, "/tty");
+}
+
 int cli_check_binary_output(const char *output, const char *what)
 {
-	if (!cli_output_is_stdout(output) || !isatty(STDOUT_FILENO))
+	if (cli_output_is_stdout(output)) {
+		if (!isatty(STDOUT_FILENO))
+			return 0;
+		cli_err("not writing %s to the terminal: give a file (-o FILE) or redirect standard output",
+			what);
+		return CLI_EXIT_USAGE;
+	}
+	if (!names_terminal(output))
 		return 0;
-	cli_err("not writing %s to the terminal: give a file (-o FILE) or redirect standard output",
-		what);
+	cli_err("not writing %s to the terminal %s: give a file (-o FILE)", what, output);
 	return CLI_EXIT_USAGE;
 }
 
