@@ -147,51 +147,34 @@ void mt_funcs_resolve(struct mt_funcs *fs, const struct mt_proc *p, uint64_t ip,
 	fn->id = intern(fs, &f);
 }
 
-/* The ranges of function ID already read, in run-time addresses of a
- * mapping at BIAS: their count, or -1 when not read yet or out of memory
- * (lock held). */
-static int inline_ranges_kept(const struct mt_funcs *fs, uint32_t id, uint64_t bias,
-			      struct mt_inl_range **out)
+/* A copy of the N ranges K (the binary's addresses) moved to a mapping at
+ * BIAS, in *OUT: N, or -ENOMEM. */
+static int moved_copy(const struct mt_inl_range *k, int n, uint64_t bias,
+		      struct mt_inl_range **out)
 {
-	const struct mt_funcs_inl *k = id < fs->ninl ? &fs->inl[id] : NULL;
-	struct mt_inl_range *v;
+	struct mt_inl_range *v = n ? malloc((size_t)n * sizeof(*v)) : NULL;
 
-	if (id < MT_FN_FIRST_USER || !k || k->n < 0)
-		return -1;
-	if (!k->n)
-		return 0;
-	v = malloc((size_t)k->n * sizeof(*v));
-	if (!v)
-		return -1;
-	for (int i = 0; i < k->n; i++)
-		v[i] = (struct mt_inl_range){ k->r[i].lo + bias, k->r[i].hi + bias, k->r[i].id,
-					      k->r[i].depth };
+	if (n && !v)
+		return -ENOMEM;
+	for (int i = 0; i < n; i++)
+		v[i] = (struct mt_inl_range){ k[i].lo + bias, k[i].hi + bias, k[i].id, k[i].depth };
 	*out = v;
-	return k->n;
+	return n;
 }
 
-/* Keeps the N ranges V of function ID, read in a mapping at BIAS, for the
- * next thread that asks (lock held). Out of memory, they are not kept. */
-static void keep_inline_ranges(struct mt_funcs *fs, uint32_t id, uint64_t bias,
-			       const struct mt_inl_range *v, int n)
+/* Function ID's slot of kept ranges (lock held); NULL when out of memory. */
+static struct mt_funcs_inl *kept_slot(struct mt_funcs *fs, uint32_t id)
 {
 	size_t cap = fs->ninl;
-	struct mt_inl_range *r = NULL;
 
-	if (id < MT_FN_FIRST_USER)
-		return;
 	if (id >= fs->ninl) {
 		if (MT_ARRAY_GROW_TO(fs->inl, cap, (size_t)id + 1))
-			return;
+			return NULL;
 		for (size_t i = fs->ninl; i < cap; i++)
 			fs->inl[i] = (struct mt_funcs_inl){ .n = -1 };
 		fs->ninl = cap;
 	}
-	if (fs->inl[id].n >= 0 || (n && !(r = malloc((size_t)n * sizeof(*r)))))
-		return;
-	for (int i = 0; i < n; i++)
-		r[i] = (struct mt_inl_range){ v[i].lo - bias, v[i].hi - bias, v[i].id, v[i].depth };
-	fs->inl[id] = (struct mt_funcs_inl){ n, r };
+	return &fs->inl[id];
 }
 
 int mt_funcs_inline_ranges(struct mt_funcs *fs, const struct mt_proc *p, uint32_t id,
@@ -200,22 +183,28 @@ int mt_funcs_inline_ranges(struct mt_funcs *fs, const struct mt_proc *p, uint32_
 	const struct mt_pmap *pm = p ? mt_proc_find(p, ip) : NULL;
 	struct mt_sym_file *sf;
 	struct mt_inline_range *r = NULL;
-	struct mt_inl_range *v = NULL;
+	struct mt_inl_range *k = NULL;
+	struct mt_funcs_inl *slot;
 	int n;
 
 	*out = NULL;
 	if (!pm || !pm->bin)
 		return 0;
-	pthread_mutex_lock(&fs->lock);
-	n = inline_ranges_kept(fs, id, pm->bias, out);
-	pthread_mutex_unlock(&fs->lock);
-	if (n >= 0)
-		return n;
+	/* Ids below the first user one name no function of a binary. */
+	if (id >= MT_FN_FIRST_USER) {
+		pthread_mutex_lock(&fs->lock);
+		n = id < fs->ninl && fs->inl[id].n >= 0
+			    ? moved_copy(fs->inl[id].r, fs->inl[id].n, pm->bias, out)
+			    : -1;
+		pthread_mutex_unlock(&fs->lock);
+		if (n >= 0)
+			return n;
+	}
 	sf = mt_binfile_syms(fs->bins, pm->bin);
 	n = sf ? mt_sym_inline_ranges(sf, ip - pm->bias, wait, &r) : 0;
 	if (n < 0)
 		return n;
-	if (n && !(v = malloc((size_t)n * sizeof(*v)))) {
+	if (n && !(k = malloc((size_t)n * sizeof(*k)))) {
 		free(r);
 		return -ENOMEM;
 	}
@@ -226,14 +215,20 @@ int mt_funcs_inline_ranges(struct mt_funcs *fs, const struct mt_proc *p, uint32_
 				     .link_addr = (uint64_t)(uintptr_t)r[i].function,
 				     .inlined = true };
 
-		v[i] = (struct mt_inl_range){ r[i].lo + pm->bias, r[i].hi + pm->bias,
-					      intern(fs, &f), (uint32_t)r[i].depth };
+		k[i] = (struct mt_inl_range){ r[i].lo, r[i].hi, intern(fs, &f),
+					      (uint32_t)r[i].depth };
 	}
 	free(r);
+	n = moved_copy(k, n, pm->bias, out);
+	/* Kept for the next thread that asks; out of memory, not kept. */
 	pthread_mutex_lock(&fs->lock);
-	keep_inline_ranges(fs, id, pm->bias, v, n);
+	slot = id >= MT_FN_FIRST_USER && n >= 0 ? kept_slot(fs, id) : NULL;
+	if (slot && slot->n < 0) {
+		*slot = (struct mt_funcs_inl){ n, k };
+		k = NULL;
+	}
 	pthread_mutex_unlock(&fs->lock);
-	*out = v;
+	free(k);
 	return n;
 }
 
