@@ -214,8 +214,20 @@ else
 fi
 # A stream that is no bundle is refused at its first bytes, not read to
 # its end (/dev/zero has none; timeout's status 124 would tell a hang).
-expect decode-stream-not-bundle 1 "/dev/zero: not an mtrace bundle (bad magic)" \
+expect decode-stream-not-bundle 1 "standard input: not an mtrace bundle (bad magic)" \
+	sh -c 'timeout 60 "$1" decode -o "$2" - </dev/zero' sh "$bin" "$old"
+# A named device is refused without being opened (its open can act: a
+# watchdog's arms it); the unit test test_named_inputs watches for opens.
+expect decode-named-device 1 "/dev/zero is a character device: name a file, or pipe the data into '-'" \
 	timeout 60 "$bin" decode -o "$old" /dev/zero
+expect convert-named-fifo 1 "a FIFO, not a regular file" \
+	sh -c 'mkfifo "$1/convert.fifo" && timeout 60 "$2" convert "$1/convert.fifo" -o "$1/c.mtrace"' \
+	sh "$work" "$bin"
+expect convert-stdin 2 "convert reads a perf.data file, not standard input" \
+	"$bin" convert - -o "$work/c.mtrace"
+# The path once, not twice ("x: cannot open x: ...").
+expect convert-missing 1 "mtrace-user: $work/none.data: No such file or directory" \
+	"$bin" convert "$work/none.data" -o "$work/c.mtrace"
 # A narrowed decode of a walk writes a trace, and fewer events than the whole.
 if "$ptgen" --walk "$prog" --insns 20000 -o "$work/n.mtrace" >/dev/null 2>&1 &&
 	"$bin" decode -q -f text -o "$work/all.txt" "$work/n.mtrace" &&

@@ -388,7 +388,7 @@ MT_TEST(reader_open_errors)
 	MT_ASSERT(r == NULL);
 	MT_ASSERT_STREQ(err, "/nonexistent/b.mtrace: No such file or directory");
 	MT_ASSERT_EQ(mt_bundle_open(&r, "/", err, sizeof(err)), -EINVAL);
-	MT_ASSERT_STREQ(err, "/: not a regular file");
+	MT_ASSERT_STREQ(err, "/: a directory, not a regular file");
 	sample_tmp(path, sizeof(path), "empty");
 	MT_ASSERT_EQ(mt_bundle_open(&r, path, err, sizeof(err)), -ENODATA);
 	MT_ASSERT(strstr(err, "empty file"));

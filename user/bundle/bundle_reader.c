@@ -7,10 +7,12 @@
  */
 #include "bundle/bundle_reader_internal.h"
 #include "util/mt_array.h"
+#include "util/regfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -366,6 +368,7 @@ int mt_bundle_open_fd(struct mt_bundle_reader **out, int fd, const char *name,
 
 int mt_bundle_open(struct mt_bundle_reader **out, const char *path, char *err, size_t errlen)
 {
+	const char *kind;
 	int fd, rc;
 
 	if (!out || !path) {
@@ -373,8 +376,14 @@ int mt_bundle_open(struct mt_bundle_reader **out, const char *path, char *err, s
 		return -EINVAL;
 	}
 	*out = NULL;
-	/* O_NONBLOCK: a FIFO given by mistake must not hang the open. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	fd = mt_open_regular(path, &kind);
+	if (fd < 0 && kind) {
+		char why[64];
+
+		snprintf(why, sizeof(why), "%s, not a regular file", kind);
+		copy_err(err, errlen, path, why);
+		return -EINVAL;
+	}
 	if (fd < 0) {
 		rc = -errno;
 		copy_err(err, errlen, path, strerror(-rc));

@@ -4,9 +4,9 @@
  * trigger, embedded files, kernel text and kallsyms.
  */
 #include "bundle/bundle_writer_internal.h"
+#include "util/regfile.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,6 +177,7 @@ int mt_bundle_embed_file(struct mt_bundle_writer *w, const struct mt_bundle_file
 			 const char *src_path)
 {
 	struct mt_bundle_file fi;
+	const char *kind;
 	struct stat st;
 	int fd, err;
 
@@ -184,11 +185,13 @@ int mt_bundle_embed_file(struct mt_bundle_writer *w, const struct mt_bundle_file
 		return w ? wr_error(w, -EINVAL, "embed_file: invalid argument") : -EINVAL;
 	if ((err = wr_usable(w)))
 		return err;
-	fd = open(src_path, O_RDONLY | O_CLOEXEC);
+	fd = mt_open_regular(src_path, &kind);
+	if (fd < 0 && kind)
+		return wr_error(w, -EINVAL, "%s: %s, not a regular file", src_path, kind);
 	if (fd < 0)
 		return wr_error(w, -errno, "%s: %s", src_path, strerror(errno));
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		err = wr_error(w, -EINVAL, "%s: not a regular file", src_path);
+	if (fstat(fd, &st)) {
+		err = wr_error(w, -errno, "%s: %s", src_path, strerror(errno));
 		close(fd);
 		return err;
 	}

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* The GNU build-id of an ELF file, read from its notes with libelf. */
 #include "capture/capture_procfs.h"
+#include "util/regfile.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <string.h>
 #include <unistd.h>
@@ -70,7 +70,7 @@ int mt_elf_build_id(const char *path, uint8_t *id, size_t cap)
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOSYS;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = mt_open_regular(path, NULL);
 	if (fd < 0)
 		return -errno;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);

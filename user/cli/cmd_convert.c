@@ -73,6 +73,11 @@ int cmd_convert(int argc, char **argv)
 		cli_err("convert needs -o OUT and one perf.data (see 'mtrace-user convert --help')");
 		return CLI_EXIT_USAGE;
 	}
+	/* perf's pipe output (perf record -o -) is another format, not read. */
+	if (!strcmp(argv[optind], "-")) {
+		cli_err("convert reads a perf.data file, not standard input: save it to a file first");
+		return CLI_EXIT_USAGE;
+	}
 	/* Before anything is opened for writing: the perf.data is never the output. */
 	if (mt_outfile_check_inputs(out, (const char *const *)&argv[optind], 1, err, sizeof(err))) {
 		cli_err("%s", err);

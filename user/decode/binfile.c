@@ -2,6 +2,7 @@
 /* Binaries behind the trace's mappings; see binfile.h. */
 #include "decode/binfile.h"
 #include "util/mt_array.h"
+#include "util/regfile.h"
 
 #include <elfutils/libdwelf.h>
 #include <errno.h>
@@ -12,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 void mt_bincache_init(struct mt_bincache *c, struct mt_bundle_reader *bundle,
@@ -50,21 +50,16 @@ void mt_bincache_fini(struct mt_bincache *c)
  * A file that is not ELF (or unreadable as ELF) keeps is_elf false. */
 static int read_elf(struct mt_binfile *b, const char *path)
 {
-	struct stat st;
 	const void *id;
 	ssize_t idlen;
 	size_t phnum;
 	Elf *elf;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* A map record may name anything; only regular files hold code. */
+	fd = mt_open_regular(path, NULL);
 	if (fd < 0)
 		return -1;
-	/* A map record may name anything; only regular files hold code. */
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -1;
-	}
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (elf && elf_kind(elf) == ELF_K_ELF && !elf_getphdrnum(elf, &phnum)) {

@@ -2,6 +2,7 @@
 /* Inputs from files, standard input, pipes and FIFOs (infile.h). */
 #include "files/infile.h"
 #include "util/errmsg.h"
+#include "util/regfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -111,8 +112,15 @@ int mt_infile_open(const char *name, uint64_t max_stream, const struct mt_infile
 	int fd, mfd;
 
 	err[0] = '\0';
-	/* O_NONBLOCK: opening a FIFO must not wait for its writer. */
-	fd = stdin_ ? dup(STDIN_FILENO) : open(name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	/* A named device is not opened at all: its open can act (regfile.h).
+	 * Standard input is the shell's, opened already, and read as it is. */
+	if (!stdin_ && !stat(name, &st) && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode) &&
+	    !S_ISFIFO(st.st_mode))
+		return mt_errmsg(err, errlen, ENODEV, "%s is %s: name a file, or pipe the data into '-'",
+				 shown, mt_file_kind(st.st_mode));
+	/* O_NONBLOCK: opening a FIFO must not wait for its writer; O_NOCTTY:
+	 * should the name have become a terminal since, it is not made ours. */
+	fd = stdin_ ? dup(STDIN_FILENO) : open(name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return mt_errmsg(err, errlen, errno, "%s: %s", shown, strerror(errno));
 	if (fstat(fd, &st)) {
@@ -128,6 +136,11 @@ int mt_infile_open(const char *name, uint64_t max_stream, const struct mt_infile
 	if (S_ISREG(st.st_mode)) {
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 		return fd;
+	}
+	if (!stdin_ && !S_ISFIFO(st.st_mode)) {
+		close(fd);
+		return mt_errmsg(err, errlen, ENODEV, "%s is %s: name a file, or pipe the data into '-'",
+				 shown, mt_file_kind(st.st_mode));
 	}
 	/*
 	 * A FIFO without a writer reads as empty: wait in poll() for one (with

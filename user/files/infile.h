@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Input files that never hang: "-" is standard input, and a pipe, FIFO or
- * other stream is read to its end into an anonymous memory file, so that
- * readers that map their input (bundles) work on it. A FIFO is opened
- * without blocking; while it has no writer, NOTIFY is called once (after
- * MT_INFILE_NOTIFY_MS) so the user knows what is awaited.
+ * Input files that never hang: "-" is standard input, and a pipe or FIFO
+ * (standard input may be any stream) is read to its end into an anonymous
+ * memory file, so that readers that map their input (bundles) work on it.
+ * A FIFO is opened without blocking; while it has no writer, NOTIFY is
+ * called once (after MT_INFILE_NOTIFY_MS) so the user knows what is
+ * awaited. A named device or socket is refused without being opened
+ * (util/regfile.h).
  */
 #ifndef MTRACE_INFILE_H
 #define MTRACE_INFILE_H
@@ -15,8 +17,8 @@
 #define MT_INFILE_NOTIFY_MS 1000
 
 /* The bytes a stream must begin with: checked as soon as they have
- * arrived, so that a stream of something else (/dev/zero, a log piped by
- * mistake) is refused at once instead of being held to its end. */
+ * arrived, so that a stream of something else (/dev/zero piped in, a log
+ * piped by mistake) is refused at once instead of being held to its end. */
 struct mt_infile_magic {
 	const void *bytes;
 	size_t len;		/* at most MT_INFILE_MAGIC_MAX */

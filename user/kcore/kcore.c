@@ -2,9 +2,9 @@
 /* /proc/kcore reader: PT_LOAD table via libelf, bytes via pread. */
 #include "kcore/kcore.h"
 #include "util/errmsg.h"
+#include "util/regfile.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -62,16 +62,19 @@ static int kcore_load_segments(struct mt_kcore *k, const char *path, char *err, 
 int mt_kcore_open(struct mt_kcore **out, const char *path, char *err, size_t errlen)
 {
 	struct mt_kcore *k;
+	const char *kind;
 	int rc;
 
 	*out = NULL;
 	k = calloc(1, sizeof(*k));
 	if (!k)
 		return mt_errmsg(err, errlen, ENOMEM, "%s: out of memory", path);
-	k->fd = open(path, O_RDONLY | O_CLOEXEC);
+	k->fd = mt_open_regular(path, &kind);
 	if (k->fd < 0) {
 		rc = -errno;
-		if (rc == -EPERM || rc == -EACCES)
+		if (kind)
+			mt_errmsg(err, errlen, -rc, "%s is %s, not a kcore file", path, kind);
+		else if (rc == -EPERM || rc == -EACCES)
 			mt_errmsg(err, errlen, -rc,
 				   "%s: %s: copying kernel text needs CAP_SYS_RAWIO (run as root), "
 				   "and is refused under confidentiality lockdown", path, strerror(-rc));

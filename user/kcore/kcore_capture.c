@@ -2,12 +2,12 @@
 /* Kernel, module and BPF JIT text from kcore into a bundle (see the header). */
 #include "kcore/kcore_capture.h"
 #include "util/mt_array.h"
+#include "util/regfile.h"
 
 #include "kcore/kallsyms.h"
 #include "kcore/kcore.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +21,7 @@ static int read_proc_file(const char *path, char **out, size_t *len, char *err, 
 {
 	size_t cap = 1 << 20, n = 0;
 	char *buf = malloc(cap);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = mt_open_regular(path, NULL);
 
 	if (fd < 0 || !buf) {
 		int rc = fd < 0 ? -errno : -ENOMEM;

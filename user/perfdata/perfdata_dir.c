@@ -143,8 +143,20 @@ int perfdata_open_input(struct perfdata_file *f, const char *path, char *kcore_d
 
 	kcore_dir[0] = 0;
 	perfdata_data_path(path, data, sizeof(data));
-	if ((e = perfdata_open(f, data)))
+	if ((e = perfdata_open(f, data))) {
+		/* The caller names PATH; a directory's file is named here. */
+		if (strcmp(data, path)) {
+			static const char pre[] = "data: ";
+			size_t n = strlen(f->err), k = sizeof(pre) - 1;
+
+			if (n + k >= sizeof(f->err))
+				n = sizeof(f->err) - k - 1;
+			memmove(f->err + k, f->err, n);
+			memcpy(f->err, pre, k);
+			f->err[n + k] = '\0';
+		}
 		return e;
+	}
 	if (!perfdata_feature(f, PERFDATA_FEAT_DIR_FORMAT, &p, &len)) {
 		snprintf(f->err, sizeof(f->err), "a perf.data directory of several files "
 			 "(perf record --threads) is not read; record without --threads");

@@ -5,6 +5,7 @@
 #include "bundle/bundle.h"
 #include "files/outfile.h"
 #include "util/mt_array.h"
+#include "util/regfile.h"
 #include "perfdata/perfdata_dir.h"
 #include "perfdata/perfdata_export.h"
 #include "perfdata/perfdata_kernel_src.h"
@@ -96,18 +97,16 @@ static void warn(struct imp *x, const char *fmt, ...)
 bool perfdata_is_perf_data(const char *path)
 {
 	char magic[8], data[PATH_MAX + 8];
-	struct stat st;
 	bool yes;
 	int fd;
 
 	perfdata_data_path(path, data, sizeof(data));
-	/* Non-blocking: a FIFO is a bundle stream, never a perf.data, and must
-	 * not hang here. */
-	fd = open(data, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	/* A FIFO is a bundle stream, never a perf.data; nothing but a regular
+	 * file is opened to tell. */
+	fd = mt_open_regular(data, NULL);
 	if (fd < 0)
 		return false;
-	yes = !fstat(fd, &st) && S_ISREG(st.st_mode) &&
-	      read(fd, magic, sizeof(magic)) == sizeof(magic) && !memcmp(magic, PERFDATA_MAGIC, 8);
+	yes = read(fd, magic, sizeof(magic)) == sizeof(magic) && !memcmp(magic, PERFDATA_MAGIC, 8);
 	close(fd);
 	return yes;
 }

@@ -5,6 +5,7 @@
 #include "kcore/kallsyms.h"
 #include "kcore/kcore_capture.h"
 #include "util/mt_array.h"
+#include "util/regfile.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -29,10 +30,15 @@ static uint64_t ref_in_kallsyms(const char *dir, const char *sym)
 	size_t len = 0, cap = 0;
 	char *text = NULL;
 	FILE *f;
+	int fd;
 
 	snprintf(path, sizeof(path), "%s/kallsyms", dir);
-	if (!(f = fopen(path, "r")))
+	if ((fd = mt_open_regular(path, NULL)) < 0)
 		return 0;
+	if (!(f = fdopen(fd, "r"))) {
+		close(fd);
+		return 0;
+	}
 	for (;;) {
 		size_t n;
 
@@ -162,7 +168,7 @@ int perfdata_import_kcore(struct mt_bundle_writer *w, const char *dir, uint64_t 
 	snprintf(kcore, sizeof(kcore), "%s/kcore", dir);
 	snprintf(kallsyms, sizeof(kallsyms), "%s/kallsyms", dir);
 	/* perf writes its copies readable by their owner only: say so plainly. */
-	if ((fd = open(kcore, O_RDONLY | O_CLOEXEC)) < 0) {
+	if ((fd = mt_open_regular(kcore, NULL)) < 0) {
 		snprintf(why, whylen, "cannot read %.400s: %s", kcore, strerror(errno));
 		return 0;
 	}

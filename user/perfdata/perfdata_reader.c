@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* perf.data reader; see perfdata_reader.h. */
 #include "perfdata/perfdata_reader.h"
+#include "util/regfile.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -138,22 +138,26 @@ int perfdata_open_mem(struct perfdata_file *f, const void *buf, size_t len)
 
 int perfdata_open(struct perfdata_file *f, const char *path)
 {
+	const char *kind;
 	struct stat st;
 	void *p;
 	int fd, e;
 
 	memset(f, 0, sizeof(*f));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* The messages leave PATH to the caller, as those of the contents do. */
+	fd = mt_open_regular(path, &kind);
+	if (fd < 0 && kind)
+		return fail(f, -EINVAL, "%s, not a regular file", kind);
 	if (fd < 0)
-		return fail(f, -errno, "cannot open %s: %s", path, strerror(errno));
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0) {
+		return fail(f, -errno, "%s", strerror(errno));
+	if (fstat(fd, &st) || st.st_size <= 0) {
 		close(fd);
-		return fail(f, -EINVAL, "%s: not a regular, non-empty file", path);
+		return fail(f, -EINVAL, "empty file");
 	}
 	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (p == MAP_FAILED)
-		return fail(f, -errno, "cannot map %s: %s", path, strerror(errno));
+		return fail(f, -errno, "cannot map it: %s", strerror(errno));
 	e = perfdata_open_mem(f, p, (size_t)st.st_size);
 	f->mapped = true;
 	return e;

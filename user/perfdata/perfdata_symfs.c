@@ -3,10 +3,10 @@
 #include "perfdata/perfdata_symfs.h"
 
 #include "perfdata/perfdata_atomic.h"
+#include "util/regfile.h"
 
 #include <elfutils/libdwelf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <ftw.h>
 #include <gelf.h>
 #include <stdbool.h>
@@ -90,15 +90,13 @@ bool perfdata_elf_has_build_id(int fd, const uint8_t *bid, size_t bid_len)
 
 bool perfdata_path_has_build_id(const char *path, const uint8_t *bid, size_t bid_len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	struct stat st;
+	/* A map record may name anything; only regular files hold code. */
+	int fd = mt_open_regular(path, NULL);
 	bool same;
 
 	if (fd < 0)
 		return false;
-	/* A map record may name anything (a FIFO would block); only regular files hold code. */
-	same = !fstat(fd, &st) && S_ISREG(st.st_mode) &&
-	       perfdata_elf_has_build_id(fd, bid, bid_len);
+	same = perfdata_elf_has_build_id(fd, bid, bid_len);
 	close(fd);
 	return same;
 }
@@ -107,16 +105,17 @@ bool perfdata_path_has_build_id(const char *path, const uint8_t *bid, size_t bid
 static int map_local(const char *path, const uint8_t *bid, size_t bid_len, void **data,
 		     size_t *len, char *warn, size_t warnlen)
 {
+	const char *kind;
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int fd = mt_open_regular(path, &kind);
 
 	*data = NULL;
 	if (fd < 0) {
 		snprintf(warn, warnlen, "%s: not embedded in the bundle and %s", path,
-			 strerror(errno));
+			 kind ? kind : strerror(errno));
 		return 0;
 	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !perfdata_elf_has_build_id(fd, bid, bid_len)) {
+	if (fstat(fd, &st) || !perfdata_elf_has_build_id(fd, bid, bid_len)) {
 		snprintf(warn, warnlen, "%s: not embedded in the bundle and the local file differs",
 			 path);
 		close(fd);

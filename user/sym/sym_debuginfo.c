@@ -9,8 +9,8 @@
  * search. Either file is then unpacked.
  */
 #include "sym/sym_internal.h"
+#include "util/regfile.h"
 
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,7 +18,7 @@
 /* PATH opened, its name in *NAME (malloc'ed); -1 if it cannot be. */
 static int open_named(const char *path, char **name)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = mt_open_regular(path, NULL);
 
 	if (fd >= 0 && !(*name = strdup(path))) {
 		close(fd);
@@ -59,7 +59,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
  * for dwfl to open PATH. */
 static int unpacked(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), plain;
+	int fd = mt_open_regular(path, NULL), plain;
 
 	if (fd < 0)
 		return -1;

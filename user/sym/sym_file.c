@@ -11,9 +11,9 @@
 #include "sym/sym_internal.h"
 #include "util/errmsg.h"
 #include "util/mt_array.h"
+#include "util/regfile.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,17 +36,20 @@ int mt_sym_vec_push(struct mt_sym_vec *vec, const struct mt_sym_raw *s)
  */
 static int check_elf(const char *path, char *err, size_t errlen, int *type)
 {
+	const char *kind;
 	struct stat st;
 	GElf_Ehdr eh;
 	Elf *elf;
 	int fd, ret;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return mt_errmsg(err, errlen, errno, "%s: %s", path, strerror(errno));
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return mt_errmsg(err, errlen, EINVAL, "%s: not a regular file", path);
+	fd = mt_open_regular(path, &kind);
+	if (fd < 0 && kind)
+		return mt_errmsg(err, errlen, EINVAL, "%s: %s, not a regular file", path, kind);
+	if (fd < 0 || fstat(fd, &st)) {
+		ret = mt_errmsg(err, errlen, errno, "%s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return ret;
 	}
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {

@@ -28,6 +28,7 @@
  * server and nothing was found here.
  */
 #include "sym/sym_internal.h"
+#include "util/regfile.h"
 
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>
@@ -103,7 +104,8 @@ static int try_file(const struct wanted *w, const char *dir, const char *sub, co
 
 	if (n < 0 || (size_t)n >= sizeof(file))
 		return -1;
-	fd = open(file, O_RDONLY | O_CLOEXEC);
+	/* NAME may come from the binary's .gnu_debuglink: anything. */
+	fd = mt_open_regular(file, NULL);
 	if (fd >= 0 && (!is_wanted(w, fd, check) || !(*out = strdup(file)))) {
 		close(fd);
 		fd = -1;

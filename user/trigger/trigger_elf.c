@@ -9,9 +9,9 @@
 #include "trigger/trigger.h"
 #include "trigger/trigger_import.h"
 #include "util/errmsg.h"
+#include "util/regfile.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <limits.h>
 #include <stdio.h>
@@ -259,6 +259,7 @@ int mt_trigger_locate(const struct mt_trigger_spec *spec, uint64_t *link_addr,
 		      uint64_t *file_offset, char *err, size_t errlen)
 {
 	uint64_t vaddr = spec->addr;
+	const char *kind;
 	GElf_Ehdr eh;
 	Elf *elf = NULL;
 	int fd, rc = -EBADMSG;
@@ -272,7 +273,10 @@ int mt_trigger_locate(const struct mt_trigger_spec *spec, uint64_t *link_addr,
 		snprintf(err, errlen, "libelf: %s", elf_errmsg(-1));
 		return -ENOSYS;
 	}
-	fd = open(spec->path, O_RDONLY | O_CLOEXEC);
+	fd = mt_open_regular(spec->path, &kind);
+	if (fd < 0 && kind)
+		return mt_errmsg(err, errlen, EINVAL, "%s is %s, not an executable or shared library",
+				 spec->path, kind);
 	if (fd < 0)
 		return mt_errmsg(err, errlen, errno, "cannot open %s: %s", spec->path,
 				 strerror(errno));

@@ -8,8 +8,8 @@
  * $ORIGIN expanded; ld.so.cache and nested dependencies are not read.
  */
 #include "trigger/trigger_import.h"
+#include "util/regfile.h"
 
-#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -69,7 +69,7 @@ static void read_dynamic(Elf *elf, struct dynamic *dy)
 /* Whether the ELF file at PATH defines SYMBOL among its dynamic symbols. */
 static bool defines(const char *path, const char *symbol)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = mt_open_regular(path, NULL);
 	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
 	bool found = elf && elf_kind(elf) == ELF_K_ELF && mt_trigger_elf_defines(elf, symbol);
 

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: MIT
+/* Opening named inputs only when they are regular files (regfile.h). */
+#include "util/regfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char *mt_file_kind(mode_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG:
+		return "a regular file";
+	case S_IFDIR:
+		return "a directory";
+	case S_IFCHR:
+		return "a character device";
+	case S_IFBLK:
+		return "a block device";
+	case S_IFIFO:
+		return "a FIFO";
+	case S_IFSOCK:
+		return "a socket";
+	default:
+		return "not a regular file";
+	}
+}
+
+static int refuse(mode_t mode, const char **kind)
+{
+	if (kind)
+		*kind = mt_file_kind(mode);
+	errno = S_ISDIR(mode) ? EISDIR : ENODEV;
+	return -1;
+}
+
+int mt_open_regular(const char *path, const char **kind)
+{
+	struct stat st;
+	int fd;
+
+	if (kind)
+		*kind = NULL;
+	if (stat(path, &st))
+		return -1;
+	if (!S_ISREG(st.st_mode))
+		return refuse(st.st_mode, kind);
+	/*
+	 * Should the name be replaced between the two calls, O_NONBLOCK keeps
+	 * a FIFO's open from waiting and O_NOCTTY a terminal from becoming
+	 * ours; what was opened is checked again.
+	 */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		int e = errno;
+
+		close(fd);
+		if (S_ISREG(st.st_mode)) {
+			errno = e;
+			return -1;
+		}
+		return refuse(st.st_mode, kind);
+	}
+	/* Regular files never block; the flag goes so that nothing sees it. */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return fd;
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Opening a named input only when it is a regular file. Names come from
+ * users and from recorded data (a map record, a .gnu_debuglink, a perf
+ * --kcore directory), and opening anything else can act: a watchdog's
+ * open arms it (the machine reboots unless it is fed), a serial line's
+ * may wait for a carrier, a FIFO's waits for a writer. So the kind is
+ * checked by name first and the open happens only for a regular file.
+ */
+#ifndef MTRACE_UTIL_REGFILE_H
+#define MTRACE_UTIL_REGFILE_H
+
+#include <sys/types.h>
+
+/* What a file of MODE is, for messages: "a directory", "a character
+ * device", "a FIFO", ... ("a regular file" for one). */
+const char *mt_file_kind(mode_t mode);
+
+/*
+ * Opens PATH (symlinks followed) read-only, close-on-exec, if it is a
+ * regular file, without opening it otherwise. Returns the descriptor, or
+ * -1 with errno from stat() or open(), or EISDIR for a directory and
+ * ENODEV for any other kind, which *KIND then names (KIND may be NULL).
+ */
+int mt_open_regular(const char *path, const char **kind);
+
+#endif
