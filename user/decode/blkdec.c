@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: MIT
 /* One CPU's PT stream through libipt's block decoder; see blkdec.h. */
 #include "decode/blkdec.h"
-#include "util/mt_array.h"
+#include "decode/blkscan.h"
 
 #include "decode/cyctime.h"
 #include "decode/insn.h"
 #include "decode/interp.h"
 #include "decode/ptsource.h"
-#include "decode/ptquick.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -19,55 +18,11 @@
 #define INSN_CACHE_SIZE 4096
 /* The shortest window: a few packets, and more than a PSB. */
 #define MIN_WINDOW 64
-/* The scan reads the stream in pieces of at most this (what it finds does
- * not depend on their size, see scan_piece()). */
-#define SCAN_PIECE (64u << 10)
-/* Packet sizes (SDM "Packet Definitions"). */
-#define PSB_SIZE 16
-#define PSBEND_SIZE 2
 
 struct insn_memo {
 	uint64_t ip;
 	uint8_t len;
 	uint8_t cls;
-};
-
-/* A TSC packet: its offset in the stream and its value, which has 56 bits
- * (the packet carries TSC[55:0]); 16 bytes, as there is one per enable. */
-struct tsc_mark {
-	uint64_t offset;
-	uint64_t tsc : 56;
-	uint64_t ends_trace : 1;	/* sent with packet generation off */
-};
-
-/* Where one window of the stream ends and the next begins: a PSB, and the
- * end of its PSB+ (which the window before it holds too, see decode_piece()). */
-struct cut {
-	uint64_t psb, end;
-	bool on;		/* its PSB+ holds a FUP: packets are on */
-};
-
-/* The scan's state, kept across the pieces it reads (see scan_more()). */
-struct scan {
-	const struct mt_pt_source *src;	/* its own reading of the stream */
-	uint64_t pos;		/* where the next piece starts */
-	uint64_t read;		/* bytes read at a time */
-	uint64_t window;
-	uint64_t next_cut;	/* no window ends before this */
-	uint64_t piece;		/* pieces' size (blkdec.h; 0: no pieces) */
-	uint64_t last_mark;	/* the last TSC packet's value */
-	bool marks_back;	/* a TSC packet's value was below the one before */
-	/* A bad packet was read: what comes after it may be read as other
-	 * packets when the scan's pieces fall elsewhere (blkdec.h). */
-	bool bad;
-	uint64_t psb;		/* the PSB+ being read */
-	uint64_t npsbs;		/* PSBs found so far */
-	size_t pcap, tcap, ccap;
-	size_t psb_tsc;		/* the first TSC mark of the PSB+ being read */
-	bool sync;		/* the next piece starts with a search for a PSB */
-	bool done;		/* at the stream's end (or it could not be read) */
-	bool probe;		/* only looking for a CYC packet, keeping nothing */
-	bool on, in_psb, psb_on, psb_mode, cyc, oom;
 };
 
 struct mt_blkdec {
@@ -81,13 +36,7 @@ struct mt_blkdec {
 	uint64_t stop;
 	bool at_stop;
 	bool on;			/* tracing is on (after an enable) */
-	bool failed;			/* the scan could not read its source, or ran out of memory */
-	struct scan sc;
-	/* What the scan found and the decoder may still ask for, in stream
-	 * order (see forget_behind()): window ends not reached yet, PSBs and
-	 * TSC packets. */
-	struct cut *cuts;
-	size_t ncuts;
+	struct mt_blkscan sc;		/* its failure is the decoder's */
 	struct pt_image_section_cache *iscache;
 	const struct mt_blk_handler *h;
 	struct mt_interp *q;	/* control flow on its way to h, see interp.h */
@@ -115,10 +64,6 @@ struct mt_blkdec {
 	uint64_t time_off, time_tsc;
 	bool time_known;
 	struct pt_packet_decoder *pkt;	/* for looking at packets around errors */
-	uint64_t *psbs;		/* stream offsets of PSBs */
-	size_t npsbs;
-	struct tsc_mark *tscs;
-	size_t ntscs;
 	struct mt_cyctime *cyc;	/* with CYC packets: exact times */
 	uint64_t cyc_now;	/* with CYC: the time the last event or tick brought */
 	/* A block that ended without a branch, held back until the next one
@@ -167,7 +112,7 @@ static uint64_t cyc_time(const struct mt_blkdec *b)
 {
 	uint64_t off = 0;
 
-	return b->cyc && !blk_offset(b, &off) ? mt_cyctime_at(b->cyc, off, b->psbs, b->npsbs) : 0;
+	return b->cyc && !blk_offset(b, &off) ? mt_cyctime_at(b->cyc, off, b->sc.psbs, b->sc.npsbs) : 0;
 }
 
 /* The stream's time, TSC now: b->tsc only grows, the stream's first time
@@ -351,380 +296,6 @@ static void set_image(struct mt_blkdec *b, struct pt_image *img)
 	pt_blk_set_image(b->dec, img);
 }
 
-/* Where the window starting at the PSB at OFF may end at the earliest:
- * WINDOW bytes on, or at the next multiple of the pieces' size. */
-static uint64_t next_cut(const struct scan *sc, uint64_t off)
-{
-	uint64_t end = off + sc->window;
-
-	if (sc->piece && (off / sc->piece + 1) * sc->piece < end)
-		end = (off / sc->piece + 1) * sc->piece;
-	return end;
-}
-
-/* Notes the packet P at stream offset OFF. */
-static void scan_packet(struct mt_blkdec *b, struct scan *sc, const struct pt_packet *p, uint64_t off)
-{
-	if (sc->probe) {
-		sc->cyc |= p->type == ppt_cyc;
-		return;
-	}
-	switch (p->type) {
-	case ppt_psb:
-		if (MT_ARRAY_RESERVE(b->psbs, sc->pcap, b->npsbs, 1)) {
-			sc->oom = true;
-			return;
-		}
-		b->psbs[b->npsbs++] = off;
-		sc->npsbs++;
-		sc->psb = off;
-		sc->in_psb = true;
-		sc->psb_on = sc->psb_mode = false;
-		sc->psb_tsc = b->ntscs;
-		break;
-	case ppt_psbend:
-		/* A PSB+ holds a FUP exactly when packets are on. */
-		sc->in_psb = false;
-		sc->on = sc->psb_on;
-		for (size_t i = sc->psb_tsc; i < b->ntscs; i++)
-			b->tscs[i].ends_trace = !sc->on;
-		/* A window may end at a PSB+ with MODE.Exec: libipt reports
-		 * it as an event there, which is where decoding stops. */
-		if (!sc->psb_mode || sc->psb < sc->next_cut)
-			break;
-		if (MT_ARRAY_RESERVE(b->cuts, sc->ccap, b->ncuts, 1)) {
-			sc->oom = true;
-			return;
-		}
-		b->cuts[b->ncuts++] = (struct cut){ sc->psb, off + PSBEND_SIZE, sc->on };
-		sc->next_cut = next_cut(sc, sc->psb);
-		break;
-	case ppt_mode:
-		sc->psb_mode |= sc->in_psb && p->payload.mode.leaf == pt_mol_exec;
-		break;
-	case ppt_fup:
-		if (sc->in_psb)
-			sc->psb_on = true;
-		else
-			sc->on = true;
-		break;
-	case ppt_tip_pge:
-		sc->on = true;
-		break;
-	case ppt_tip_pgd:
-		sc->on = false;
-		break;
-	case ppt_tsc:
-		if (MT_ARRAY_RESERVE(b->tscs, sc->tcap, b->ntscs, 1)) {
-			sc->oom = true;
-			return;
-		}
-		b->tscs[b->ntscs++] = (struct tsc_mark){ off, p->payload.tsc.tsc, !sc->on };
-		/* Values that go back (a damaged stream) break the count of
-		 * marks up to a time that pieces decoded ahead rely on. */
-		sc->marks_back |= p->payload.tsc.tsc < sc->last_mark;
-		sc->last_mark = p->payload.tsc.tsc;
-		break;
-	default:
-		break;
-	}
-}
-
-/* The packet at OFF read by libipt; its length in *LEN. */
-static int libipt_packet(struct pt_packet_decoder *pkt, uint64_t off, struct pt_packet *pk,
-			 size_t *len)
-{
-	uint64_t next = off;
-	int st = pt_pkt_sync_set(pkt, off);
-
-	if (st >= 0)
-		st = pt_pkt_next(pkt, pk, sizeof(*pk));
-	if (st >= 0)
-		st = pt_pkt_get_offset(pkt, &next);
-	*len = (size_t)(next - off);
-	return st;
-}
-
-/* Puts PKT where libipt's own reading from its sync point FROM stops at
- * the bad packet at OFF: at OFF, synced at FROM. */
-static void walk_to(struct pt_packet_decoder *pkt, uint64_t from, uint64_t off)
-{
-	uint64_t at = from;
-	struct pt_packet pk;
-
-	if (pt_pkt_sync_set(pkt, from) < 0)
-		return;
-	while (at < off && pt_pkt_next(pkt, &pk, sizeof(pk)) >= 0 && !pt_pkt_get_offset(pkt, &at))
-		;
-}
-
-/*
- * Scans the piece at POS (GOT bytes at P) from its start (or its first
- * PSB when SYNC); returns where the next piece starts, and whether it
- * must look for a PSB, in *SYNC. A packet running on past the piece is
- * read again whole in the next, a PSB cut by it is found there: in a
- * well-formed stream, pieces of any size find the same packets.
- */
-static uint64_t scan_piece(struct mt_blkdec *b, struct scan *sc, const uint8_t *p, size_t got,
-			    uint64_t pos, bool *sync)
-{
-	uint64_t off = 0, end = pos + got, tail;
-	struct pt_config cfg = b->cfg;
-	struct pt_packet_decoder *pkt;
-	struct pt_packet pk;
-	bool synced;
-	int st;
-
-	cfg.begin = (uint8_t *)p;
-	cfg.end = (uint8_t *)p + got;
-	pkt = pt_pkt_alloc_decoder(&cfg);
-	if (!pkt) {
-		sc->oom = true;
-		return end;
-	}
-	st = *sync ? pt_pkt_sync_forward(pkt) : pt_pkt_sync_set(pkt, 0);
-	synced = st >= 0;
-	while (synced) {
-		uint64_t from = 0;
-
-		st = pt_pkt_get_offset(pkt, &from);
-		off = from;
-		/* Most packets are read here (ptquick.h), the rest by libipt. */
-		while (st >= 0 && !sc->oom && off < got) {
-			size_t len = mt_ptq_packet(p + off, got - off, &pk);
-
-			if (!len)
-				st = libipt_packet(pkt, off, &pk, &len);
-			if (st < 0)
-				break;
-			scan_packet(b, sc, &pk, pos + off);
-			off += len;
-		}
-		if (st >= 0 && !sc->oom)
-			st = -pte_eos;	/* every byte read */
-		if (st == -pte_eos || sc->oom)
-			break;
-		/* A bad packet: on at the next PSB, from libipt's own state
-		 * there (where its sync point is decides where it looks). */
-		sc->bad = true;
-		walk_to(pkt, from, off);
-		synced = pt_pkt_sync_forward(pkt) >= 0;
-	}
-	pt_pkt_free_decoder(pkt);
-	*sync = !synced;
-	if (synced)
-		return pos + off;	/* a packet may run on into the next piece */
-	/* No PSB from OFF on: one may begin in the piece's last bytes. */
-	tail = got > PSB_SIZE - 1 ? end - (PSB_SIZE - 1) : end;
-	off = pos + off > tail ? pos + off : tail;
-	return off > pos ? off : end;
-}
-
-/*
- * The scan, read with libipt's packet decoder through its own reading of
- * the stream, a piece at a time ahead of the decoder, as far as it asks
- * (see forget_behind() for what it keeps): the PSBs, the TSC packets and
- * where the windows end (at the first suitable PSB WINDOW bytes or more
- * after the last window's start). Resync after an error needs the PSBs:
- * the block decoder reads ahead, so by the time an error is reported it
- * may already have consumed the next PSB, and a plain forward sync would
- * skip a whole PSB period. TSC packets are the stream's exact times (see
- * tsc_bounds()). A TSC packet sent while packet generation is off
- * (TraceEn 0->1, or a PSB+ without FUP) ends the trace before it: what
- * came before ran before its time.
- * Scans the next piece; false when there is none (the stream's end, or it
- * could not be read: then b->failed).
- */
-static bool scan_more(struct mt_blkdec *b)
-{
-	struct scan *sc = &b->sc;
-	uint64_t pos = sc->pos, next;
-	const uint8_t *p;
-	size_t got;
-
-	if (sc->done)
-		return false;
-	p = sc->src->window(sc->src->ctx, pos, pos + sc->read, &got);
-	next = p ? scan_piece(b, sc, p, got, pos, &sc->sync) : pos;
-	/* A packet cut by the stream's end ends the scan. */
-	sc->pos = next > pos && pos + got < sc->src->size ? next : sc->src->size;
-	sc->done = sc->pos >= sc->src->size || !p || sc->oom;
-	b->failed |= !p || sc->oom;
-	return !b->failed;
-}
-
-/* The scan of SRC from its start, with windows of WINDOW bytes; nothing
- * found yet. */
-static void scan_start(struct mt_blkdec *b, const struct mt_pt_source *src, uint64_t window)
-{
-	b->sc = (struct scan){ .src = src, .window = window, .piece = b->sc.piece, .sync = true,
-			       .read = window < SCAN_PIECE ? window : SCAN_PIECE };
-	b->sc.next_cut = next_cut(&b->sc, 0);
-}
-
-/* Whether the stream holds CYC packets (they decide how it is decoded):
- * the scan, until it finds one, keeping nothing; then it starts over. */
-static bool has_cyc(struct mt_blkdec *b, const struct mt_pt_source *src, uint64_t window)
-{
-	bool cyc;
-
-	scan_start(b, src, window);
-	b->sc.probe = true;
-	while (!b->sc.cyc && scan_more(b))
-		;
-	cyc = b->sc.cyc;
-	scan_start(b, src, window);
-	return cyc;
-}
-
-/* The TSC marks whose ends_trace is settled: all but those of a PSB+ the
- * scan has not read to its end (see scan_packet()). */
-static size_t settled_marks(const struct mt_blkdec *b)
-{
-	return b->sc.in_psb && !b->sc.done ? b->sc.psb_tsc : b->ntscs;
-}
-
-/* The number of TSC marks before offset OFF. */
-static size_t marks_before(const struct mt_blkdec *b, uint64_t off)
-{
-	size_t lo = 0, hi = b->ntscs;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (b->tscs[mid].offset < off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* Of the first N TSC marks, the number worth at most TSC: the values grow
- * along a CPU's stream. */
-static size_t marks_up_to(const struct mt_blkdec *b, size_t n, uint64_t tsc)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (b->tscs[mid].tsc <= tsc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* The number of TSC marks before OFF, and of those worth at most TSC
- * (0: any), whichever is smaller. */
-static size_t tscs_before(const struct mt_blkdec *b, uint64_t off, uint64_t tsc)
-{
-	size_t n = marks_before(b, off);
-
-	return tsc ? marks_up_to(b, n, tsc) : n;
-}
-
-/* Drops the first K of the *N elements of ELEM bytes at V. */
-static void drop_front(void *v, size_t *n, size_t k, size_t elem)
-{
-	if (!k)
-		return;
-	memmove(v, (char *)v + k * elem, (*n - k) * elem);
-	*n -= k;
-}
-
-/*
- * Drops what the scan found that the decoder can no longer ask for, now
- * that it decodes from START on (the next window's start; decoding never
- * goes back before a window's start, and its offsets only grow but for a
- * resync, which is to a PSB after the last sync point).
- *
- * PSBs before START: resync_point() looks only at PSBs after the sync
- * point, which is in the window, up to the error's offset (a forward sync
- * past them is libipt's own search of the window's bytes), and
- * mt_cyctime_at() only at the last PSB at or before the offset, when it
- * is in the window.
- *
- * TSC marks: tsc_bounds() asks for the mark before its N (the floor), N
- * itself and later ones, with N the number of marks before the enable's
- * offset OFF, or of those worth at most its time TSC if fewer. OFF is at
- * or after START, so the first count is at least K, the marks before
- * START. The time is (a) now() or an exact CYC time, both through
- * reached(), never below b->tsc, which only grows, or (b) libipt's time
- * of the event (pt_event.tsc): its decoder's time since its last sync,
- * which is at or after START, restarted there and set by every TSC packet
- * it read since (there is one, or pt_event.has_tsc is 0 and the time is
- * now()), and never below the last of them: in a well-formed stream MTC
- * and CYC only add to it.
- * The values of TSC packets grow along the stream (the SDM: the TSC is
- * invariant, and TSC packets carry it), so (b) is at least every mark
- * before START, and (a) at least the marks up to b->tsc: N is never below
- * the smaller of the two counts, and the marks before the one before it
- * are never asked for again. The block decoder's read-ahead only makes
- * OFF later, which the first count allows for. A corrupt stream (TSC
- * values that go back, a PSBEND without its PSB) may get other bounds than
- * a scan of the whole stream first would give; they only clamp times.
- *
- * The decoder asks for marks and PSBs after its offset only up to its
- * window's end, which the scan has passed (it found the end there), and
- * for the first mark ending the trace, which tsc_bounds() scans on for.
- * So what the scan holds spans the window, the piece it read last, and on
- * to that mark.
- */
-static void forget_behind(struct mt_blkdec *b, uint64_t start)
-{
-	size_t k = marks_before(b, start), t = marks_up_to(b, k, b->tsc), p = 0;
-
-	k = t < k ? t : k;
-	/* What is dropped, a decoding of everything before drops too: from
-	 * here on, it holds the same marks (blkdec.h, pieces ahead). */
-	if (k)
-		b->partial = false;
-	if (k > 1) {
-		drop_front(b->tscs, &b->ntscs, k - 1, sizeof(*b->tscs));
-		b->sc.psb_tsc = b->sc.psb_tsc > k - 1 ? b->sc.psb_tsc - (k - 1) : 0;
-	}
-	while (p < b->npsbs && b->psbs[p] < start)
-		p++;
-	drop_front(b->psbs, &b->npsbs, p, sizeof(*b->psbs));
-}
-
-/*
- * The SDM ("TSC packet"): packets before a TSC packet are for instructions
- * that executed before its time, those after it for later ones, and
- * TraceEn 0->1 always sends one. So TSC packets are exact bounds, unlike
- * the times libipt estimates from MTC and CYC. For an enable libipt gives
- * time TSC, with the decoder at OFF: the TSC packets before its TIP.PGE
- * are those before OFF, but the decoder may have read ahead past the next
- * ones; those are later than TSC, which libipt's time cannot be below any
- * TSC packet it had passed. This gives the last TSC packet before the
- * enable (no later time is earlier), the first one after it (the enable
- * is earlier) and the first one after it sent with packets off (the
- * stretch ends earlier); 0 or UINT64_MAX when there is none. The packet
- * carries TSC[55:0]: no counter reaches bit 56 (decades). The scan has
- * passed OFF (the window's end); it goes on for the marks after it.
- */
-static void tsc_bounds(struct mt_blkdec *b, uint64_t off, uint64_t tsc, struct mt_tsc_bounds *s)
-{
-	size_t n = tscs_before(b, off, tsc);
-
-	/* A piece decoded ahead lacks the marks before its start. */
-	b->unsure |= !n && b->partial;
-	s->floor = n ? b->tscs[n - 1].tsc : 0;
-	while (n == b->ntscs && scan_more(b))
-		;
-	s->ceil = n < b->ntscs ? b->tscs[n].tsc : UINT64_MAX;
-	for (;;) {
-		while (n < settled_marks(b) && !b->tscs[n].ends_trace)
-			n++;
-		if (n < settled_marks(b) || !scan_more(b))
-			break;
-	}
-	s->end = n < settled_marks(b) ? b->tscs[n].tsc : UINT64_MAX;
-}
-
 /* Trace (re)starts: tells the handler, with the exact bounds. What ran
  * before goes on first (the handler may start another thread's segment). */
 static void enable(struct mt_blkdec *b, uint64_t tsc, uint64_t ip)
@@ -734,7 +305,8 @@ static void enable(struct mt_blkdec *b, uint64_t tsc, uint64_t ip)
 
 	mt_interp_flush(b->q, tsc);
 	blk_offset(b, &off);
-	tsc_bounds(b, off, tsc, &bounds);
+	/* A piece decoded ahead lacks the marks before its start. */
+	b->unsure |= mt_blkscan_bounds(&b->sc, off, tsc, &bounds) && b->partial;
 	b->on = true;
 	set_image(b, b->h->enable(b->h->ctx, tsc, ip, &bounds));
 }
@@ -844,9 +416,9 @@ static uint64_t resync_point(struct mt_blkdec *b, uint64_t sync, uint64_t err_of
 {
 	uint64_t psb = UINT64_MAX;
 
-	for (size_t i = 0; i < b->npsbs && b->psbs[i] <= err_off; i++)
-		if (b->psbs[i] > sync)
-			psb = b->psbs[i];
+	for (size_t i = 0; i < b->sc.npsbs && b->sc.psbs[i] <= err_off; i++)
+		if (b->sc.psbs[i] > sync)
+			psb = b->sc.psbs[i];
 	return psb != UINT64_MAX && only_header_before(b, psb, err_off) ? psb : UINT64_MAX;
 }
 
@@ -983,18 +555,21 @@ static int decode_piece(struct mt_blkdec *b)
 		/* The CYC reading goes on in the next window from here. */
 		if (b->cyc && b->nwindows)
 			mt_cyctime_read_to(b->cyc, start);
-		forget_behind(b, start);
+		/* What is dropped, a decoding of everything before drops too:
+		 * from here on, it holds the same marks (blkdec.h, pieces ahead). */
+		if (mt_blkscan_forget(&b->sc, start, b->tsc))
+			b->partial = false;
 		/* The scan on to the window's end. */
-		while (!b->ncuts && scan_more(b))
+		while (!b->sc.ncuts && mt_blkscan_more(&b->sc))
 			;
-		if (b->failed)
+		if (b->sc.failed)
 			return -pte_nomem;
-		last = !b->ncuts;
-		end = last ? b->src->size : b->cuts[0].end;
+		last = !b->sc.ncuts;
+		end = last ? b->src->size : b->sc.cuts[0].end;
 		p = b->src->window(b->src->ctx, start, end, &got);
 		if (!p)
 			return -pte_nomem;
-		b->stop = last ? UINT64_MAX : b->cuts[0].psb;
+		b->stop = last ? UINT64_MAX : b->sc.cuts[0].psb;
 		b->at_stop = false;
 		if (!open_window(b, p, got, start)) {
 			close_window(b);
@@ -1004,11 +579,12 @@ static int decode_piece(struct mt_blkdec *b)
 		close_window(b);
 		b->stats->windows++;
 		b->nwindows++;
-		if (b->failed)
+		if (b->sc.failed)
 			return -pte_nomem;
 		b->start = b->stop;
 		b->ended = last;
-		drop_front(b->cuts, &b->ncuts, !last, sizeof(*b->cuts));
+		if (!last)
+			mt_blkscan_take_cut(&b->sc);
 	}
 	return 0;
 }
@@ -1032,6 +608,7 @@ struct mt_blkdec *mt_blkdec_new(const struct pt_config *cfg, uint64_t size, uint
 	if (window < MIN_WINDOW)
 		window = MIN_WINDOW;
 	b->window = window;
+	b->sc.cfg = &b->cfg;
 	b->sc.piece = piece;
 	b->first = true;
 	return b;
@@ -1054,49 +631,39 @@ void mt_blkdec_bind(struct mt_blkdec *b, const struct mt_pt_source *src,
 	}
 }
 
-/* The PSBs the scan found at or after OFF (those it still holds). */
-static uint64_t psbs_from(const struct mt_blkdec *b, uint64_t off)
-{
-	uint64_t n = 0;
-
-	for (size_t i = b->npsbs; i > 0 && b->psbs[i - 1] >= off; i--)
-		n++;
-	return n;
-}
-
 int mt_blkdec_start(struct mt_blkdec *b, uint64_t index, bool cyc_off)
 {
 	const struct mt_pt_source *scan = b->sc.src;
 
 	if (!index) {
 		if (cyc_off)
-			scan_start(b, scan, b->window);
-		else if (has_cyc(b, scan, b->window))
+			mt_blkscan_start(&b->sc, scan, b->window);
+		else if (mt_blkscan_has_cyc(&b->sc, scan, b->window))
 			b->cyc = mt_cyctime_new(&b->cfg);
 		b->cfg.flags.variant.block.enable_tick_events = b->cyc != NULL;
-		return b->failed ? -pte_nomem : 0;
+		return b->sc.failed ? -pte_nomem : 0;
 	}
 	/* Ahead: from the piece's first window end on, as if decoding had
 	 * stopped there, packets on where its PSB+ says so. */
-	scan_start(b, scan, b->window);
+	mt_blkscan_start(&b->sc, scan, b->window);
 	b->sc.pos = b->sc.next_cut = index * b->sc.piece;
-	while (!b->ncuts && scan_more(b))
+	while (!b->sc.ncuts && mt_blkscan_more(&b->sc))
 		;
-	if (b->failed)
+	if (b->sc.failed)
 		return -pte_nomem;
 	b->ahead = b->partial = true;
 	b->first = false;
-	if (!b->ncuts) {
+	if (!b->sc.ncuts) {
 		b->ended = true;	/* no piece starts here */
 		b->start = b->piece_start = UINT64_MAX;
 		return 0;
 	}
-	b->start = b->piece_start = b->cuts[0].psb;
+	b->start = b->piece_start = b->sc.cuts[0].psb;
 	b->at_stop = true;
-	b->on = b->assumed_on = b->cuts[0].on;
-	drop_front(b->cuts, &b->ncuts, 1, sizeof(*b->cuts));
+	b->on = b->assumed_on = b->sc.cuts[0].on;
+	mt_blkscan_take_cut(&b->sc);
 	/* The PSBs before it are the piece before's. */
-	b->sc.npsbs = psbs_from(b, b->start);
+	b->sc.npsbs_seen = mt_blkscan_psbs_from(&b->sc, b->start);
 	return 0;
 }
 
@@ -1125,7 +692,7 @@ bool mt_blkdec_follows(const struct mt_blkdec *before, const struct mt_blkdec *a
 {
 	uint64_t first = ahead->stats->first_tsc;
 
-	return ahead->ahead && !before->failed && !ahead->failed && before->at_stop &&
+	return ahead->ahead && !before->sc.failed && !ahead->sc.failed && before->at_stop &&
 	       !before->sc.marks_back && !ahead->sc.marks_back && !ahead->sc.bad &&
 	       !before->ended && before->start == ahead->piece_start &&
 	       before->on == ahead->assumed_on && before->image && !ahead->unsure &&
@@ -1139,17 +706,11 @@ void mt_blkdec_adopt(struct mt_blkdec *ahead, const struct mt_blkdec *before)
 	ahead->ahead = false;
 }
 
-/* The most the scan's arrays held: they never shrink, so their size now. */
-static uint64_t scan_held(const struct mt_blkdec *b)
-{
-	return b->sc.pcap * sizeof(*b->psbs) + b->sc.tcap * sizeof(*b->tscs) +
-	       b->sc.ccap * sizeof(*b->cuts);
-}
-
 void mt_blkdec_take_stats(struct mt_blkdec *b, struct mt_blk_stats *to)
 {
 	struct mt_blk_stats *s = b->stats;
-	uint64_t psbs = b->sc.npsbs - psbs_from(b, mt_blkdec_position(b)), held = scan_held(b);
+	uint64_t psbs = b->sc.npsbs_seen - mt_blkscan_psbs_from(&b->sc, mt_blkdec_position(b));
+	uint64_t held = mt_blkscan_held(&b->sc);
 
 	to->blocks += s->blocks;
 	to->insns += s->insns;
@@ -1180,9 +741,7 @@ void mt_blkdec_free(struct mt_blkdec *b)
 	if (b->q == &b->own_q)
 		mt_interp_fini(&b->own_q);
 	mt_insn_dec_free(b->insn);
-	free(b->psbs);
-	free(b->tscs);
-	free(b->cuts);
+	mt_blkscan_fini(&b->sc);
 	mt_cyctime_free(b->cyc);
 	free(b);
 }
@@ -1204,8 +763,8 @@ int mt_blk_decode_stream(const struct pt_config *cfg, const struct mt_pt_source 
 	/* Nothing bounds the last interval: its code keeps the last time. */
 	mt_interp_flush(b->q, 0);
 	stats->last_tsc = b->tsc;
-	stats->psbs = b->sc.npsbs;
-	stats->scan_held = scan_held(b);
+	stats->psbs = b->sc.npsbs_seen;
+	stats->scan_held = mt_blkscan_held(&b->sc);
 	mt_blkdec_free(b);
 	return rc;
 }

@@ -65,7 +65,7 @@ struct mt_blk_stats {
 	uint64_t windows;	/* windows of the stream decoded */
 	uint64_t psbs;		/* PSBs in the stream */
 	/* Most bytes the scan's PSB offsets, TSC marks and window ends took
-	 * at once (blkdec.c, forget_behind()): bounded by the window, not the
+	 * at once (blkscan.h, mt_blkscan_forget()): bounded by the window, not the
 	 * stream. */
 	uint64_t scan_held;
 	uint64_t first_tsc, last_tsc;
