@@ -103,6 +103,13 @@ out:
 	return mfd;
 }
 
+/* A named device or socket: refused (regfile.h says why it is not opened). */
+static int not_a_file(const char *name, mode_t mode, char *err, size_t errlen)
+{
+	return mt_errmsg(err, errlen, ENODEV, "%s is %s: name a file, or pipe the data into '-'",
+			 name, mt_file_kind(mode));
+}
+
 int mt_infile_open(const char *name, uint64_t max_stream, const struct mt_infile_magic *magic,
 		   void (*notify)(const char *name), char *err, size_t errlen)
 {
@@ -116,8 +123,7 @@ int mt_infile_open(const char *name, uint64_t max_stream, const struct mt_infile
 	 * Standard input is the shell's, opened already, and read as it is. */
 	if (!stdin_ && !stat(name, &st) && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode) &&
 	    !S_ISFIFO(st.st_mode))
-		return mt_errmsg(err, errlen, ENODEV, "%s is %s: name a file, or pipe the data into '-'",
-				 shown, mt_file_kind(st.st_mode));
+		return not_a_file(shown, st.st_mode, err, errlen);
 	/* O_NONBLOCK: opening a FIFO must not wait for its writer; O_NOCTTY:
 	 * should the name have become a terminal since, it is not made ours. */
 	fd = stdin_ ? dup(STDIN_FILENO) : open(name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
@@ -139,8 +145,7 @@ int mt_infile_open(const char *name, uint64_t max_stream, const struct mt_infile
 	}
 	if (!stdin_ && !S_ISFIFO(st.st_mode)) {
 		close(fd);
-		return mt_errmsg(err, errlen, ENODEV, "%s is %s: name a file, or pipe the data into '-'",
-				 shown, mt_file_kind(st.st_mode));
+		return not_a_file(shown, st.st_mode, err, errlen);
 	}
 	/*
 	 * A FIFO without a writer reads as empty: wait in poll() for one (with

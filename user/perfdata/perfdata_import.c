@@ -13,7 +13,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <stddef.h>
 #include <inttypes.h>
 #include <stdarg.h>

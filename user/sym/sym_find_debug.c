@@ -31,7 +31,6 @@
 #include "util/regfile.h"
 
 #include <elfutils/libdwelf.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
