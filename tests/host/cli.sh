@@ -225,6 +225,13 @@ expect convert-named-fifo 1 "a FIFO, not a regular file" \
 	sh "$work" "$bin"
 expect convert-stdin 2 "convert reads a perf.data file, not standard input" \
 	"$bin" convert - -o "$work/c.mtrace"
+# A perf.data piped in is named for what it is (its header is read by
+# offset, so it is read from a file only).
+expect report-perf-data-piped 1 "standard input: not an mtrace bundle: it is a perf.data, which decode and report read from a file" \
+	sh -c '"$1" export -p "$2/piped.data" "$3" >/dev/null && cat "$2/piped.data" | "$1" report -' \
+	sh "$bin" "$work" "$sample"
+expect report-perf-data-redirected 1 "standard input: not an mtrace bundle: it is a perf.data, which decode and report read from a file" \
+	sh -c '"$1" report - <"$2/piped.data"' sh "$bin" "$work"
 # The path once, not twice ("x: cannot open x: ...").
 expect convert-missing 1 "mtrace-user: $work/none.data: No such file or directory" \
 	"$bin" convert "$work/none.data" -o "$work/c.mtrace"

@@ -242,7 +242,7 @@ MT_TEST(stream_input_is_buffered)
  * which may never come (the writer here keeps the pipe open). */
 MT_TEST(stream_of_something_else_refused_at_once)
 {
-	static const struct mt_infile_magic m = { "MAGIC", 5, "a test file" };
+	static const struct mt_infile_magic m = { "MAGIC", 5, "a test file", NULL };
 	char err[512];
 
 	MT_ASSERT_EQ(open_pipe("\0\0\0\0\0\0\0\0", 8, 8, 1, 0, &m, err, sizeof(err)), -EBADMSG);

@@ -4,6 +4,7 @@
 
 #include "cli_msg.h"
 #include "files/infile.h"
+#include "perfdata/perfdata_format.h"
 #include "perfdata/perfdata_import.h"
 
 #include <errno.h>
@@ -22,6 +23,16 @@ static void waiting(const char *name)
 	cli_err("waiting for data on %s (a FIFO nobody writes to yet; Ctrl-C to stop)", name);
 }
 
+/* A perf.data piped in: its header is read by offset, so not from a stream. */
+static const char *perf_data_instead(const uint8_t *head, size_t len)
+{
+	const size_t n = sizeof(PERFDATA_MAGIC) - 1;
+
+	if (len < n || memcmp(head, PERFDATA_MAGIC, n))
+		return NULL;
+	return "it is a perf.data, which decode and report read from a file: save it to one first";
+}
+
 int cli_open_bundle(const char *arg, const struct mt_bundle_limits *lim,
 		    struct mt_bundle_reader **r)
 {
@@ -30,7 +41,7 @@ int cli_open_bundle(const char *arg, const struct mt_bundle_limits *lim,
 	uint64_t max = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize / 2 : 0;
 	/* A stream that is no bundle is refused at its first bytes. */
 	static const struct mt_infile_magic bundle = { MT_BUNDLE_MAGIC, MT_BUNDLE_MAGIC_LEN,
-						       "an mtrace bundle" };
+						       "an mtrace bundle", perf_data_instead };
 	char err[640];
 	int fd;
 
@@ -54,7 +65,15 @@ int cli_open_bundle(const char *arg, const struct mt_bundle_limits *lim,
 		return 1;
 	}
 	if (mt_bundle_open_fd(r, fd, cli_input_name(arg), lim, err, sizeof(err)) < 0) {
-		cli_err("%s", err);
+		uint8_t head[sizeof(PERFDATA_MAGIC) - 1];
+		ssize_t n = pread(fd, head, sizeof(head), 0);
+		const char *is = n > 0 ? perf_data_instead(head, (size_t)n) : NULL;
+
+		/* Standard input redirected from a file comes here unread. */
+		if (is)
+			cli_err("%s: not an mtrace bundle: %s", cli_input_name(arg), is);
+		else
+			cli_err("%s", err);
 		close(fd);
 		return 1;
 	}

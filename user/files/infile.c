@@ -72,8 +72,14 @@ static int slurp(int fd, const char *name, uint64_t max, const struct mt_infile_
 		if (n == 0)
 			break;
 		if (magic && wrong_magic(magic, head, &nhead, buf, (size_t)n)) {
-			e = mt_errmsg(err, errlen, EBADMSG, "%s: not %s (bad magic)", name,
-				      magic->what);
+			const char *is = magic->instead ? magic->instead(head, nhead) : NULL;
+
+			if (is)
+				e = mt_errmsg(err, errlen, EBADMSG, "%s: not %s: %s", name,
+					      magic->what, is);
+			else
+				e = mt_errmsg(err, errlen, EBADMSG, "%s: not %s (bad magic)", name,
+					      magic->what);
 			break;
 		}
 		total += (uint64_t)n;

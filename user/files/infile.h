@@ -23,6 +23,10 @@ struct mt_infile_magic {
 	const void *bytes;
 	size_t len;		/* at most MT_INFILE_MAGIC_MAX */
 	const char *what;	/* named in the error: "an mtrace bundle" */
+	/* What a stream with other first bytes (LEN of them at HEAD) is, and
+	 * what to do with it, when it can tell; NULL: it cannot (or no
+	 * function). Added to the error. */
+	const char *(*instead)(const uint8_t *head, size_t len);
 };
 
 #define MT_INFILE_MAGIC_MAX 16
