@@ -65,15 +65,7 @@ int cli_open_bundle(const char *arg, const struct mt_bundle_limits *lim,
 		return 1;
 	}
 	if (mt_bundle_open_fd(r, fd, cli_input_name(arg), lim, err, sizeof(err)) < 0) {
-		uint8_t head[sizeof(PERFDATA_MAGIC) - 1];
-		ssize_t n = pread(fd, head, sizeof(head), 0);
-		const char *is = n > 0 ? perf_data_instead(head, (size_t)n) : NULL;
-
-		/* Standard input redirected from a file comes here unread. */
-		if (is)
-			cli_err("%s: not an mtrace bundle: %s", cli_input_name(arg), is);
-		else
-			cli_err("%s", err);
+		cli_err("%s", err);
 		close(fd);
 		return 1;
 	}

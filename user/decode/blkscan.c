@@ -390,8 +390,4 @@ void mt_blkscan_fini(struct mt_blkscan *sc)
 	free(sc->psbs);
 	free(sc->tscs);
 	free(sc->cuts);
-	sc->psbs = NULL;
-	sc->tscs = NULL;
-	sc->cuts = NULL;
-	sc->npsbs = sc->ntscs = sc->ncuts = 0;
 }

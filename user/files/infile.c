@@ -47,6 +47,35 @@ static int wrong_magic(const struct mt_infile_magic *magic, uint8_t *head, size_
 	return *n == magic->len && memcmp(head, magic->bytes, magic->len);
 }
 
+/* The error for a stream whose first bytes, HEAD (N), are not MAGIC's:
+ * what they are instead when MAGIC's reader can tell. */
+static int bad_magic(const char *name, const struct mt_infile_magic *magic, const uint8_t *head,
+		     size_t n, char *err, size_t errlen)
+{
+	const char *is = magic->instead ? magic->instead(head, n) : NULL;
+
+	if (is)
+		return mt_errmsg(err, errlen, EBADMSG, "%s: not %s: %s", name, magic->what, is);
+	return mt_errmsg(err, errlen, EBADMSG, "%s: not %s (bad magic)", name, magic->what);
+}
+
+/* A regular file is left to its reader, whose messages say more, unless
+ * MAGIC's reader knows what it is instead: 0, or the error. */
+static int other_format(int fd, const char *name, const struct mt_infile_magic *magic, char *err,
+			size_t errlen)
+{
+	uint8_t head[MT_INFILE_MAGIC_MAX];
+	ssize_t n;
+
+	if (!magic || !magic->instead || magic->len > sizeof(head))
+		return 0;
+	n = pread(fd, head, magic->len, 0);
+	if (n != (ssize_t)magic->len || !memcmp(head, magic->bytes, magic->len) ||
+	    !magic->instead(head, magic->len))
+		return 0;
+	return bad_magic(name, magic, head, magic->len, err, errlen);
+}
+
 /* Copies the stream FD (blocking reads) into a memory file; returns its descriptor. */
 static int slurp(int fd, const char *name, uint64_t max, const struct mt_infile_magic *magic,
 		 char *err, size_t errlen)
@@ -72,14 +101,7 @@ static int slurp(int fd, const char *name, uint64_t max, const struct mt_infile_
 		if (n == 0)
 			break;
 		if (magic && wrong_magic(magic, head, &nhead, buf, (size_t)n)) {
-			const char *is = magic->instead ? magic->instead(head, nhead) : NULL;
-
-			if (is)
-				e = mt_errmsg(err, errlen, EBADMSG, "%s: not %s: %s", name,
-					      magic->what, is);
-			else
-				e = mt_errmsg(err, errlen, EBADMSG, "%s: not %s (bad magic)", name,
-					      magic->what);
+			e = bad_magic(name, magic, head, nhead, err, errlen);
 			break;
 		}
 		total += (uint64_t)n;
@@ -146,6 +168,12 @@ int mt_infile_open(const char *name, uint64_t max_stream, const struct mt_infile
 		return mt_errmsg(err, errlen, EISDIR, "%s: is a directory", shown);
 	}
 	if (S_ISREG(st.st_mode)) {
+		int e = other_format(fd, shown, magic, err, errlen);
+
+		if (e) {
+			close(fd);
+			return e;
+		}
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 		return fd;
 	}

@@ -35,7 +35,8 @@ struct mt_infile_magic {
  * A descriptor of a regular file (or memory file) holding NAME's bytes,
  * at most MAX_STREAM bytes when read from a stream (0: no limit), which
  * must begin with MAGIC (NULL: anything). A regular file is left to its
- * reader, which reads its header anyway. -errno with a one-line message
+ * reader, which reads its header anyway, unless MAGIC's instead() names
+ * what it is. -errno with a one-line message
  * in ERR.
  */
 int mt_infile_open(const char *name, uint64_t max_stream, const struct mt_infile_magic *magic,

@@ -146,14 +146,10 @@ int perfdata_open_input(struct perfdata_file *f, const char *path, char *kcore_d
 	if ((e = perfdata_open(f, data))) {
 		/* The caller names PATH; a directory's file is named here. */
 		if (strcmp(data, path)) {
-			static const char pre[] = "data: ";
-			size_t n = strlen(f->err), k = sizeof(pre) - 1;
+			char why[sizeof(f->err)];
 
-			if (n + k >= sizeof(f->err))
-				n = sizeof(f->err) - k - 1;
-			memmove(f->err + k, f->err, n);
-			memcpy(f->err, pre, k);
-			f->err[n + k] = '\0';
+			memcpy(why, f->err, sizeof(why));
+			snprintf(f->err, sizeof(f->err), "data: %.*s", (int)sizeof(why) - 7, why);
 		}
 		return e;
 	}

@@ -55,14 +55,15 @@ int mt_open_regular(const char *path, const char **kind)
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st)) {
 		int e = errno;
 
 		close(fd);
-		if (S_ISREG(st.st_mode)) {
-			errno = e;
-			return -1;
-		}
+		errno = e;
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
 		return refuse(st.st_mode, kind);
 	}
 	/* Regular files never block; the flag goes so that nothing sees it. */
