@@ -101,6 +101,44 @@ fi
 expect_re convert-usage 2 '^mtrace-user: convert needs -o OUT' "$bin" convert out.data
 expect_re convert-onto-input 2 'is the input out.data itself' "$bin" convert out.data -o out.data
 expect_re export-onto-input 2 'is the input plt.mtrace itself' "$bin" export -p plt.mtrace plt.mtrace
+# Inside a perf.data directory (perf record --kcore's layout): its data is
+# an input too, and export --kcore replaces the files of the directory it
+# writes, so a bundle among them is refused. KEPT is checked unchanged.
+kept_case() {
+	local name=$1 pattern=$2 kept=$3 orig=$4 out rc
+	shift 4
+	out=$("$@" 2>&1)
+	rc=$?
+	if [ $rc -eq 2 ] && grep -Eq -- "$pattern" <<<"$out" && cmp -s "$kept" "$orig"; then
+		echo "PASS $suite/$name"
+	else
+		echo "FAIL $suite/$name: exit status $rc, $kept $(cmp -s "$kept" "$orig" && echo kept || echo changed): $out"
+	fi
+}
+mkdir -p indir/kcore_dir kdir/kcore_dir
+cp out.data indir/data
+kept_case convert-onto-dir-input 'output indir/data is the input indir/data itself' \
+	indir/data out.data "$bin" convert indir -o indir/data
+kept_case decode-onto-dir-input 'output indir/data is the input indir/data itself' \
+	indir/data out.data "$bin" decode -o indir/data indir
+kept_case decode-stdout-onto-dir-input 'output \(standard output\) is the input indir/data' \
+	indir/data out.data sh -c "'$bin' decode -f text -o - indir >>indir/data"
+cp plt.mtrace kdir/data
+kept_case export-kcore-over-bundle '--kcore would replace kdir/data, the bundle being exported' \
+	kdir/data plt.mtrace "$bin" export --kcore -p kdir kdir/data
+rm kdir/data
+cp plt.mtrace kdir/kcore_dir/kcore
+kept_case export-kcore-over-bundle-kcore '--kcore would replace kdir/kcore_dir/kcore, the bundle' \
+	kdir/kcore_dir/kcore plt.mtrace "$bin" export --kcore -p kdir kdir/kcore_dir/kcore
+# A --symfs whose place for the program is the bundle itself: not copied there.
+mkdir -p "sx$(dirname "$prog")"
+cp plt.mtrace "sx$prog"
+out=$("$bin" export -p sx.data --symfs sx "sx$prog" 2>&1)
+if cmp -s "sx$prog" plt.mtrace && grep -q "not copied: sx$prog is the bundle being exported" <<<"$out"; then
+	echo "PASS $suite/export-symfs-over-bundle"
+else
+	echo "FAIL $suite/export-symfs-over-bundle: $(cmp -s "sx$prog" plt.mtrace && echo kept || echo changed): $out"
+fi
 expect_re convert-not-perf 1 'not a perf\.data file' "$bin" convert plt.mtrace -o y.mtrace
 expect_re convert-disk-full 1 '^mtrace-user: out\.data: writing /dev/full: write at offset [0-9]+: No space left on device' \
 	"$bin" convert --symfs out.data.symfs out.data -o /dev/full

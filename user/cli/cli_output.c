@@ -3,6 +3,8 @@
 #include "cli_output.h"
 #include "cli_msg.h"
 
+#include "files/outfile.h"
+#include "perfdata/perfdata_dir.h"
 #include "util/text.h"
 
 #include <limits.h>
@@ -66,6 +68,23 @@ int cli_check_binary_output(const char *output, const char *what)
 	if (!names_terminal(output))
 		return 0;
 	cli_err("not writing %s to the terminal %s: give a file (-o FILE)", what, output);
+	return CLI_EXIT_USAGE;
+}
+
+int cli_check_not_input(const char *output, const char *input)
+{
+	char files[PERFDATA_DIR_FILES][PATH_MAX], err[1024];
+	const char *names[PERFDATA_DIR_FILES] = { input };
+	size_t n = 1;
+
+	if (strcmp(input, "-")) {
+		n = perfdata_dir_files(input, files);
+		for (size_t i = 0; i < n; i++)
+			names[i] = files[i];
+	}
+	if (!mt_outfile_check_inputs(output, names, n, err, sizeof(err)))
+		return 0;
+	cli_err("%s", err);
 	return CLI_EXIT_USAGE;
 }
 

@@ -21,6 +21,11 @@ bool cli_output_is_stdout(const char *output);
  * line saying what to do instead. */
 int cli_check_binary_output(const char *output, const char *what);
 
+/* Refuses OUTPUT when it is INPUT or, for a perf.data directory, one of
+ * the files read from it: 0, or the exit status of bad usage after the
+ * reason. Before anything is opened for writing. */
+int cli_check_not_input(const char *output, const char *input);
+
 /* Starts a command's summary of what it wrote to OUTPUT and returns
  * where the rest goes: standard output, or standard error (after the
  * messages' prefix) when the data went to standard output, which must

@@ -5,7 +5,6 @@
 #include "cli_input.h"
 #include "cli_msg.h"
 #include "cli_output.h"
-#include "files/outfile.h"
 
 #include "perfdata/perfdata_dir.h"
 #include "perfdata/perfdata_import.h"
@@ -79,11 +78,8 @@ int cmd_convert(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	/* Before anything is opened for writing: the perf.data is never the output. */
-	if (mt_outfile_check_inputs(out, (const char *const *)&argv[optind], 1, err, sizeof(err))) {
-		cli_err("%s", err);
-		return CLI_EXIT_USAGE;
-	}
-	if ((e = cli_check_binary_output(out, "a snapshot bundle")))
+	if ((e = cli_check_not_input(out, argv[optind])) ||
+	    (e = cli_check_binary_output(out, "a snapshot bundle")))
 		return e;
 	if (perfdata_open_input(&f, argv[optind], kcore_dir, sizeof(kcore_dir))) {
 		cli_err("%s: %s", argv[optind], f.err);

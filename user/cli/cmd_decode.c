@@ -8,7 +8,6 @@
 #include "cli_msg.h"
 #include "cli_output.h"
 #include "decode_bundle.h"
-#include "files/outfile.h"
 #include "narrow_args.h"
 
 #include <errno.h>
@@ -163,7 +162,6 @@ int cmd_decode(int argc, char **argv)
 	struct mt_bundle_reader *r;
 	struct decode_args a;
 	const char *output;
-	char err[640];
 	int rc = parse(argc, argv, &a);
 
 	if (rc) {
@@ -171,14 +169,10 @@ int cmd_decode(int argc, char **argv)
 		return rc < 0 ? 0 : rc;
 	}
 	output = decode_output_name(&a.q);
-	/* Before anything is opened for writing: the bundle is never the output. */
-	if (mt_outfile_check_inputs(output ? output : "-", &a.bundle, 1, err, sizeof(err))) {
-		cli_err("%s", err);
-		free(a.q.path_maps);
-		return CLI_EXIT_USAGE;
-	}
-	if (a.q.format == DECODE_PERFETTO &&
-	    (rc = cli_check_binary_output(output ? output : "-", "a Perfetto trace"))) {
+	/* Before anything is opened for writing: the input is never the output. */
+	if ((rc = cli_check_not_input(output ? output : "-", a.bundle)) ||
+	    (a.q.format == DECODE_PERFETTO &&
+	     (rc = cli_check_binary_output(output ? output : "-", "a Perfetto trace")))) {
 		free(a.q.path_maps);
 		return rc;
 	}

@@ -8,9 +8,11 @@
 #include "files/outfile.h"
 
 #include "bundle/bundle.h"
+#include "perfdata/perfdata_dir.h"
 #include "perfdata/perfdata_export.h"
 
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -39,6 +41,23 @@ static void print_word(const char *s)
 	} else {
 		fputs(s, stdout);
 	}
+}
+
+/* With --kcore, a perf.data directory already at OUT is replaced whole:
+ * refused when BUNDLE is one of its files. */
+static int check_kcore_output(const char *out, const char *bundle)
+{
+	char files[PERFDATA_DIR_FILES][PATH_MAX], err[1024];
+	size_t n = perfdata_dir_files(out, files);
+
+	for (size_t i = 0; i < n; i++) {
+		if (!mt_outfile_check_inputs(files[i], &bundle, 1, err, sizeof(err)))
+			continue;
+		cli_err("--kcore would replace %s, the bundle being exported: choose another output directory",
+			files[i]);
+		return CLI_EXIT_USAGE;
+	}
+	return 0;
 }
 
 int cmd_export(int argc, char **argv)
@@ -85,10 +104,10 @@ int cmd_export(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	/* Before anything is opened for writing: the bundle is never the output. */
-	if (mt_outfile_check_inputs(out, (const char *const *)&argv[optind], 1, err, sizeof(err))) {
-		cli_err("%s", err);
-		return CLI_EXIT_USAGE;
-	}
+	if ((e = cli_check_not_input(out, argv[optind])) ||
+	    (eo.kcore && (e = check_kcore_output(out, argv[optind]))))
+		return e;
+	eo.bundle = argv[optind];
 	if (cli_open_bundle(argv[optind], NULL, &r))
 		return CLI_EXIT_FAIL;
 	e = perfdata_export(r, out, &eo, &st, err, sizeof(err));

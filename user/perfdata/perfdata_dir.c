@@ -17,6 +17,9 @@
 
 static const char *const top_names[] = { "data", PERFDATA_KCORE_DIR, NULL };
 static const char *const kcore_names[] = { "kcore", "kallsyms", "modules", NULL };
+/* data, then kcore_dir's files (the array ends in NULL). */
+_Static_assert(sizeof(kcore_names) / sizeof(kcore_names[0]) == PERFDATA_DIR_FILES,
+	       "perfdata_dir_files() lists every file");
 
 static bool listed(const char *name, const char *const *names)
 {
@@ -130,6 +133,21 @@ void perfdata_data_path(const char *path, char *out, size_t len)
 		snprintf(out, len, "%s/data", path);
 	else
 		snprintf(out, len, "%s", path);
+}
+
+size_t perfdata_dir_files(const char *path, char out[PERFDATA_DIR_FILES][PATH_MAX])
+{
+	struct stat st;
+	size_t n = 0;
+
+	if (stat(path, &st) || !S_ISDIR(st.st_mode)) {
+		snprintf(out[n++], PATH_MAX, "%s", path);
+		return n;
+	}
+	snprintf(out[n++], PATH_MAX, "%s/data", path);
+	for (size_t i = 0; kcore_names[i]; i++)
+		snprintf(out[n++], PATH_MAX, "%s/" PERFDATA_KCORE_DIR "/%s", path, kcore_names[i]);
+	return n;
 }
 
 int perfdata_open_input(struct perfdata_file *f, const char *path, char *kcore_dir,

@@ -40,4 +40,16 @@ int perfdata_open_input(struct perfdata_file *f, const char *path, char *kcore_d
 /* The perf.data file PATH names (itself, or DIR/data). */
 void perfdata_data_path(const char *path, char *out, size_t len);
 
+/* Files a perf.data directory holds: data and kcore_dir's three. */
+#define PERFDATA_DIR_FILES 4
+
+/*
+ * The files PATH stands for: the perf.data directory's own files when PATH
+ * is a directory (whether each exists or not), else PATH alone. Returns
+ * how many were written to OUT. Outputs are checked against these: an
+ * output must neither replace an input read from inside a directory nor,
+ * when it is such a directory, replace what is read from it.
+ */
+size_t perfdata_dir_files(const char *path, char out[PERFDATA_DIR_FILES][PATH_MAX]);
+
 #endif

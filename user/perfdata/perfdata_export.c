@@ -8,9 +8,11 @@
 #include "perfdata/perfdata_vmlinux.h"
 #include "perfdata/perfdata_writer.h"
 #include "util/mt_array.h"
+#include "util/regfile.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +86,7 @@ struct exp {
 	const struct mt_bundle_switch_entry *sw;
 	size_t nsw;
 	const char *symfs;
+	const char *bundle;     /* never written over; may be NULL */
 	const char *dir;        /* with --kcore: the perf.data directory being built */
 	struct perfdata_export_stats *st;
 	char **written;         /* symfs names already written */
@@ -191,6 +194,16 @@ static int put_auxtrace_info(struct exp *x)
 	return 0;
 }
 
+/* Whether writing PATH would replace the bundle; then X's error says so. */
+static bool replaces_bundle(struct exp *x, const char *path)
+{
+	if (!x->bundle || !mt_same_file(path, x->bundle))
+		return false;
+	snprintf(x->err, sizeof(x->err), "%.400s is the bundle being exported: choose another --symfs",
+		 path);
+	return true;
+}
+
 /*
  * perf checks --vmlinux FILE as given, loads symbols from it, but reads the
  * code from --symfs joined with FILE. With absolute paths both work when
@@ -205,6 +218,10 @@ static int vmlinux_for_perf(struct exp *x, const char *path)
 		nested = NULL;
 		e = -ENOMEM;
 		snprintf(x->err, sizeof(x->err), "%.400s: %s", path, strerror(errno));
+		goto out;
+	}
+	if (replaces_bundle(x, nested)) {
+		e = -EEXIST;
 		goto out;
 	}
 	slash = strrchr(nested, '/');
@@ -288,6 +305,8 @@ static int put_kernel(struct exp *x)
 	if (x->dir)
 		return put_kcore_dir(x);
 	snprintf(path, sizeof(path), "%s/%s", x->symfs, PERFDATA_VMLINUX_NAME);
+	if (replaces_bundle(x, path))
+		return -EEXIST;
 	e = perfdata_write_vmlinux(x->r, path, &kt, x->err, sizeof(x->err));
 	if (e <= 0) {
 		if (!e)
@@ -413,8 +432,8 @@ static int put_binary(struct exp *x, const struct mt_bundle_map *m, char *name, 
 		return -ENOMEM;
 	}
 	x->nwritten++;
-	e = perfdata_symfs_put(x->r, x->symfs, m->path, m->build_id, m->build_id_len, name, warn,
-			       sizeof(warn), x->err, sizeof(x->err));
+	e = perfdata_symfs_put(x->r, x->symfs, m->path, m->build_id, m->build_id_len, name,
+			       x->bundle, warn, sizeof(warn), x->err, sizeof(x->err));
 	if (e < 0)
 		return e;
 	if (e == 0 && !x->st->warning[0])
@@ -678,6 +697,7 @@ int perfdata_export(struct mt_bundle_reader *r, const char *out,
 	else
 		snprintf(st->symfs, sizeof(st->symfs), "%s.symfs", out);
 	x.symfs = st->symfs;
+	x.bundle = opts ? opts->bundle : NULL;
 	if (is_root_dir(x.symfs)) {
 		snprintf(err, errlen, "--symfs %s would put the bundle's binaries over this machine's own, at their recorded paths: name a directory of their own",
 			 x.symfs);

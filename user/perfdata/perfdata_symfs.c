@@ -147,17 +147,9 @@ static bool stays_inside(const char *as)
 	return true;
 }
 
-/* Whether paths A and B name one file. */
-static bool same_file(const char *a, const char *b)
-{
-	struct stat sa, sb;
-
-	return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
 int perfdata_symfs_put(struct mt_bundle_reader *r, const char *dir, const char *path,
-		       const uint8_t *bid, size_t bid_len, const char *as, char *warn,
-		       size_t warnlen, char *err, size_t errlen)
+		       const uint8_t *bid, size_t bid_len, const char *as, const char *keep,
+		       char *warn, size_t warnlen, char *err, size_t errlen)
 {
 	const uint8_t *code = NULL;
 	char dest[4096], *slash;
@@ -190,10 +182,11 @@ int perfdata_symfs_put(struct mt_bundle_reader *r, const char *dir, const char *
 		e = -ENAMETOOLONG;
 		goto out;
 	}
-	if (same_file(dest, path)) {
+	if (mt_same_file(dest, path) || (keep && mt_same_file(dest, keep))) {
 		/* The symfs leads back to the recorded file (a link to /, a
-		 * bind mount): writing would replace it with the bundle's copy. */
-		snprintf(warn, warnlen, "%s: not copied: %s is that file itself", as, dest);
+		 * bind mount), or to the bundle: writing would replace it. */
+		snprintf(warn, warnlen, "%s: not copied: %s is %s", as, dest,
+			 mt_same_file(dest, path) ? "that file itself" : "the bundle being exported");
 		e = 0;
 		goto out;
 	}

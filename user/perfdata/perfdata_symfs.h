@@ -14,13 +14,14 @@
 #include <stdint.h>
 
 /*
- * Writes the code of PATH (build-id BID, BID_LEN 0 if unknown) to DIR + AS.
- * Returns 1 when written, 0 when no usable copy exists (WARN says why), or
- * a negative errno with ERR set when writing failed.
+ * Writes the code of PATH (build-id BID, BID_LEN 0 if unknown) to DIR + AS,
+ * unless that is PATH itself or the file KEEP (may be NULL) names.
+ * Returns 1 when written, 0 when not (WARN says why), or a negative errno
+ * with ERR set when writing failed.
  */
 int perfdata_symfs_put(struct mt_bundle_reader *r, const char *dir, const char *path,
-		       const uint8_t *bid, size_t bid_len, const char *as, char *warn,
-		       size_t warnlen, char *err, size_t errlen);
+		       const uint8_t *bid, size_t bid_len, const char *as, const char *keep,
+		       char *warn, size_t warnlen, char *err, size_t errlen);
 
 /* Whether the ELF file (FD, or at PATH) has build-id BID; any file when BID_LEN is 0. */
 bool perfdata_elf_has_build_id(int fd, const uint8_t *bid, size_t bid_len);

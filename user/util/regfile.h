@@ -10,6 +10,7 @@
 #ifndef MTRACE_UTIL_REGFILE_H
 #define MTRACE_UTIL_REGFILE_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 /* What a file of MODE is, for messages: "a directory", "a character
@@ -23,5 +24,8 @@ const char *mt_file_kind(mode_t mode);
  * ENODEV for any other kind, which *KIND then names (KIND may be NULL).
  */
 int mt_open_regular(const char *path, const char **kind);
+
+/* Whether paths A and B both exist and name one file (through links too). */
+bool mt_same_file(const char *a, const char *b);
 
 #endif
