@@ -317,6 +317,9 @@ if (cd "$work/app" && "$ptgen" --cpus 2 -o "$work/thr.mtrace" -- ./threads) >/de
 	cp "$work/moved/threads" "$work/root/$work/app/threads"
 	expect symfs 0 "3 threads" \
 		"$bin" decode --symfs "$work/root" -o "$work/t.pftrace" "$work/thr.mtrace"
+	# A relative --symfs is taken from the working directory, as perf's is.
+	expect symfs-relative 0 "3 threads" \
+		env -C "$work" "$bin" decode --symfs root -o t.pftrace thr.mtrace
 	mv "$work/moved/threads" "$work/app/threads"
 	expect embedded-only-says-not-embedded 3 "$work/app/threads: not embedded in the bundle (--embedded-only ignores local files)" \
 		"$bin" decode -q --embedded-only -o "$work/t.pftrace" "$work/thr.mtrace"

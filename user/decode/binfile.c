@@ -187,7 +187,9 @@ static struct mt_binfile *load(struct mt_bincache *c, const char *path, const ui
 			 path);
 	else
 		snprintf(err, errlen, "%s: no such file%s, and no copy in the bundle", path, where);
-	local_ok = !c->embedded_only && b->open_path[0] == '/' && !read_elf(b, b->open_path);
+	/* A recorded path that is not absolute ("[vdso]") names no file; an
+	 * absolute one under a relative --symfs is looked for from here. */
+	local_ok = !c->embedded_only && path[0] == '/' && !read_elf(b, b->open_path);
 	/* Not under --symfs or the mapped directory: the recorded path (build-ids still guard). */
 	if (!local_ok && !c->embedded_only && where[0] && path[0] == '/' && !read_elf(b, path)) {
 		free(b->open_path);
