@@ -199,6 +199,19 @@ expect decode-tid-absent 2 "--tid 424242: the bundle holds no thread 424242 of t
 expect decode-cpu-absent 2 "--cpu 77: the bundle holds no trace of CPU 77 (its CPUs: 0)" \
 	"$bin" decode --cpu 0,77 -o "$old" "$sample"
 expect report-cpu-absent 2 "--cpu 77: the bundle holds no trace of CPU 77" "$bin" report --cpu 77 "$sample"
+# Among several bundles (whose thread ids differ), one that lacks the thread
+# or CPU is named and left out; the others are reported (exit 1).
+sample_tid=$("$bin" report --tid 424242 "$sample" 2>&1 | sed -n 's/.*its threads: \([0-9]*\).*/\1/p')
+"$ptgen" -o "$work/other.mtrace" -- "$prog" >/dev/null 2>&1
+out=$("$bin" report --tid "$sample_tid" "$sample" "$work/other.mtrace" 2>&1)
+rc=$?
+if [ $rc -eq 1 ] &&
+	grep -q "^mtrace-user: $work/other.mtrace: --tid $sample_tid: the bundle holds no thread" <<<"$out" &&
+	grep -q "^$sample: a window of" <<<"$out"; then
+	echo "PASS cli/report-several-tid-absent"
+else
+	echo "FAIL cli/report-several-tid-absent: exit status $rc: $(head -c 400 <<<"$out")"
+fi
 expect decode-function-absent 1 "nothing left to write: the trace holds no call of no_such_function" \
 	"$bin" decode --function no_such_function -o "$old" "$sample"
 expect decode-window-empty 1 "nothing left to write: the window ends at 1 ns, before the trace's first event at " \

@@ -75,6 +75,11 @@ fi
 
 expect_re decode-perf-data 0 'wrote plt\.pftrace' \
 	"$bin" decode --symfs out.data.symfs -o plt.pftrace out.data
+# A perf.data has no trigger: a window around it is refused, not placed at 0.
+expect_re report-around-no-trigger 2 '^mtrace-user: out\.data: --around-trigger: there is no trigger' \
+	"$bin" report --symfs out.data.symfs --around-trigger 1us out.data
+expect_re decode-time-no-trigger 2 '^mtrace-user: out\.data: --time: there is no trigger' \
+	"$bin" decode --symfs out.data.symfs -o t.pftrace --time T, out.data
 # report reads a perf.data as decode does: the same calls as the bundle's
 # (the perf.data has no trigger, so only the functions are compared).
 if "$bin" report --json --symfs out.data.symfs out.data >perf.json &&

@@ -41,6 +41,7 @@ struct report_args {
 	int json, color;
 	unsigned int width, top, jobs;
 	struct decode_request q;	/* places to look and the narrowing, as decode takes them */
+	int several;			/* more than one bundle to report */
 };
 
 static int number(const char *opt, const char *s, unsigned int lo, unsigned int hi,
@@ -106,6 +107,15 @@ static int parse(int argc, char **argv, struct report_args *a)
 	return rc;
 }
 
+/* A narrowing that names what one bundle lacks (a thread, a CPU, a
+ * trigger): bad usage for one bundle; among several, where thread ids
+ * differ from snapshot to snapshot, that bundle is left out as one that
+ * cannot be read is. */
+static int unmatched(const struct report_args *a, int rc)
+{
+	return a->several ? 1 : rc;
+}
+
 /* One bundle into a report; 0 or the exit status. */
 static int collect(const char *path, const struct report_args *a, struct mt_report **out)
 {
@@ -122,19 +132,19 @@ static int collect(const char *path, const struct report_args *a, struct mt_repo
 	narrow_decode_opts(&a->q, &o);
 	if (cli_open_input(path, NULL, a->q.symfs, 0, &r))
 		return CLI_EXIT_FAIL;
-	if ((rc = narrow_check_cpus(&a->q, r))) {
+	if ((rc = narrow_check_cpus(&a->q, r, name))) {
 		mt_bundle_close(r);
-		return rc;
+		return unmatched(a, rc);
 	}
 	if (mt_decode_open(&d, r, &o, err, sizeof(err)) < 0) {
 		cli_err("%s: %s", name, err);
 		mt_bundle_close(r);
 		return 1;
 	}
-	if ((rc = narrow_check_threads(&a->q, d))) {
+	if ((rc = narrow_check_open(&a->q, d, name))) {
 		mt_decode_free(d);
 		mt_bundle_close(r);
-		return rc;
+		return unmatched(a, rc);
 	}
 	rep = mt_report_new();
 	if (!rep) {
@@ -169,6 +179,7 @@ int cmd_report(int argc, char **argv)
 		return rc == 1 ? 0 : rc;
 	}
 	binary_warn(&a.q);
+	a.several = argc - optind > 1;
 	reps = calloc((size_t)(argc - optind), sizeof(*reps));
 	if (!reps) {
 		free(a.q.path_maps);

@@ -289,7 +289,7 @@ int decode_bundle(struct mt_bundle_reader *r, const char *name, const struct dec
 		cli_err("%s", err);
 		return CLI_EXIT_FAIL;
 	}
-	if ((rc = narrow_check_cpus(q, r))) {
+	if ((rc = narrow_check_cpus(q, r, name))) {
 		mt_outfile_abort(&of);
 		return rc;
 	}
@@ -301,7 +301,7 @@ int decode_bundle(struct mt_bundle_reader *r, const char *name, const struct dec
 		decode_report_free(&rep);
 		return CLI_EXIT_FAIL;
 	}
-	if ((rc = narrow_check_threads(q, d))) {
+	if ((rc = narrow_check_open(q, d, name))) {
 		mt_decode_free(d);
 		mt_outfile_abort(&of);
 		return rc;

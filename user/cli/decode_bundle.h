@@ -31,6 +31,7 @@ struct decode_request {
 	int svg_chart;			/* --svg=chart: a flame chart, not a graph */
 	/* Narrowing (narrow/narrow.h); CPUs and threads are skipped while decoding. */
 	struct mt_narrow_opts narrow;
+	const char *window_opt;		/* the option that set narrow's window */
 	uint32_t cpus[DECODE_MAX_LIST], tids[DECODE_MAX_LIST];
 	size_t ncpus, ntids;
 	int allow_missing;		/* exit 0 even when traced code had no binary */

@@ -68,8 +68,10 @@ int narrow_option(int c, const char *arg, struct decode_request *q)
 			v = INT64_MAX;
 		*o = (struct mt_narrow_opts){ 1, 1, -(int64_t)v, (int64_t)v, o->function,
 					      o->min_duration, o->max_depth };
+		q->window_opt = "--around-trigger";
 		return 0;
 	case 'T':
+		q->window_opt = "--time";
 		if (!mt_narrow_parse_time(arg, o, err, sizeof(err)))
 			return 0;
 		cli_err("%s", err);
@@ -140,7 +142,8 @@ static int bundle_has_cpu(struct mt_bundle_reader *r, uint32_t cpu)
 	return 0;
 }
 
-int narrow_check_cpus(const struct decode_request *q, struct mt_bundle_reader *r)
+int narrow_check_cpus(const struct decode_request *q, struct mt_bundle_reader *r,
+		      const char *name)
 {
 	uint32_t cpus[DECODE_MAX_LIST];
 	struct mt_bundle_pt_desc pt;
@@ -154,26 +157,35 @@ int narrow_check_cpus(const struct decode_request *q, struct mt_bundle_reader *r
 		for (size_t k = 0; k < mt_bundle_pt_count(r) && n < DECODE_MAX_LIST; k++)
 			if (!mt_bundle_pt_desc(r, k, &pt) && !listed(cpus, n, pt.cpu))
 				cpus[n++] = pt.cpu;
-		cli_err("--cpu %" PRIu32 ": the bundle holds no trace of CPU %" PRIu32
-			" (its CPUs: %s)", q->cpus[i], q->cpus[i], some_of(buf, sizeof(buf), cpus, n));
+		cli_err("%s: --cpu %" PRIu32 ": the bundle holds no trace of CPU %" PRIu32
+			" (its CPUs: %s)", name, q->cpus[i], q->cpus[i],
+			some_of(buf, sizeof(buf), cpus, n));
 		return CLI_EXIT_USAGE;
 	}
 	return 0;
 }
 
-int narrow_check_threads(const struct decode_request *q, const struct mt_decode *d)
+int narrow_check_open(const struct decode_request *q, const struct mt_decode *d,
+		      const char *name)
 {
 	const uint32_t *tids;
 	size_t n = mt_decode_bundle_threads(d, &tids);
 	char buf[256];
+	uint64_t at;
 
 	for (size_t i = 0; i < q->ntids; i++)
 		if (!listed(tids, n, q->tids[i])) {
-			cli_err("--tid %" PRIu32 ": the bundle holds no thread %" PRIu32
-				" of the traced process (its threads: %s)", q->tids[i], q->tids[i],
-				some_of(buf, sizeof(buf), tids, n));
+			cli_err("%s: --tid %" PRIu32 ": the bundle holds no thread %" PRIu32
+				" of the traced process (its threads: %s)", name, q->tids[i],
+				q->tids[i], some_of(buf, sizeof(buf), tids, n));
 			return CLI_EXIT_USAGE;
 		}
+	/* Else the window would be placed around time 0, silently. */
+	if (q->narrow.around_trigger && mt_decode_trigger_at(d, &at)) {
+		cli_err("%s: %s: there is no trigger to place the window around (a perf.data has none): "
+			"give --time FROM,TO in ns on the trace's clock", name, q->window_opt);
+		return CLI_EXIT_USAGE;
+	}
 	return 0;
 }
 

@@ -28,13 +28,16 @@ extern const char narrow_help[];
 int narrow_option(int c, const char *arg, struct decode_request *q);
 /* The decoder's share of Q's narrowing (CPUs and threads) into O. */
 void narrow_decode_opts(const struct decode_request *q, struct mt_decode_opts *o);
-/* Whether every CPU Q names has a trace in bundle R, and every thread it
- * names is one decoder D can show; else a line says which is not there
- * and what there is, and the exit status (bad usage) is returned. Checked
- * before anything is decoded: a mistyped number must not make an empty
- * output in place of the user's file. */
-int narrow_check_cpus(const struct decode_request *q, struct mt_bundle_reader *r);
-int narrow_check_threads(const struct decode_request *q, const struct mt_decode *d);
+/* Whether every CPU Q names has a trace in bundle R, and (once decoder D
+ * is open) every thread it names is one D can show and a window around
+ * the trigger has a trigger; else a line, starting with the input's NAME,
+ * says what is not there and what there is, and the exit status (bad
+ * usage) is returned. Checked before anything is decoded: a mistyped
+ * number must not make an empty output in place of the user's file. */
+int narrow_check_cpus(const struct decode_request *q, struct mt_bundle_reader *r,
+		      const char *name);
+int narrow_check_open(const struct decode_request *q, const struct mt_decode *d,
+		      const char *name);
 /* What narrow_run() returns when the narrowing left no call: nothing
  * is worth writing (and no older output should give way to it). */
 #define NARROW_NOTHING_LEFT 0x6e6f

@@ -58,7 +58,7 @@ static void start(struct mt_narrow *n)
 		return;
 	}
 	if (n->o.around_trigger && mt_decode_trigger_at(n->d, &base))
-		base = 0;	/* no trigger: relative to the trace's start */
+		base = 0;	/* no trigger (the CLI refuses that): from the clock's zero */
 	n->from = clamp_add(base, n->o.from);
 	n->to = clamp_add(base, n->o.to);
 }
