@@ -203,6 +203,8 @@ expect report-cpu-absent 2 "--cpu 77: the bundle holds no trace of CPU 77" "$bin
 # or CPU is named and left out; the others are reported (exit 1).
 sample_tid=$("$bin" report --tid 424242 "$sample" 2>&1 | sed -n 's/.*its threads: \([0-9]*\).*/\1/p')
 "$ptgen" -o "$work/other.mtrace" -- "$prog" >/dev/null 2>&1
+expect decode-function-absent-in-tids 1 "no call of no_such_function (in the threads --tid names)" \
+	"$bin" decode --tid "$sample_tid" --function no_such_function -o "$old" "$sample"
 out=$("$bin" report --tid "$sample_tid" "$sample" "$work/other.mtrace" 2>&1)
 rc=$?
 if [ $rc -eq 1 ] &&
@@ -211,6 +213,14 @@ if [ $rc -eq 1 ] &&
 	echo "PASS cli/report-several-tid-absent"
 else
 	echo "FAIL cli/report-several-tid-absent: exit status $rc: $(head -c 400 <<<"$out")"
+fi
+# A C++ function is named without its parameters, as a user writes it.
+if "$ptgen" --cpus 2 -o "$work/exc.mtrace" -- "$(dirname "$prog")/exceptions" >/dev/null 2>&1; then
+	expect decode-function-cxx 0 " B inner(int)" "$bin" decode -q -f text -o - --function inner "$work/exc.mtrace"
+	expect decode-function-cxx-part 1 "the trace holds no call of inne" \
+		"$bin" decode -q -f text -o - --function inne "$work/exc.mtrace"
+else
+	echo "FAIL cli/decode-function-cxx: ptgen could not trace the exceptions program"
 fi
 expect decode-function-absent 1 "nothing left to write: the trace holds no call of no_such_function" \
 	"$bin" decode --function no_such_function -o "$old" "$sample"

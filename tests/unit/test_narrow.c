@@ -459,6 +459,9 @@ MT_TEST(what_a_narrowing_that_left_nothing_says)
 	o.function = "no_such_function";
 	MT_ASSERT_EQ(left_nothing(&o, why, sizeof(why)), 1);
 	MT_ASSERT_STREQ(why, "the trace holds no call of no_such_function");
+	/* A name's start is not the name (only a C++ name's parameters may follow). */
+	o.function = "classif";
+	MT_ASSERT_EQ(left_nothing(&o, why, sizeof(why)), 1);
 	o = (struct mt_narrow_opts){ .window = 1, .from = 0, .to = (int64_t)first - 1 };
 	MT_ASSERT_EQ(left_nothing(&o, why, sizeof(why)), 1);
 	snprintf(want, sizeof(want), "the window ends at %" PRIu64

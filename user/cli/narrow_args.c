@@ -204,7 +204,9 @@ int narrow_run(struct mt_decode *d, const char *name, const struct decode_reques
 		ns = mt_narrow_sink(&n);
 		rc = mt_narrow_run(&n, &ns);
 		if (!rc && mt_narrow_left_nothing(&n, why, sizeof(why))) {
-			cli_err("%s: nothing left to write: %s", name, why);
+			cli_err("%s: nothing left to write: %s%s", name, why,
+				q->ntids ? " (in the threads --tid names)" :
+				q->ncpus ? " (in the trace of the CPUs --cpu names)" : "");
 			rc = NARROW_NOTHING_LEFT;
 		}
 		if (end)

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +78,15 @@ static struct mt_narrow_thread *thread_of(struct mt_narrow *n, uint32_t pid, uin
 	return t;
 }
 
+/* Whether a function's NAME is the one asked for: the same, or without
+ * the parameters C++ names carry ("inner" names every "inner(...)"). */
+static bool names_fn(const char *name, const char *want)
+{
+	size_t len = strlen(want);
+
+	return name && !strncmp(name, want, len) && (!name[len] || name[len] == '(');
+}
+
 static int sym(struct mt_narrow *n, uint32_t fn)
 {
 	struct mt_func f;
@@ -87,7 +97,7 @@ static int sym(struct mt_narrow *n, uint32_t fn)
 		return 0;
 	if (!n->is_sym[fn]) {
 		f = mt_decode_func(n->d, fn);
-		n->is_sym[fn] = f.name && !strcmp(f.name, n->o.function) ? 1 : 2;
+		n->is_sym[fn] = names_fn(f.name, n->o.function) ? 1 : 2;
 		n->sym_met |= n->is_sym[fn] == 1;
 	}
 	return n->is_sym[fn] == 1;

@@ -41,7 +41,8 @@ struct mt_narrow_opts {
 	int window;		/* from/to apply */
 	int around_trigger;	/* from/to are relative to the trigger's place */
 	int64_t from, to;	/* ns; INT64_MIN / INT64_MAX: open-ended */
-	const char *function;	/* NULL: every call */
+	const char *function;	/* demangled; without a C++ name's parameters
+				 * it names every overload; NULL: every call */
 	uint64_t min_duration;	/* ns; 0: every call */
 	unsigned int max_depth;	/* 0: every depth */
 };
