@@ -157,6 +157,24 @@ ln -sf "$programs/recursion" "$work/b.mtrace.pftrace"
 expect trace-output-links-to-trigger-file 2 "is the input $programs/recursion itself" \
 	"$bin" -o "$work/b.mtrace.pftrace" -t "uprobe:$programs/recursion:main" -- true
 rm -f "$work/b.mtrace.pftrace"
+# A program or library named as an output (here a copy of one, standing
+# for the libc or the program a process runs through env or a shell).
+cp "$programs/recursion" "$work/some-program"
+cp "$work/some-program" "$work/some-program.orig"
+expect output-is-a-program 2 "output $work/some-program is a program or library (an ELF file)" \
+	"$bin" record --dry-run -o "$work/some-program" -- env "$work/some-program"
+expect trace-output-is-a-program 2 "output $work/some-program is a program or library" \
+	"$bin" --dry-run -o "$work/some-program" -- true
+expect decode-output-is-a-program 2 "output $work/some-program is a program or library" \
+	"$bin" decode -o "$work/some-program" "$work/b.mtrace"
+if cmp -s "$work/some-program" "$work/some-program.orig"; then
+	pass output-program-kept
+else
+	fail output-program-kept "the program named as an output changed"
+fi
+# The trace and the kept bundle, spelt two ways before either exists.
+expect keep-bundle-is-trace-spelt-otherwise 2 "the same file as the Perfetto trace" \
+	"$bin" --dry-run -o "$work/new.pftrace" --keep-bundle "$work/./new.pftrace" -- true
 expect output-dir-missing 1 "cannot create a file in /nonexistent-dir" \
 	"$bin" record -o /nonexistent-dir/x.mtrace -- /bin/true
 expect dead-pid 1 "process 2147483646 does not exist" "$bin" record -p 2147483646

@@ -104,8 +104,7 @@ int record_decode(const struct mt_capture_opts *o, const char *keep_bundle)
 	if (mt_ends_with(o->output, BUNDLE_EXT))
 		return usage_error("-o %s: this form writes a Perfetto trace; 'mtrace-user record -o FILE' writes a bundle, --keep-bundle FILE keeps one",
 				   o->output);
-	if (keep_bundle && (!strcmp(keep_bundle, o->output) ||
-			    mt_outfile_check_inputs(o->output, &keep_bundle, 1, err, sizeof(err))))
+	if (keep_bundle && mt_outfile_same_place(keep_bundle, o->output))
 		return usage_error("--keep-bundle %s: the same file as the Perfetto trace", keep_bundle);
 	ro.trace_output = o->output;
 	if (keep_bundle) {

@@ -2,10 +2,13 @@
 /* Same-file checks and atomic replacement of output files (outfile.h). */
 #include "files/outfile.h"
 #include "util/errmsg.h"
+#include "util/regfile.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +51,60 @@ static int stat_name(const char *name, int std_fd, struct stat *st)
 	return strcmp(name, "-") ? stat(name, st) : fstat(std_fd, st);
 }
 
+/* DIR and BASE of PATH; the directory is "." without a slash. */
+static void split_path(const char *path, char *dir, size_t dirlen, const char **base)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash) {
+		snprintf(dir, dirlen, ".");
+		*base = path;
+	} else {
+		snprintf(dir, dirlen, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+		*base = slash + 1;
+	}
+}
+
+/* Where PATH is or would be: its real path, or its directory's and its name. */
+static bool place_of(const char *path, char out[PATH_MAX])
+{
+	char dir[PATH_MAX], real[PATH_MAX];
+	const char *base;
+
+	if (realpath(path, out))
+		return true;
+	split_path(path, dir, sizeof(dir), &base);
+	if (!realpath(dir, real))
+		return false;
+	return (size_t)snprintf(out, PATH_MAX, "%s/%s", strcmp(real, "/") ? real : "", base) <
+	       PATH_MAX;
+}
+
+bool mt_outfile_same_place(const char *a, const char *b)
+{
+	char pa[PATH_MAX], pb[PATH_MAX];
+	struct stat sa, sb;
+
+	if (!stat_name(a, STDOUT_FILENO, &sa) && !stat_name(b, STDOUT_FILENO, &sb))
+		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	return place_of(a, pa) && place_of(b, pb) && !strcmp(pa, pb);
+}
+
+/* Whether the file at PATH is an ELF file (a program, a library). */
+static bool is_elf(const char *path)
+{
+	unsigned char magic[SELFMAG];
+	int fd = mt_open_regular(path, NULL);
+	bool elf;
+
+	if (fd < 0)
+		return false;
+	elf = read(fd, magic, sizeof(magic)) == (ssize_t)sizeof(magic) &&
+	      !memcmp(magic, ELFMAG, SELFMAG);
+	close(fd);
+	return elf;
+}
+
 int mt_outfile_check_inputs(const char *output, const char *const *inputs, size_t n,
 			    char *err, size_t errlen)
 {
@@ -67,21 +124,13 @@ int mt_outfile_check_inputs(const char *output, const char *const *inputs, size_
 					 strcmp(output, inputs[i]) && strcmp(output, "-") ?
 					 " (a link to it)" : "");
 	}
+	/* No output of mtrace is one: a program or library named by mistake,
+	 * maybe one the traced process runs or the decode will need. */
+	if (strcmp(output, "-") && is_elf(output))
+		return mt_errmsg(err, errlen, EEXIST,
+				 "output %s is a program or library (an ELF file): choose another output file",
+				 output);
 	return 0;
-}
-
-/* DIR and BASE of PATH; the directory is "." without a slash. */
-static void split_path(const char *path, char *dir, size_t dirlen, const char **base)
-{
-	const char *slash = strrchr(path, '/');
-
-	if (!slash) {
-		snprintf(dir, dirlen, ".");
-		*base = path;
-	} else {
-		snprintf(dir, dirlen, "%.*s", slash == path ? 1 : (int)(slash - path), path);
-		*base = slash + 1;
-	}
 }
 
 static mode_t new_file_mode(const struct stat *old, int exists)

@@ -22,6 +22,7 @@
 #define MTRACE_OUTFILE_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 struct mt_outfile {
@@ -33,11 +34,17 @@ struct mt_outfile {
 
 /*
  * -EEXIST when OUTPUT names the same file as one of INPUTS[0..N) ("-" in
- * either is standard input/output), 0 otherwise (also when OUTPUT does not
- * exist yet). Call before anything is opened for writing.
+ * either is standard input/output), or an existing ELF file (no output of
+ * mtrace is one: a program or library named by mistake), 0 otherwise
+ * (also when OUTPUT does not exist yet). Call before anything is opened
+ * for writing.
  */
 int mt_outfile_check_inputs(const char *output, const char *const *inputs, size_t n,
 			    char *err, size_t errlen);
+
+/* Whether outputs A and B would be one file, whether they exist yet or
+ * not ("-" is standard output). */
+bool mt_outfile_same_place(const char *a, const char *b);
 
 /*
  * Creates the temporary beside OUTPUT (same directory, so the final rename
