@@ -39,6 +39,13 @@ else
 fi
 expect not-a-device 1 "/dev/null is not an mtrace device (GET_VERSION: Inappropriate ioctl for device)" \
 	env MTRACE_DEVICE=/dev/null "$bin" record -- /bin/true
+# Anything else named as the device is not opened: a FIFO's open would
+# wait for a writer, beyond the reach of Ctrl-C.
+mkfifo "$tmp/fifo"
+expect not-a-device-fifo 1 "$tmp/fifo is not an mtrace device: it is a FIFO" \
+	timeout -s KILL 20 env MTRACE_DEVICE="$tmp/fifo" "$bin" record -- /bin/true
+expect doctor-not-a-device-fifo 1 "$tmp/fifo is a FIFO, not a device" \
+	timeout -s KILL 20 env MTRACE_DEVICE="$tmp/fifo" "$bin" doctor
 expect doctor-cpu 1 "has no Intel PT; mtrace needs an Intel CPU (Broadwell or later) on bare metal" \
 	"$bin" doctor
 expect help 0 "usage: mtrace-user record [OPTIONS]" "$bin" record --help

@@ -149,6 +149,8 @@ expect missing-symbol 1 "function 'no_such_fn' not found in /bin/true" \
 	"$bin" record -t uprobe:/bin/true:no_such_fn -- /bin/true
 expect missing-command 1 "cannot run 'no-such-command-xyz': command not found in PATH" \
 	"$bin" record -- no-such-command-xyz
+expect command-is-directory 1 "cannot run '$work': it is a directory" \
+	"$bin" record --dry-run -- "$work"
 expect output-is-command 2 "output /bin/true is the input /bin/true itself" \
 	"$bin" record -o /bin/true -- /bin/true
 expect trace-output-is-trigger-file 2 "output $programs/recursion is the input" \

@@ -2,6 +2,7 @@
 /* /dev/mtrace access (see capture_dev.h). */
 #include "capture/capture_dev.h"
 #include "util/errmsg.h"
+#include "util/regfile.h"
 #include "util/mt_array.h"
 
 #include <errno.h>
@@ -61,8 +62,17 @@ static int open_error(const char *path, int e, char *err, size_t errlen)
 
 int mt_dev_open(struct mt_dev *d, char *err, size_t errlen)
 {
+	struct stat st;
+
 	memset(d, 0, sizeof(*d));
 	d->path = mt_dev_path();
+	/* Not opened unless a device: a FIFO's open waits for a writer,
+	 * with the signals that could end the wait blocked. */
+	if (!stat(d->path, &st) && !S_ISCHR(st.st_mode)) {
+		d->fd = -1;
+		return mt_errmsg(err, errlen, ENODEV, "%s is not an mtrace device: it is %s",
+				 d->path, mt_file_kind(st.st_mode));
+	}
 	d->fd = open(d->path, O_RDONLY | O_CLOEXEC);
 	if (d->fd < 0)
 		return open_error(d->path, errno, err, errlen);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "capture/capture_dev.h"
+#include "util/regfile.h"
 
 /* Capability numbers (linux/capability.h). */
 #define CAP_SYS_PTRACE_BIT 19
@@ -219,6 +220,11 @@ static void check_device(struct mt_check *c, const struct facts *f)
 	if (stat(path, &st)) {
 		set(c, MT_CHECK_FAIL, f->module_loaded ? "mount devtmpfs on /dev" : "load the module",
 		    "%s: %s", path, strerror(errno));
+		return;
+	}
+	if (!S_ISCHR(st.st_mode)) {
+		set(c, MT_CHECK_FAIL, "unset MTRACE_DEVICE, or name /dev/mtrace with it",
+		    "%s is %s, not a device", path, mt_file_kind(st.st_mode));
 		return;
 	}
 	if (access(path, R_OK)) {

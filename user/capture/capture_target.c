@@ -2,6 +2,7 @@
 /* The traced process (see capture_target.h). */
 #include "capture/capture_target.h"
 #include "util/errmsg.h"
+#include "util/regfile.h"
 #include "util/mt_array.h"
 #include "capture/capture_procfs.h"
 
@@ -37,6 +38,13 @@ int mt_target_find_command(const char *cmd, char *found, size_t len, char *err, 
 	char buf[4096];
 
 	if (strchr(cmd, '/')) {
+		struct stat st;
+
+		/* A directory passes access(X_OK); execve() would refuse it only
+		 * after arming. */
+		if (!stat(cmd, &st) && !S_ISREG(st.st_mode))
+			return mt_errmsg(err, errlen, EACCES, "cannot run '%s': it is %s", cmd,
+					 mt_file_kind(st.st_mode));
 		if (access(cmd, X_OK) == 0) {
 			snprintf(found, len, "%s", cmd);
 			return 0;
