@@ -180,6 +180,20 @@ expect keep-bundle-is-trace-spelt-otherwise 2 "the same file as the Perfetto tra
 expect output-dir-missing 1 "cannot create a file in /nonexistent-dir" \
 	"$bin" record -o /nonexistent-dir/x.mtrace -- /bin/true
 expect dead-pid 1 "process 2147483646 does not exist" "$bin" record -p 2147483646
+expect pid-self 1 "is this mtrace-user itself" sh -c 'exec "$0" record --dry-run -p $$' "$bin"
+expect pid-twice 2 "-p given twice" "$bin" record --dry-run -p 1 -p 2
+# A child that exited and was not reaped yet: a zombie, nothing to trace.
+out=$(python3 -c 'import subprocess, sys, time
+child = subprocess.Popen(["true"])
+time.sleep(0.5)
+r = subprocess.run([sys.argv[1], "record", "--dry-run", "-p", str(child.pid)],
+                   capture_output=True, text=True)
+print(r.returncode, r.stderr)' "$bin" 2>&1)
+if grep -q '^1 .*has exited: a zombie' <<<"$out"; then
+	pass pid-zombie
+else
+	fail pid-zombie "$out"
+fi
 # -p is checked before anything is armed, in a dry run too: a thread id
 # names its process, a kernel thread has no user code.
 python3 -c 'import threading, time; threading.Thread(target=time.sleep, args=(60,)).start()' &

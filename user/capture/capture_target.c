@@ -182,28 +182,29 @@ static int tgid_of(pid_t pid)
 	return tgid;
 }
 
-/* Whether task PID is a kernel thread: PF_KTHREAD in /proc/PID/stat's
- * flags, the ninth field (the name before it may hold spaces and ')'). */
-static bool is_kernel_thread(pid_t pid)
+/* Task PID's state letter and flags, the third and ninth fields of
+ * /proc/PID/stat (the name before them may hold spaces and ')'). */
+static int task_stat(pid_t pid, char *state, unsigned long *flags)
 {
 	char path[64], buf[1024], *p;
-	unsigned long flags;
+	int rc = -1;
 	FILE *f;
-	bool yes = false;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
-		return false;
+		return -1;
 	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) &&
-	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) == 1)
-		yes = flags & 0x00200000;	/* PF_KTHREAD */
+	    sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", state, flags) == 2)
+		rc = 0;
 	fclose(f);
-	return yes;
+	return rc;
 }
 
 int mt_target_check_pid(pid_t pid, bool *kthread, char *err, size_t errlen)
 {
+	unsigned long flags = 0;
+	char state = 0;
 	int tgid;
 
 	if (kill(pid, 0) && errno == ESRCH)
@@ -215,8 +216,16 @@ int mt_target_check_pid(pid_t pid, bool *kthread, char *err, size_t errlen)
 		return mt_errmsg(err, errlen, EINVAL,
 				 "%d is a thread of process %d: give -p %d (all its threads are traced)",
 				 (int)pid, tgid, tgid);
+	if (pid == getpid())
+		return mt_errmsg(err, errlen, EINVAL, "process %d is this mtrace-user itself",
+				 (int)pid);
+	task_stat(pid, &state, &flags);
+	if (state == 'Z')
+		return mt_errmsg(err, errlen, ESRCH,
+				 "process %d has exited: a zombie its parent has not reaped, with nothing left to trace",
+				 (int)pid);
 	if (kthread)
-		*kthread = is_kernel_thread(pid);
+		*kthread = flags & 0x00200000;	/* PF_KTHREAD */
 	return 0;
 }
 

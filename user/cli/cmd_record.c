@@ -147,6 +147,8 @@ static int take_option(int c, const char *arg, struct mt_capture_opts *o, const 
 
 	switch (c) {
 	case 'p':
+		if (o->pid)
+			return bad("-p given twice: one process is traced (with all its threads)");
 		if (mt_capture_parse_uint(arg, "pid", 1, 0x7fffffff, &v, err, errlen))
 			return bad(err);
 		o->pid = (pid_t)v;
