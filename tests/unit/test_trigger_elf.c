@@ -167,6 +167,31 @@ MT_TEST(offset_and_address_forms)
 		     objdump_file_offset("prog-pie", "beta"));
 }
 
+/* An address gets the checks a name gets where the symbols tell: a
+ * uretprobe only at a function's start, no probe on an IFUNC's resolver;
+ * a stripped binary's addresses are taken as given. */
+MT_TEST(address_form_checked_against_the_symbols)
+{
+	uint64_t alpha;
+	char addr[64];
+
+	build_fixtures();
+	alpha = fx_nm("prog-nopie", "alpha");
+	snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)alpha + 1);
+	resolve_bad(spec("uretprobe", "prog-nopie", addr), "is alpha+1, not a function's start");
+	MT_ASSERT_EQ(resolve_ok(spec("uprobe", "prog-nopie", addr)),
+		     objdump_file_offset("prog-nopie", "alpha") + 1);
+	snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)alpha);
+	MT_ASSERT_EQ(resolve_ok(spec("uretprobe", "prog-nopie", addr)),
+		     objdump_file_offset("prog-nopie", "alpha"));
+	snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)fx_nm("prog-nopie", "chosen"));
+	resolve_bad(spec("uprobe", "prog-nopie", addr), "is the IFUNC 'chosen'");
+	snprintf(addr, sizeof(addr), "0x%llx",
+		 (unsigned long long)fx_nm("prog-pie", "alpha") + 1);
+	MT_ASSERT_EQ(resolve_ok(spec("uretprobe", "prog-stripped", addr)),
+		     objdump_file_offset("prog-pie", "alpha") + 1);
+}
+
 MT_TEST(missing_symbol_suggests_close_names)
 {
 	build_fixtures();

@@ -212,6 +212,75 @@ static int lookup_symbol(Elf *elf, const struct mt_trigger_spec *spec, uint64_t 
 	return 0;
 }
 
+/* The function symbol whose code holds VADDR (one starting there first,
+ * an IFUNC first among those), with its NAME; false when the symbol
+ * tables name none. */
+static bool function_holding(Elf *elf, uint64_t vaddr, GElf_Sym *out, const char **name)
+{
+	Elf_Scn *scn = NULL;
+	bool got = false;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+		size_t n;
+
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		data = elf_getdata(scn, NULL);
+		n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+		for (size_t i = 0; data && i < n; i++) {
+			GElf_Sym s;
+			int type;
+
+			if (!gelf_getsym(data, (int)i, &s) || s.st_shndx == SHN_UNDEF)
+				continue;
+			type = GELF_ST_TYPE(s.st_info);
+			if ((type != STT_FUNC && type != STT_GNU_IFUNC) || vaddr < s.st_value ||
+			    vaddr - s.st_value >= (s.st_size ? s.st_size : 1))
+				continue;
+			/* An IFUNC's resolver has a name of its own at its address. */
+			if (got && out->st_value == vaddr &&
+			    (s.st_value != vaddr || GELF_ST_TYPE(out->st_info) == STT_GNU_IFUNC))
+				continue;
+			*out = s;
+			*name = elf_strptr(elf, sh.sh_link, s.st_name);
+			got = true;
+		}
+	}
+	return got;
+}
+
+/*
+ * An address given for a symbol (0xADDR) gets the checks a name gets where
+ * the symbol tables tell: not an IFUNC's resolver, and for a uretprobe a
+ * function's first instruction (elsewhere the return address it swaps is
+ * not on the stack's top). A stripped binary's addresses are taken as
+ * given.
+ */
+static int check_address(Elf *elf, const struct mt_trigger_spec *spec, uint64_t vaddr,
+			 char *err, size_t errlen)
+{
+	const char *name = NULL;
+	GElf_Sym s;
+
+	if (!function_holding(elf, vaddr, &s, &name))
+		return 0;
+	if (!name || !*name)
+		name = "a function";
+	if (GELF_ST_TYPE(s.st_info) == STT_GNU_IFUNC && s.st_value == vaddr)
+		return mt_errmsg(err, errlen, EINVAL,
+				 "0x%llx in %s is the IFUNC '%s': the resolver that picks an implementation at load time, not the code that runs; probe the implementation",
+				 (unsigned long long)vaddr, spec->path, name);
+	if (spec->kind == MT_TRIG_URETPROBE && s.st_value != vaddr)
+		return mt_errmsg(err, errlen, EINVAL,
+				 "0x%llx in %s is %s+%llu, not a function's start: a uretprobe probes a function's entry",
+				 (unsigned long long)vaddr, spec->path, name,
+				 (unsigned long long)(vaddr - s.st_value));
+	return 0;
+}
+
 /* The file offset of link-time address VADDR inside an executable segment. */
 static int vaddr_to_offset(Elf *elf, const char *path, uint64_t vaddr, uint64_t *off,
 			   char *err, size_t errlen)
@@ -289,7 +358,8 @@ int mt_trigger_locate(const struct mt_trigger_spec *spec, uint64_t *link_addr,
 		snprintf(err, errlen, "%s is not an executable or shared library", spec->path);
 		goto out;
 	}
-	if (spec->symbol && (rc = lookup_symbol(elf, spec, &vaddr, err, errlen)))
+	if ((spec->symbol && (rc = lookup_symbol(elf, spec, &vaddr, err, errlen))) ||
+	    (!spec->symbol && (rc = check_address(elf, spec, vaddr, err, errlen))))
 		goto out;
 	*link_addr = vaddr;
 	rc = vaddr_to_offset(elf, spec->path, vaddr, file_offset, err, errlen);
