@@ -20,6 +20,9 @@ else
 		"$bin" record -- /bin/true
 	expect no-device-top-level 1 "the mtrace kernel module is not loaded" \
 		"$bin" -o "$tmp/x.pftrace" -- /bin/true
+	# A dry run's plan is sound here, and it says a capture could not start.
+	expect dry-run-no-device 0 "warning: a capture could not start here: /dev/mtrace does not exist" \
+		"$bin" record --dry-run -- /bin/true
 	# The command must not run when the capture cannot start.
 	expect no-device-command-not-run 1 "not loaded" "$bin" record -- touch "$tmp/ran"
 	if [ -e "$tmp/ran" ]; then

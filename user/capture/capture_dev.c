@@ -60,19 +60,30 @@ static int open_error(const char *path, int e, char *err, size_t errlen)
 	}
 }
 
+int mt_dev_check(char *err, size_t errlen)
+{
+	const char *path = mt_dev_path();
+	struct stat st;
+
+	if (stat(path, &st))
+		return open_error(path, errno, err, errlen);
+	if (!S_ISCHR(st.st_mode))
+		return mt_errmsg(err, errlen, ENODEV, "%s is not an mtrace device: it is %s", path,
+				 mt_file_kind(st.st_mode));
+	return 0;
+}
+
 int mt_dev_open(struct mt_dev *d, char *err, size_t errlen)
 {
-	struct stat st;
+	int e;
 
 	memset(d, 0, sizeof(*d));
 	d->path = mt_dev_path();
+	d->fd = -1;
 	/* Not opened unless a device: a FIFO's open waits for a writer,
 	 * with the signals that could end the wait blocked. */
-	if (!stat(d->path, &st) && !S_ISCHR(st.st_mode)) {
-		d->fd = -1;
-		return mt_errmsg(err, errlen, ENODEV, "%s is not an mtrace device: it is %s",
-				 d->path, mt_file_kind(st.st_mode));
-	}
+	if ((e = mt_dev_check(err, errlen)))
+		return e;
 	d->fd = open(d->path, O_RDONLY | O_CLOEXEC);
 	if (d->fd < 0)
 		return open_error(d->path, errno, err, errlen);

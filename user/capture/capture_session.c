@@ -449,7 +449,12 @@ int mt_capture_record(const struct mt_capture_opts *o, const struct mt_reporter 
 	if (s.plan.note[0])
 		msg(&s, MT_SEV_WARNING, "%s", s.plan.note);
 	if (o->dry_run) {
+		char why[512];
+
 		mt_capture_print_plan(o, s.specs, s.nspecs, &s.plan, rep);
+		/* The plan is sound; say so too when this machine could not run it. */
+		if (mt_dev_check(why, sizeof(why)))
+			msg(&s, MT_SEV_WARNING, "a capture could not start here: %s", why);
 		finish(&s);
 		return 0;
 	}
