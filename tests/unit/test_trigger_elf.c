@@ -230,6 +230,22 @@ MT_TEST(stripped_program_says_so)
 	MT_ASSERT_MSG(!strstr(last_err, "stripped"), "%s", last_err);
 }
 
+/* A long path, named twice over in the advice, still gets all of it. */
+MT_TEST(long_paths_keep_the_whole_message)
+{
+	char dir[256], text[512];
+
+	build_fixtures();
+	memset(dir, 'd', 200);
+	dir[200] = '\0';
+	fx_sh("mkdir -p %s && cp prog-stripped %s/prog", dir, dir);
+	snprintf(text, sizeof(text), "%s/prog", dir);
+	resolve_bad(spec("uprobe", text, "alpha"), "which is stripped");
+	MT_ASSERT_MSG(strlen(last_err) > 2 * strlen(fx_path(text)) &&
+		      !strcmp(last_err + strlen(last_err) - strlen(":0xADDR"), ":0xADDR"),
+		      "cut short: %s", last_err);
+}
+
 MT_TEST(ambiguous_static_functions)
 {
 	build_fixtures();

@@ -18,7 +18,7 @@
 #include "uapi/linux/mtrace.h"
 #include "util/reporter.h"
 
-#define MT_CAPTURE_ERRLEN 512
+#define MT_CAPTURE_ERRLEN 4096
 #define MT_CAPTURE_DEFAULT_OUTPUT "trace.mtrace"
 #define MT_CAPTURE_DEFAULT_BUFFER (4ULL << 20)
 #define MT_CAPTURE_DEFAULT_SB_RECORDS 8192U

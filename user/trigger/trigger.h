@@ -29,7 +29,7 @@
 
 #include "../../bpf/trigger.h"
 
-#define MT_TRIGGER_ERRLEN 512
+#define MT_TRIGGER_ERRLEN 2048
 
 struct mt_trigger_spec {
 	char *text;		/* the spec as given */
