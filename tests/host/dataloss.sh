@@ -182,6 +182,9 @@ expect output-dir-missing 1 "cannot create a file in /nonexistent-dir" \
 expect dead-pid 1 "process 2147483646 does not exist" "$bin" record -p 2147483646
 expect pid-self 1 "is this mtrace-user itself" sh -c 'exec "$0" record --dry-run -p $$' "$bin"
 expect pid-twice 2 "-p given twice" "$bin" record --dry-run -p 1 -p 2
+# A tid= filter on another process's thread could never fire.
+expect tid-filter-other-process 1 "thread 1 is one of process 1, not of the command" \
+	"$bin" record --dry-run -t "uprobe:$programs/recursion:fib,tid=1" -- "$programs/recursion"
 # A child that exited and was not reaped yet: a zombie, nothing to trace.
 out=$(python3 -c 'import subprocess, sys, time
 child = subprocess.Popen(["true"])
@@ -224,12 +227,12 @@ else
 	expect kprobe-no-function 1 "the kernel has no function 'no_such_kernel_fn_xyz'" \
 		"$bin" record -t kprobe:no_such_kernel_fn_xyz -- /bin/true
 fi
-out=$("$bin" record --dry-run -o "$work/d.mtrace" -t "uprobe:$programs/recursion:fib,tid=7" -- touch "$work/marker" 2>&1)
+out=$("$bin" record --dry-run -o "$work/d.mtrace" -t "uprobe:$programs/recursion:fib,tid=4000007" -- touch "$work/marker" 2>&1)
 rc=$?
 addr=$(nm "$programs/recursion" | awk '$3 == "fib" { print $1 }' | sed 's/^0*//')
 if [ $rc -eq 0 ] && grep -q "dry run: nothing is armed, launched or written" <<<"$out" &&
 	grep -q "would run /usr/bin/touch" <<<"$out" &&
-	grep -q "$programs/recursion, fib at 0x$addr (file offset 0x[0-9a-f]*), thread 7 only" <<<"$out" &&
+	grep -q "$programs/recursion, fib at 0x$addr (file offset 0x[0-9a-f]*), thread 4000007 only" <<<"$out" &&
 	grep -q "to $work/d.mtrace (worst case" <<<"$out" &&
 	[ ! -e "$work/marker" ] && [ ! -e "$work/d.mtrace" ]; then
 	pass dry-run

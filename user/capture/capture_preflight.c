@@ -185,6 +185,27 @@ static int check_pid(const struct mt_capture_opts *o, char *err, size_t errlen)
 			 (int)o->pid, comm);
 }
 
+/* A tid= filter naming a thread of another process: the trigger could
+ * never fire (the threads a launched command makes get new ids). A thread
+ * that does not exist yet may be one the target creates. */
+static int check_tids(const struct mt_capture_opts *o, const struct mt_trigger_spec *specs,
+		      size_t n, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < n && !o->system_wide; i++) {
+		pid_t tid = (pid_t)specs[i].filter.tid;
+		int tgid;
+
+		if (!tid || (tgid = mt_target_tgid(tid)) < 0 || (o->pid && tgid == o->pid))
+			continue;
+		return mt_errmsg(err, errlen, EINVAL,
+				 "trigger '%s': thread %d is one of process %d, %s", specs[i].text,
+				 (int)tid, tgid,
+				 o->pid ? "not of the traced one" :
+					  "not of the command, whose threads get new ids");
+	}
+	return 0;
+}
+
 int mt_capture_preflight(const struct mt_capture_opts *o, const struct mt_trigger_spec *specs,
 			 size_t n, const struct mt_preflight_env *env, struct mt_preflight *out,
 			 int *usage, char *err, size_t errlen)
@@ -204,6 +225,8 @@ int mt_capture_preflight(const struct mt_capture_opts *o, const struct mt_trigge
 	    (e = mt_target_find_command(o->argv[0], out->command, sizeof(out->command), err, errlen)))
 		return e;
 	if (o->pid && (e = check_pid(o, err, errlen)))
+		return e;
+	if ((e = check_tids(o, specs, n, err, errlen)))
 		return e;
 	if ((e = check_outputs(o, specs, n, out->command, err, errlen))) {
 		*usage = 1;	/* the command line contradicts itself */

@@ -164,8 +164,7 @@ int mt_target_launch(struct mt_target *t, char **argv, char *err, size_t errlen)
 	return 0;
 }
 
-/* The Tgid of a task id, or a negative errno. */
-static int tgid_of(pid_t pid)
+int mt_target_tgid(pid_t pid)
 {
 	char path[64], buf[1024];
 	FILE *f;
@@ -209,7 +208,7 @@ int mt_target_check_pid(pid_t pid, bool *kthread, char *err, size_t errlen)
 
 	if (kill(pid, 0) && errno == ESRCH)
 		return mt_errmsg(err, errlen, ESRCH, "process %d does not exist", (int)pid);
-	tgid = tgid_of(pid);
+	tgid = mt_target_tgid(pid);
 	if (tgid < 0)
 		return mt_errmsg(err, errlen, ESRCH, "process %d does not exist", (int)pid);
 	if (tgid != pid)

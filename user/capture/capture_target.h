@@ -46,6 +46,9 @@ enum mt_target_event {
 int mt_target_launch(struct mt_target *t, char **argv, char *err, size_t errlen);
 /* Where CMD would be run from (execvp's PATH search) into FOUND; 0 or -errno. */
 int mt_target_find_command(const char *cmd, char *found, size_t len, char *err, size_t errlen);
+/* The Tgid (process) of task id PID, or a negative errno. */
+int mt_target_tgid(pid_t pid);
+
 /* Checks that PID is a live process, not a thread id; *KTHREAD (unless
  * NULL): it is a kernel thread (no user code). 0 or -errno with a one-line
  * message. */
