@@ -13,6 +13,31 @@ expect_re version 0 "^mtrace-user $(cat "$top/VERSION")\$" "$bin" --version
 expect_re help 0 '^usage: mtrace-user' "$bin" --help
 expect_re no-args 2 '^usage: mtrace-user' "$bin"
 expect_re unknown-command 2 "unknown command 'frobnicate'" "$bin" frobnicate
+# A bad option is named as typed or as the option it abbreviates, in every
+# command (a value given to an option that takes none once printed
+# getopt's code for it: '-\x01').
+while IFS='|' read -r name cmd args msg; do
+	# shellcheck disable=SC2086
+	expect_re "option-$name" 2 "^mtrace-user: $msg \(see 'mtrace-user ${cmd:+$cmd }--help'\)\$" \
+		"$bin" $cmd $args
+done <<'EOF'
+value-decode|decode|--allow-missing=yes x.mtrace|option '--allow-missing' takes no value
+value-decode-binary|decode|--embedded-only=1 x.mtrace|option '--embedded-only' takes no value
+value-decode-keep-open|decode|--keep-open=1 x.mtrace|option '--keep-open' takes no value
+value-decode-short-too|decode|--quiet=1 x.mtrace|option '--quiet' takes no value
+value-decode-abbreviated|decode|--allow=yes x.mtrace|option '--allow-missing' takes no value
+value-help|decode|--help=x|option '--help' takes no value
+value-report|report|--json=1 x.mtrace|option '--json' takes no value
+value-export|export|--kcore=1 x.mtrace|option '--kcore' takes no value
+value-record|record|--kernel=1 -- true|option '--kernel' takes no value
+value-top-level||--dry-run=1 -- true|option '--dry-run' takes no value
+ambiguous-decode|decode|--s chart x.mtrace|option '--s' is ambiguous: --svg, --symfs
+ambiguous-record|record|--p=1 -- true|option '--p' is ambiguous: --pid, --psb-freq, --portable
+needs-value-abbreviated|decode|--outp|option '--output' needs a value
+needs-value-short|decode|-qo|option '-o' needs a value
+unknown-long|convert|--bogus=1 x.data|unknown option '--bogus'
+unknown-short-in-group|decode|--quiet -zq x.mtrace|unknown option '-z'
+EOF
 ptgen=${O:-$top/build}/rel/tests/ptgen/ptgen
 prog=${O:-$top/build}/san/tests/ptgen/programs/recursion
 

@@ -10,6 +10,8 @@
 
 #include "util/reporter.h"
 
+#include <getopt.h>
+
 #define CLI_PREFIX "mtrace-user: "
 
 /* Exit statuses (mtrace-user(1)). */
@@ -29,10 +31,12 @@ extern const struct mt_reporter cli_reporter;
 int cli_capture_status(int e);
 
 /*
- * The one-line message for getopt's '?' or ':' (C) with opterr 0, for the
- * command HELP_CMD ("decode"; "" for the top-level form). Returns 2.
+ * The one-line message for getopt_long()'s '?' or ':' (C) with opterr 0
+ * and the long options OPTS, for the command HELP_CMD ("decode"; "" for
+ * the top-level form): an unknown or ambiguous option (with the options
+ * it may abbreviate), one that needs a value or takes none. Returns 2.
  */
-int cli_bad_option(int c, char **argv, const char *help_cmd);
+int cli_bad_option(int c, char **argv, const struct option *opts, const char *help_cmd);
 
 /*
  * On SIGINT, SIGTERM and SIGHUP (where they have their default action):

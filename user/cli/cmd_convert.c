@@ -65,7 +65,7 @@ int cmd_convert(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			return cli_bad_option(c, argv, "convert");
+			return cli_bad_option(c, argv, opts, "convert");
 		}
 	}
 	if (!out || optind != argc - 1) {

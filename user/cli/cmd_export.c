@@ -92,7 +92,7 @@ int cmd_export(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			return cli_bad_option(c, argv, "export");
+			return cli_bad_option(c, argv, opts, "export");
 		}
 	}
 	if (!out || optind != argc - 1) {

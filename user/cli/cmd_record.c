@@ -229,7 +229,7 @@ static int record_main(int argc, char **argv, int decode)
 		else if (c == OPT_KEEP_BUNDLE)
 			rc = bad("--keep-bundle is for 'mtrace-user [OPTIONS] -- CMD'; record always writes its bundle");
 		else if ((rc = take_option(c, optarg, &o, trig, err, sizeof(err))) < 0)
-			rc = cli_bad_option(c, argv, decode ? "" : "record");
+			rc = cli_bad_option(c, argv, long_opts, decode ? "" : "record");
 	}
 	if (!rc) {
 		/* A bare trailing "--" still names an (empty) command, for a precise message. */

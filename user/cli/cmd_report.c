@@ -96,7 +96,7 @@ static int parse(int argc, char **argv, struct report_args *a)
 				      CLI_EXIT_USAGE);
 			break;
 		case 'h': usage(stdout); return 1;
-		default: return cli_bad_option(c, argv, "report");
+		default: return cli_bad_option(c, argv, opts, "report");
 		}
 	}
 	if (!rc && optind >= argc) {
