@@ -60,6 +60,18 @@ else
 	echo "FAIL cli/bundle-info: exit status $?: $info"
 fi
 expect_re bundle-info-missing 1 'nonexistent' "$bin" bundle-info /nonexistent/x.mtrace
+# bundle-info parses its command line as decode does: '--' ends the
+# options (a file may begin with '-'), options go anywhere, --help wins.
+cp "$snap" "$fixture/-dash.mtrace"
+expect_re bundle-info-dashdash 0 '^-dash\.mtrace: mtrace bundle format' \
+	sh -c 'cd "$1" && "$2" bundle-info -- -dash.mtrace' sh "$fixture" "$bin"
+expect_re bundle-info-dashdash-stdin 0 '^standard input: mtrace bundle format' \
+	sh -c '"$1" bundle-info -- - <"$2"' sh "$bin" "$snap"
+expect_re bundle-info-option-after-file 2 "^mtrace-user: unknown option '--bogus' \(see 'mtrace-user bundle-info --help'\)\$" \
+	"$bin" bundle-info "$snap" --bogus
+expect_re bundle-info-help-with-file 0 '^usage: mtrace-user bundle-info' "$bin" bundle-info --help "$snap"
+expect bundle-info-two 2 "bundle-info takes one bundle, not also '$snap'" "$bin" bundle-info "$snap" "$snap"
+expect doctor-option 2 "unknown option '--bogus' (see 'mtrace-user doctor --help')" "$bin" doctor --bogus
 
 # decode without -o writes trace.pftrace in the working directory.
 work=$(mktemp -d)

@@ -8,6 +8,7 @@
 #include "perfdata/perfdata_import.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <string.h>
@@ -88,6 +89,20 @@ int cli_open_input(const char *arg, const struct mt_bundle_limits *lim, const ch
 	}
 	if (st.warning[0] && !quiet)
 		cli_err("warning: %s: %s", arg, st.warning);
+	return 0;
+}
+
+int cli_one_bundle(int argc, char **argv, const char *cmd)
+{
+	if (optind == argc) {
+		cli_err("%s needs a bundle (see 'mtrace-user %s --help')", cmd, cmd);
+		return CLI_EXIT_USAGE;
+	}
+	if (optind < argc - 1) {
+		cli_err("%s takes one bundle, not also '%s' (see 'mtrace-user %s --help')", cmd,
+			argv[optind + 1], cmd);
+		return CLI_EXIT_USAGE;
+	}
 	return 0;
 }
 

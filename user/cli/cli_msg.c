@@ -122,6 +122,24 @@ int cli_bad_option(int c, char **argv, const struct option *opts, const char *he
 	return CLI_EXIT_USAGE;
 }
 
+int cli_help_only(int argc, char **argv, const char *cmd, void (*usage)(FILE *out))
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	opterr = 0;
+	/* The first option ends it: --help, or a bad one. */
+	if ((c = getopt_long(argc, argv, ":h", opts, NULL)) == -1)
+		return 0;
+	if (c != 'h')
+		return cli_bad_option(c, argv, opts, cmd);
+	usage(stdout);
+	return -1;
+}
+
 static void die_of_signal(int sig)
 {
 	mt_outfile_remove_pending();

@@ -11,6 +11,7 @@
 #include "util/reporter.h"
 
 #include <getopt.h>
+#include <stdio.h>
 
 #define CLI_PREFIX "mtrace-user: "
 
@@ -37,6 +38,13 @@ int cli_capture_status(int e);
  * it may abbreviate), one that needs a value or takes none. Returns 2.
  */
 int cli_bad_option(int c, char **argv, const struct option *opts, const char *help_cmd);
+
+/*
+ * The options of command CMD, which takes none but --help: 0 with optind
+ * at the first operand (after a "--"), -1 after printing USAGE for
+ * --help, or the exit status of a bad option after its message.
+ */
+int cli_help_only(int argc, char **argv, const char *cmd, void (*usage)(FILE *out));
 
 /*
  * On SIGINT, SIGTERM and SIGHUP (where they have their default action):

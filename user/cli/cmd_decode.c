@@ -145,15 +145,8 @@ static int parse(int argc, char **argv, struct decode_args *a)
 		cli_err("--svg %s is for --format svg, not --format %s", a->svg, a->format);
 		return CLI_EXIT_USAGE;
 	}
-	if (optind == argc) {
-		cli_err("decode needs a bundle (see 'mtrace-user decode --help')");
-		return CLI_EXIT_USAGE;
-	}
-	if (optind < argc - 1) {
-		cli_err("decode takes one bundle, not also '%s' (see 'mtrace-user decode --help')",
-			argv[optind + 1]);
-		return CLI_EXIT_USAGE;
-	}
+	if ((rc = cli_one_bundle(argc, argv, "decode")))
+		return rc;
 	a->bundle = argv[optind];
 	return 0;
 }
