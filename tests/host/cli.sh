@@ -72,6 +72,28 @@ expect_re bundle-info-option-after-file 2 "^mtrace-user: unknown option '--bogus
 expect_re bundle-info-help-with-file 0 '^usage: mtrace-user bundle-info' "$bin" bundle-info --help "$snap"
 expect bundle-info-two 2 "bundle-info takes one bundle, not also '$snap'" "$bin" bundle-info "$snap" "$snap"
 expect doctor-option 2 "unknown option '--bogus' (see 'mtrace-user doctor --help')" "$bin" doctor --bogus
+# An empty file name (an unset variable in a script) is bad usage, named,
+# for every file a command takes: no file is looked for or written.
+while IFS='|' read -r name what args; do
+	eval "set -- $args"
+	expect_re "empty-name-$name" 2 "^mtrace-user: empty file name for $what\$" "$bin" "$@"
+done <<EOF
+decode|the bundle|decode ''
+decode-output|-o|decode -o '' '$snap'
+decode-text-output|-o|decode -f text -o '' '$snap'
+decode-symfs|--symfs|decode --symfs '' '$snap'
+bundle-info|the bundle|bundle-info ''
+report|a bundle|report '$snap' ''
+export-output|--perf-data|export -p '' '$snap'
+export-symfs|--symfs|export -p '$fixture/x.data' --symfs '' '$snap'
+export|the bundle|export -p '$fixture/x.data' ''
+convert-output|-o|convert -o '' '$fixture/x.data'
+convert|the perf.data|convert -o '$fixture/x.mtrace' ''
+convert-buildid-dir|--buildid-dir|convert --buildid-dir '' -o '$fixture/x.mtrace' '$fixture/x.data'
+record-output|-o|record --dry-run -o '' -- true
+top-level-output|-o|--dry-run -o '' -- true
+top-level-keep-bundle|--keep-bundle|--dry-run --keep-bundle '' -- true
+EOF
 
 # decode without -o writes trace.pftrace in the working directory.
 work=$(mktemp -d)

@@ -103,13 +103,16 @@ int cli_one_bundle(int argc, char **argv, const char *cmd)
 			argv[optind + 1], cmd);
 		return CLI_EXIT_USAGE;
 	}
-	return 0;
+	return cli_check_name("the bundle", argv[optind]);
 }
 
 int cli_check_path(const char *opt, const char *path, int dir)
 {
 	struct stat st;
+	int rc = cli_check_name(opt, path);
 
+	if (rc)
+		return rc;
 	if (stat(path, &st)) {
 		cli_err("%s %s: %s", opt, path, strerror(errno));
 		return CLI_EXIT_USAGE;

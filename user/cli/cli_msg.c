@@ -140,6 +140,14 @@ int cli_help_only(int argc, char **argv, const char *cmd, void (*usage)(FILE *ou
 	return -1;
 }
 
+int cli_check_name(const char *what, const char *name)
+{
+	if (*name)
+		return 0;
+	cli_err("empty file name for %s", what);
+	return CLI_EXIT_USAGE;
+}
+
 static void die_of_signal(int sig)
 {
 	mt_outfile_remove_pending();

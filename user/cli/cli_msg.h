@@ -47,6 +47,13 @@ int cli_bad_option(int c, char **argv, const struct option *opts, const char *he
 int cli_help_only(int argc, char **argv, const char *cmd, void (*usage)(FILE *out));
 
 /*
+ * Refuses NAME, the file given for WHAT ("-o", "the bundle"), when it is
+ * empty (as an unset variable in a script makes it): 0, or the exit
+ * status of bad usage after a line naming WHAT.
+ */
+int cli_check_name(const char *what, const char *name);
+
+/*
  * On SIGINT, SIGTERM and SIGHUP (where they have their default action):
  * remove unfinished output files (files/outfile.h), then die of the signal
  * as before. Called once, first thing in main().

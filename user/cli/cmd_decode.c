@@ -145,7 +145,8 @@ static int parse(int argc, char **argv, struct decode_args *a)
 		cli_err("--svg %s is for --format svg, not --format %s", a->svg, a->format);
 		return CLI_EXIT_USAGE;
 	}
-	if ((rc = cli_one_bundle(argc, argv, "decode")))
+	if ((a->q.output && (rc = cli_check_name("-o", a->q.output))) ||
+	    (rc = cli_one_bundle(argc, argv, "decode")))
 		return rc;
 	a->bundle = argv[optind];
 	return 0;

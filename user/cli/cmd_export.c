@@ -84,6 +84,8 @@ int cmd_export(int argc, char **argv)
 			break;
 		case 's':
 			eo.symfs = optarg;
+			if (cli_check_name("--symfs", optarg))
+				return CLI_EXIT_USAGE;
 			break;
 		case 'k':
 			eo.kcore = true;
@@ -99,6 +101,9 @@ int cmd_export(int argc, char **argv)
 		cli_err("export needs --perf-data OUT and one bundle (see 'mtrace-user export --help')");
 		return CLI_EXIT_USAGE;
 	}
+	if ((e = cli_check_name("--perf-data", out)) ||
+	    (e = cli_check_name("the bundle", argv[optind])))
+		return e;
 	if (cli_output_is_stdout(out)) {
 		cli_err("export writes a perf.data file, which perf reads by seeking: name a file, not standard output");
 		return CLI_EXIT_USAGE;

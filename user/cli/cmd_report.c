@@ -103,6 +103,8 @@ static int parse(int argc, char **argv, struct report_args *a)
 		cli_err("report needs a bundle (see 'mtrace-user report --help')");
 		rc = CLI_EXIT_USAGE;
 	}
+	for (int i = optind; !rc && i < argc; i++)
+		rc = cli_check_name("a bundle", argv[i]);
 	return rc;
 }
 
