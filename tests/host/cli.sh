@@ -275,6 +275,15 @@ fi
 # its end (/dev/zero has none; timeout's status 124 would tell a hang).
 expect decode-stream-not-bundle 1 "standard input: not an mtrace bundle (bad magic)" \
 	sh -c 'timeout 60 "$1" decode -o "$2" - </dev/zero' sh "$bin" "$old"
+# A bundle cut inside its header is truncated, also when its magic is
+# whole but its version is not (8 to 11 bytes), from a file or a stream.
+for size in 4 8 11; do
+	head -c "$size" "$snap" >"$work/cut.mtrace"
+	expect "cut-at-$size-file" 1 "$work/cut.mtrace: file header at offset 0: truncated: header needs 40 bytes, file has $size" \
+		"$bin" bundle-info "$work/cut.mtrace"
+	expect "cut-at-$size-stream" 1 "standard input: file header at offset 0: truncated: header needs 40 bytes, file has $size" \
+		sh -c '"$1" bundle-info - <"$2"' sh "$bin" "$work/cut.mtrace"
+done
 # A named device is refused without being opened (its open can act: a
 # watchdog's arms it); the unit test test_named_inputs watches for opens.
 expect decode-named-device 1 "/dev/zero is a character device: name a file, or pipe the data into '-'" \
