@@ -46,6 +46,13 @@ for how in same sym hard; do
 		cmp -s "$work/b.mtrace" "$work/orig" || fail "same-file-$how-$fmt-kept" "the bundle changed"
 	done
 done
+# Another spelling of the bundle's path is no link to it.
+for how in relative absolute; do
+	out=./b.mtrace
+	[ $how = absolute ] && out=$work/b.mtrace
+	expect_re "same-file-spelled-$how" 2 "^mtrace-user: output $out is the input b\.mtrace itself: choose another output file\$" \
+		sh -c 'cd "$1" && "$2" decode -o "$3" b.mtrace' sh "$work" "$bin" "$out"
+done
 # Through standard output too (>> appends to the bundle itself).
 "$bin" decode -q -f text "$work/b.mtrace" >>"$work/b.mtrace" 2>"$work/err"
 rc=$?

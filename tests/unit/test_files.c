@@ -79,14 +79,20 @@ MT_TEST(output_that_is_an_input_is_refused)
 	MT_ASSERT_EQ(link(in, at("hard")), 0);
 	MT_ASSERT_EQ(mt_outfile_check_inputs(in, &in, 1, err, sizeof(err)), -EEXIST);
 	MT_ASSERT_MSG(strstr(err, "is the input"), "%s", err);
+	/* Another spelling of the input's path is no link. */
+	MT_ASSERT_EQ(mt_outfile_check_inputs(at("./b.mtrace"), &in, 1, err, sizeof(err)), -EEXIST);
+	MT_ASSERT_MSG(strstr(err, "itself: choose"), "%s", err);
 	MT_ASSERT_EQ(mt_outfile_check_inputs(at("sym"), &in, 1, err, sizeof(err)), -EEXIST);
-	MT_ASSERT_MSG(strstr(err, "(a link to it)"), "%s", err);
+	MT_ASSERT_MSG(strstr(err, "itself (a symbolic link to it): choose"), "%s", err);
 	MT_ASSERT_EQ(mt_outfile_check_inputs(at("hard"), &in, 1, err, sizeof(err)), -EEXIST);
+	MT_ASSERT_MSG(strstr(err, "itself (a hard link to it): choose"), "%s", err);
 	/* An input reached through a symlink is the same file too. */
 	{
 		const char *via = at("sym");
 
 		MT_ASSERT_EQ(mt_outfile_check_inputs(in, &via, 1, err, sizeof(err)), -EEXIST);
+		MT_ASSERT_MSG(strstr(err, "itself (which is a symbolic link to it): choose"), "%s",
+			      err);
 	}
 	put(at("other"), "x");
 	MT_ASSERT_EQ(mt_outfile_check_inputs(at("other"), &in, 1, err, sizeof(err)), 0);

@@ -48,6 +48,26 @@ static int stat_name(const char *name, int std_fd, struct stat *st)
 	return strcmp(name, "-") ? stat(name, st) : fstat(std_fd, st);
 }
 
+/* What names OUTPUT and INPUT (IN: its stat), one file, are to each
+ * other: a symlink or a hard link, or "" for two spellings of one path
+ * ("./x" and "x", through a symlinked directory) or a standard stream. */
+static const char *link_note(const char *output, const char *input, const struct stat *in)
+{
+	char out_path[PATH_MAX], in_path[PATH_MAX];
+	struct stat st;
+
+	if (!strcmp(output, "-") || !strcmp(input, "-"))
+		return "";
+	if (!lstat(output, &st) && S_ISLNK(st.st_mode))
+		return " (a symbolic link to it)";
+	if (!lstat(input, &st) && S_ISLNK(st.st_mode))
+		return " (which is a symbolic link to it)";
+	if (in->st_nlink > 1 && realpath(output, out_path) && realpath(input, in_path) &&
+	    strcmp(out_path, in_path))
+		return " (a hard link to it)";
+	return "";
+}
+
 int mt_outfile_check_inputs(const char *output, const char *const *inputs, size_t n,
 			    char *err, size_t errlen)
 {
@@ -64,8 +84,7 @@ int mt_outfile_check_inputs(const char *output, const char *const *inputs, size_
 			return mt_errmsg(err, errlen, EEXIST,
 					 "output %s is the input %s itself%s: choose another output file",
 					 strcmp(output, "-") ? output : "(standard output)", inputs[i],
-					 strcmp(output, inputs[i]) && strcmp(output, "-") ?
-					 " (a link to it)" : "");
+					 link_note(output, inputs[i], &in));
 	}
 	return 0;
 }
