@@ -118,6 +118,17 @@ else
 	echo "SKIP $suite/record-no-room: cannot mount a tmpfs"
 fi
 
+# A device is written in place: a failed write there kept nothing, and
+# says nothing of it.
+for fmt in perfetto json text svg; do
+	out=$("$bin" decode -q -f $fmt -o /dev/full "$corpus/sample-zstd.mtrace" 2>&1)
+	rc=$?
+	if [ $rc -eq 1 ] && grep -q 'No space left on device' <<<"$out" && ! grep -q 'left as it was' <<<"$out"; then
+		pass "device-write-fails-$fmt"
+	else
+		fail "device-write-fails-$fmt" "exit $rc: $out"
+	fi
+done
 # The mode of a replaced file is kept; a symlinked output replaces its target.
 echo old >"$work/mode.pftrace"
 chmod 640 "$work/mode.pftrace"

@@ -62,10 +62,11 @@ static void draw_progress(void *ctx, uint64_t done, uint64_t total)
 		total / 1048576.0);
 }
 
-/* After a failed write: what became of the file the user had. */
-static void tell_kept(const char *output)
+/* After a failed write: what became of the file the user had, which only
+ * a temporary beside it spared (a device or FIFO was written in place). */
+static void tell_kept(const struct mt_outfile *of, const char *output)
 {
-	if (output && !access(output, F_OK))
+	if (output && !of->in_place && !access(output, F_OK))
 		cli_err("%s was left as it was before", output);
 }
 
@@ -85,7 +86,7 @@ static int finish_output(struct mt_outfile *of, const char *output, int failed, 
 		mt_outfile_abort(of);
 	else
 		cli_err("%s", err);
-	tell_kept(output);
+	tell_kept(of, output);
 	return CLI_EXIT_FAIL;
 }
 
@@ -219,7 +220,7 @@ static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r, const c
 	}
 	if (rc) {
 		mt_outfile_abort(of);
-		tell_kept(output);
+		tell_kept(of, output);
 		return CLI_EXIT_FAIL;
 	}
 	if (!q->quiet)
