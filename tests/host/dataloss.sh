@@ -108,6 +108,18 @@ if mount -t tmpfs -o size=1m tmpfs "$mnt" 2>"$work/mount.err"; then
 	else
 		fail enospc-keeps-old "exit $rc, $(cat "$work/err"), old: $(head -c 40 "$mnt/t.pftrace" | tr -d '\0' | cat -v), left: $(leftovers "$mnt")"
 	fi
+	# A gzip output too, told in the same words.
+	echo "the previous trace" >"$mnt/t.json.gz"
+	out=$("$bin" decode -q -f json -o "$mnt/t.json.gz" "$work/w.mtrace" 2>&1)
+	rc=$?
+	if [ $rc -eq 1 ] && [ "$(cat "$mnt/t.json.gz")" = "the previous trace" ] &&
+		grep -qx "mtrace-user: $mnt/t.json.gz: write failed: No space left on device" <<<"$out" &&
+		grep -qx "mtrace-user: $mnt/t.json.gz was left as it was before" <<<"$out" &&
+		[ -z "$(leftovers "$mnt")" ]; then
+		pass enospc-gz-keeps-old
+	else
+		fail enospc-gz-keeps-old "exit $rc, $out, left: $(leftovers "$mnt")"
+	fi
 	# record refuses up front when the worst-case bundle cannot fit.
 	expect record-no-room 1 "not enough room for a snapshot in $mnt" \
 		"$bin" record -o "$mnt/s.mtrace" -- /bin/true
@@ -115,6 +127,7 @@ if mount -t tmpfs -o size=1m tmpfs "$mnt" 2>"$work/mount.err"; then
 	mnt=
 else
 	echo "SKIP $suite/enospc-keeps-old: cannot mount a tmpfs ($(head -1 "$work/mount.err"))"
+	echo "SKIP $suite/enospc-gz-keeps-old: cannot mount a tmpfs"
 	echo "SKIP $suite/record-no-room: cannot mount a tmpfs"
 fi
 
@@ -129,6 +142,18 @@ for fmt in perfetto json text svg; do
 		fail "device-write-fails-$fmt" "exit $rc: $out"
 	fi
 done
+# A gzip output's failed write is told as any other's, not in zlib's
+# words: through a link to /dev/full, a small trace fails as zlib ends
+# it, a larger one while it is written (the full disk below, when root).
+ln -s /dev/full "$work/full.gz"
+while read -r name fmt bundle; do
+	expect_re "gz-write-fails-$name" 1 "^mtrace-user: $work/full\.gz: write failed: No space left on device\$" \
+		"$bin" decode -q -f "$fmt" -o "$work/full.gz" "$bundle"
+done <<EOF
+perfetto-at-end perfetto $corpus/sample-zstd.mtrace
+json-at-end json $corpus/sample-zstd.mtrace
+json-while-written json $work/w.mtrace
+EOF
 # The mode of a replaced file is kept; a symlinked output replaces its target.
 echo old >"$work/mode.pftrace"
 chmod 640 "$work/mode.pftrace"

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* gzip outputs behind a stdio stream (gzout.h). */
 #include "files/gzout.h"
+#include "util/errmsg.h"
 
 #include <errno.h>
 #include <zlib.h>
@@ -13,8 +14,7 @@ static ssize_t gz_write(void *cookie, const char *buf, size_t size)
 		int zerr;
 
 		gzerror(cookie, &zerr);
-		if (zerr != Z_ERRNO)
-			errno = EIO;
+		errno = mt_zlib_errno(zerr);
 		return 0;	/* stdio's error: the stream fails from here */
 	}
 	return n;
@@ -22,7 +22,12 @@ static ssize_t gz_write(void *cookie, const char *buf, size_t size)
 
 static int gz_close(void *cookie)
 {
-	return gzclose(cookie) == Z_OK ? 0 : EOF;
+	int zerr = gzclose(cookie);
+
+	if (zerr == Z_OK)
+		return 0;
+	errno = mt_zlib_errno(zerr);
+	return EOF;
 }
 
 FILE *mt_fopen_write(const char *path, bool gzip)
