@@ -173,6 +173,21 @@ if grep -q "wrote $work/t.pftrace.gz: [0-9]* events, $size bytes ([0-9]* before 
 else
 	fail gz-real-size "file has $size bytes: $out"
 fi
+# So does every format written to a file: its size, and the size before
+# compression when there was any.
+for fmt in text svg; do
+	for name in "t.$fmt" "t.$fmt.gz"; do
+		out=$("$bin" decode -f $fmt -o "$work/$name" "$corpus/sample-zstd.mtrace" 2>&1)
+		size=$(stat -c %s "$work/$name")
+		want="wrote $work/$name: $size bytes"
+		[ "$name" = "t.$fmt" ] || want="$want ($(gunzip -c "$work/$name" | wc -c) before compression)"
+		if grep -qxF "mtrace-user: $want" <<<"$out"; then
+			pass "written-size-$name"
+		else
+			fail "written-size-$name" "no '$want' in: $out"
+		fi
+	done
+done
 
 # ---- 3. record validates before arming or launching -------------------------
 rm -f "$work/marker"

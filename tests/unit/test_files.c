@@ -283,19 +283,32 @@ MT_TEST(pending_temporaries_removed)
 
 /* A .gz output written through stdio is gzip that reads back whole; one
  * that cannot be written fails at fclose(). */
+/* 100000 numbered lines to PATH through mt_fopen_write(); fclose()'s
+ * answer, and in *WRITTEN the count it kept, which must be the lines'. */
+static int write_lines(const char *path, bool gzip, uint64_t *written)
+{
+	FILE *f = mt_fopen_write(path, gzip, written);
+	uint64_t n = 0;
+	int rc;
+
+	MT_ASSERT(f);
+	for (int i = 0; i < 100000; i++)
+		n += (uint64_t)fprintf(f, "%d event\n", i);
+	rc = fclose(f);
+	MT_ASSERT(rc || *written == n);
+	return rc;
+}
+
 MT_TEST(gzip_through_stdio)
 {
 	char line[64], back[64];
+	uint64_t written;
+	struct stat st;
 	gzFile gz;
-	FILE *f;
 
 	fresh_dir();
 	MT_ASSERT(mt_gz_named("t.txt.gz") && !mt_gz_named("t.txt") && !mt_gz_named("gz"));
-	f = mt_fopen_write(at("t.txt.gz"), true);
-	MT_ASSERT(f);
-	for (int i = 0; i < 100000; i++)
-		fprintf(f, "%d event\n", i);
-	MT_ASSERT_EQ(fclose(f), 0);
+	MT_ASSERT_EQ(write_lines(at("t.txt.gz"), true, &written), 0);
 	gz = gzopen(at("t.txt.gz"), "rb");
 	MT_ASSERT(gz && !gzdirect(gz));
 	for (int i = 0; i < 100000; i++) {
@@ -304,11 +317,14 @@ MT_TEST(gzip_through_stdio)
 	}
 	MT_ASSERT(!gzgets(gz, back, sizeof(back)));
 	gzclose(gz);
+	MT_ASSERT(stat(at("t.txt.gz"), &st) == 0 && (uint64_t)st.st_size < written);
+	/* A plain file is counted too: its size. */
+	MT_ASSERT_EQ(write_lines(at("t.txt"), false, &written), 0);
+	MT_ASSERT(stat(at("t.txt"), &st) == 0 && (uint64_t)st.st_size == written);
 	remove_dir();
 
-	f = mt_fopen_write("/dev/full", true);
-	MT_ASSERT(f);
-	for (int i = 0; i < 100000; i++)
-		fprintf(f, "%d event\n", i);
-	MT_ASSERT_EQ(fclose(f), EOF);
+	errno = 0;
+	MT_ASSERT_EQ(write_lines("/dev/full", true, &written), EOF);
+	MT_ASSERT_EQ(errno, ENOSPC);
+	MT_ASSERT_EQ(write_lines("/dev/full", false, &written), EOF);
 }
