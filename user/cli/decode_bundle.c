@@ -70,6 +70,12 @@ static void tell_kept(const struct mt_outfile *of, const char *output)
 		cli_err("%s was left as it was before", output);
 }
 
+/* "OUTPUT: write failed[: E's text]", in the trace writer's words. */
+static void tell_write_failed(const char *output, int e)
+{
+	cli_err("%s: write failed%s%s", cli_output_name(output), e ? ": " : "", e ? strerror(e) : "");
+}
+
 /* "wrote OUTPUT: [WHAT]B bytes": what OF holds on disk, and BYTES, what
  * was written to it, when compression made that differ. */
 static void print_written(const char *output, const struct mt_outfile *of, const char *what,
@@ -94,8 +100,7 @@ static int finish_output(struct mt_outfile *of, const char *output, int failed, 
 	char err[PATH_MAX + 128];
 
 	if ((failed && !told) || e)
-		cli_err("writing %s failed%s%s", cli_output_name(output), e ? ": " : "",
-			e ? strerror(e) : "");
+		tell_write_failed(output, e);
 	if (!failed && !e && !mt_outfile_commit(of, err, sizeof(err))) {
 		if (!q->quiet)
 			print_written(output, of, "", written);
@@ -141,7 +146,7 @@ static int run_text(struct mt_decode *d, struct mt_bundle_reader *r, const char 
 	if (of)
 		return finish_output(of, output, rc, narrow_told(d, rc), e, q, written);
 	if ((rc && !narrow_told(d, rc)) || e)
-		cli_err("writing standard output failed%s%s", e ? ": " : "", e ? strerror(e) : "");
+		tell_write_failed(NULL, e);
 	return rc || e ? CLI_EXIT_FAIL : 0;
 }
 

@@ -83,7 +83,8 @@ int mt_outfile_check_inputs(const char *output, const char *const *inputs, size_
 		if (in.st_dev == out.st_dev && in.st_ino == out.st_ino && S_ISREG(in.st_mode))
 			return mt_errmsg(err, errlen, EEXIST,
 					 "output %s is the input %s itself%s: choose another output file",
-					 strcmp(output, "-") ? output : "(standard output)", inputs[i],
+					 strcmp(output, "-") ? output : "(standard output)",
+					 strcmp(inputs[i], "-") ? inputs[i] : "(standard input)",
 					 link_note(output, inputs[i], &in));
 	}
 	return 0;
