@@ -13,6 +13,31 @@ expect_re version 0 "^mtrace-user $(cat "$top/VERSION")\$" "$bin" --version
 expect_re help 0 '^usage: mtrace-user' "$bin" --help
 expect_re no-args 2 '^usage: mtrace-user' "$bin"
 expect_re unknown-command 2 "unknown command 'frobnicate'" "$bin" frobnicate
+# A bad option is named as typed or as the option it abbreviates, in every
+# command (a value given to an option that takes none once printed
+# getopt's code for it: '-\x01').
+while IFS='|' read -r name cmd args msg; do
+	# shellcheck disable=SC2086
+	expect_re "option-$name" 2 "^mtrace-user: $msg \(see 'mtrace-user ${cmd:+$cmd }--help'\)\$" \
+		"$bin" $cmd $args
+done <<'EOF'
+value-decode|decode|--allow-missing=yes x.mtrace|option '--allow-missing' takes no value
+value-decode-binary|decode|--embedded-only=1 x.mtrace|option '--embedded-only' takes no value
+value-decode-keep-open|decode|--keep-open=1 x.mtrace|option '--keep-open' takes no value
+value-decode-short-too|decode|--quiet=1 x.mtrace|option '--quiet' takes no value
+value-decode-abbreviated|decode|--allow=yes x.mtrace|option '--allow-missing' takes no value
+value-help|decode|--help=x|option '--help' takes no value
+value-report|report|--json=1 x.mtrace|option '--json' takes no value
+value-export|export|--kcore=1 x.mtrace|option '--kcore' takes no value
+value-record|record|--kernel=1 -- true|option '--kernel' takes no value
+value-top-level||--dry-run=1 -- true|option '--dry-run' takes no value
+ambiguous-decode|decode|--s chart x.mtrace|option '--s' is ambiguous: --svg, --symfs
+ambiguous-record|record|--p=1 -- true|option '--p' is ambiguous: --pid, --psb-freq, --portable
+needs-value-abbreviated|decode|--outp|option '--output' needs a value
+needs-value-short|decode|-qo|option '-o' needs a value
+unknown-long|convert|--bogus=1 x.data|unknown option '--bogus'
+unknown-short-in-group|decode|--quiet -zq x.mtrace|unknown option '-z'
+EOF
 ptgen=${O:-$top/build}/rel/tests/ptgen/ptgen
 prog=${O:-$top/build}/san/tests/ptgen/programs/recursion
 
@@ -35,6 +60,40 @@ else
 	echo "FAIL cli/bundle-info: exit status $?: $info"
 fi
 expect_re bundle-info-missing 1 'nonexistent' "$bin" bundle-info /nonexistent/x.mtrace
+# bundle-info parses its command line as decode does: '--' ends the
+# options (a file may begin with '-'), options go anywhere, --help wins.
+cp "$snap" "$fixture/-dash.mtrace"
+expect_re bundle-info-dashdash 0 '^-dash\.mtrace: mtrace bundle format' \
+	sh -c 'cd "$1" && "$2" bundle-info -- -dash.mtrace' sh "$fixture" "$bin"
+expect_re bundle-info-dashdash-stdin 0 '^standard input: mtrace bundle format' \
+	sh -c '"$1" bundle-info -- - <"$2"' sh "$bin" "$snap"
+expect_re bundle-info-option-after-file 2 "^mtrace-user: unknown option '--bogus' \(see 'mtrace-user bundle-info --help'\)\$" \
+	"$bin" bundle-info "$snap" --bogus
+expect_re bundle-info-help-with-file 0 '^usage: mtrace-user bundle-info' "$bin" bundle-info --help "$snap"
+expect bundle-info-two 2 "bundle-info takes one bundle, not also '$snap'" "$bin" bundle-info "$snap" "$snap"
+expect doctor-option 2 "unknown option '--bogus' (see 'mtrace-user doctor --help')" "$bin" doctor --bogus
+# An empty file name (an unset variable in a script) is bad usage, named,
+# for every file a command takes: no file is looked for or written.
+while IFS='|' read -r name what args; do
+	eval "set -- $args"
+	expect_re "empty-name-$name" 2 "^mtrace-user: empty file name for $what\$" "$bin" "$@"
+done <<EOF
+decode|the bundle|decode ''
+decode-output|-o|decode -o '' '$snap'
+decode-text-output|-o|decode -f text -o '' '$snap'
+decode-symfs|--symfs|decode --symfs '' '$snap'
+bundle-info|the bundle|bundle-info ''
+report|a bundle|report '$snap' ''
+export-output|--perf-data|export -p '' '$snap'
+export-symfs|--symfs|export -p '$fixture/x.data' --symfs '' '$snap'
+export|the bundle|export -p '$fixture/x.data' ''
+convert-output|-o|convert -o '' '$fixture/x.data'
+convert|the perf.data|convert -o '$fixture/x.mtrace' ''
+convert-buildid-dir|--buildid-dir|convert --buildid-dir '' -o '$fixture/x.mtrace' '$fixture/x.data'
+record-output|-o|record --dry-run -o '' -- true
+top-level-output|-o|--dry-run -o '' -- true
+top-level-keep-bundle|--keep-bundle|--dry-run --keep-bundle '' -- true
+EOF
 
 # decode without -o writes trace.pftrace in the working directory.
 work=$(mktemp -d)
@@ -239,6 +298,15 @@ fi
 # its end (/dev/zero has none; timeout's status 124 would tell a hang).
 expect decode-stream-not-bundle 1 "standard input: not an mtrace bundle (bad magic)" \
 	sh -c 'timeout 60 "$1" decode -o "$2" - </dev/zero' sh "$bin" "$old"
+# A bundle cut inside its header is truncated, also when its magic is
+# whole but its version is not (8 to 11 bytes), from a file or a stream.
+for size in 4 8 11; do
+	head -c "$size" "$snap" >"$work/cut.mtrace"
+	expect "cut-at-$size-file" 1 "$work/cut.mtrace: file header at offset 0: truncated: header needs 40 bytes, file has $size" \
+		"$bin" bundle-info "$work/cut.mtrace"
+	expect "cut-at-$size-stream" 1 "standard input: file header at offset 0: truncated: header needs 40 bytes, file has $size" \
+		sh -c '"$1" bundle-info - <"$2"' sh "$bin" "$work/cut.mtrace"
+done
 # A named device is refused without being opened (its open can act: a
 # watchdog's arms it); the unit test test_named_inputs watches for opens.
 expect decode-named-device 1 "/dev/zero is a character device: name a file, or pipe the data into '-'" \

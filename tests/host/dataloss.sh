@@ -46,6 +46,13 @@ for how in same sym hard; do
 		cmp -s "$work/b.mtrace" "$work/orig" || fail "same-file-$how-$fmt-kept" "the bundle changed"
 	done
 done
+# Another spelling of the bundle's path is no link to it.
+for how in relative absolute; do
+	out=./b.mtrace
+	[ $how = absolute ] && out=$work/b.mtrace
+	expect_re "same-file-spelled-$how" 2 "^mtrace-user: output $out is the input b\.mtrace itself: choose another output file\$" \
+		sh -c 'cd "$1" && "$2" decode -o "$3" b.mtrace' sh "$work" "$bin" "$out"
+done
 # Through standard output too (>> appends to the bundle itself).
 "$bin" decode -q -f text "$work/b.mtrace" >>"$work/b.mtrace" 2>"$work/err"
 rc=$?
@@ -54,6 +61,10 @@ if [ $rc -eq 2 ] && cmp -s "$work/b.mtrace" "$work/orig" && grep -q 'is the inpu
 else
 	fail same-file-stdout "exit $rc, $(cat "$work/err")"
 fi
+# Standard input named as such, as standard output is.
+expect same-file-stdin-stdout 2 "output (standard output) is the input (standard input) itself: choose another output file" \
+	sh -c '"$1" decode -q -f text - <"$2" >>"$2"' sh "$bin" "$work/b.mtrace"
+cmp -s "$work/b.mtrace" "$work/orig" || fail same-file-stdin-stdout-kept "the bundle changed"
 
 # ---- 2. atomic outputs -------------------------------------------------------
 # A walk big enough that its decode takes a while (for Ctrl-C) and whose
@@ -101,6 +112,18 @@ if mount -t tmpfs -o size=1m tmpfs "$mnt" 2>"$work/mount.err"; then
 	else
 		fail enospc-keeps-old "exit $rc, $(cat "$work/err"), old: $(head -c 40 "$mnt/t.pftrace" | tr -d '\0' | cat -v), left: $(leftovers "$mnt")"
 	fi
+	# A gzip output too, told in the same words.
+	echo "the previous trace" >"$mnt/t.json.gz"
+	out=$("$bin" decode -q -f json -o "$mnt/t.json.gz" "$work/w.mtrace" 2>&1)
+	rc=$?
+	if [ $rc -eq 1 ] && [ "$(cat "$mnt/t.json.gz")" = "the previous trace" ] &&
+		grep -qx "mtrace-user: $mnt/t.json.gz: write failed: No space left on device" <<<"$out" &&
+		grep -qx "mtrace-user: $mnt/t.json.gz was left as it was before" <<<"$out" &&
+		[ -z "$(leftovers "$mnt")" ]; then
+		pass enospc-gz-keeps-old
+	else
+		fail enospc-gz-keeps-old "exit $rc, $out, left: $(leftovers "$mnt")"
+	fi
 	# record refuses up front when the worst-case bundle cannot fit.
 	expect record-no-room 1 "not enough room for a snapshot in $mnt" \
 		"$bin" record -o "$mnt/s.mtrace" -- /bin/true
@@ -108,9 +131,37 @@ if mount -t tmpfs -o size=1m tmpfs "$mnt" 2>"$work/mount.err"; then
 	mnt=
 else
 	echo "SKIP $suite/enospc-keeps-old: cannot mount a tmpfs ($(head -1 "$work/mount.err"))"
+	echo "SKIP $suite/enospc-gz-keeps-old: cannot mount a tmpfs"
 	echo "SKIP $suite/record-no-room: cannot mount a tmpfs"
 fi
 
+# A device is written in place: a failed write there kept nothing, and
+# says nothing of it. Every format tells a failed write in one wording.
+for fmt in perfetto json text svg; do
+	out=$("$bin" decode -q -f $fmt -o /dev/full "$corpus/sample-zstd.mtrace" 2>&1)
+	rc=$?
+	if [ $rc -eq 1 ] && [ "$out" = "mtrace-user: /dev/full: write failed: No space left on device" ]; then
+		pass "device-write-fails-$fmt"
+	else
+		fail "device-write-fails-$fmt" "exit $rc: $out"
+	fi
+done
+# A gzip output's failed write is told as any other's, not in zlib's
+# words: through a link to /dev/full, a small trace fails as zlib ends
+# it, a larger one while it is written (the full disk below, when root).
+ln -s /dev/full "$work/full.gz"
+while read -r name fmt bundle; do
+	expect_re "gz-write-fails-$name" 1 "^mtrace-user: $work/full\.gz: write failed: No space left on device\$" \
+		"$bin" decode -q -f "$fmt" -o "$work/full.gz" "$bundle"
+done <<EOF
+perfetto-at-end perfetto $corpus/sample-zstd.mtrace
+json-at-end json $corpus/sample-zstd.mtrace
+json-while-written json $work/w.mtrace
+text text $corpus/sample-zstd.mtrace
+svg svg $corpus/sample-zstd.mtrace
+EOF
+expect_re text-stdout-write-fails 1 "^mtrace-user: standard output: write failed: No space left on device\$" \
+	sh -c '"$1" decode -q -f text "$2" >/dev/full' sh "$bin" "$corpus/sample-zstd.mtrace"
 # The mode of a replaced file is kept; a symlinked output replaces its target.
 echo old >"$work/mode.pftrace"
 chmod 640 "$work/mode.pftrace"
@@ -130,6 +181,21 @@ if grep -q "wrote $work/t.pftrace.gz: [0-9]* events, $size bytes ([0-9]* before 
 else
 	fail gz-real-size "file has $size bytes: $out"
 fi
+# So does every format written to a file: its size, and the size before
+# compression when there was any.
+for fmt in text svg; do
+	for name in "t.$fmt" "t.$fmt.gz"; do
+		out=$("$bin" decode -f $fmt -o "$work/$name" "$corpus/sample-zstd.mtrace" 2>&1)
+		size=$(stat -c %s "$work/$name")
+		want="wrote $work/$name: $size bytes"
+		[ "$name" = "t.$fmt" ] || want="$want ($(gunzip -c "$work/$name" | wc -c) before compression)"
+		if grep -qxF "mtrace-user: $want" <<<"$out"; then
+			pass "written-size-$name"
+		else
+			fail "written-size-$name" "no '$want' in: $out"
+		fi
+	done
+done
 
 # ---- 3. record validates before arming or launching -------------------------
 rm -f "$work/marker"

@@ -109,12 +109,29 @@ MT_TEST(truncate_at_every_offset)
 			int idx = len < c.header ? -1 : section_at(&c, len);
 
 			snprintf(what, sizeof(what), "cut at %zu of %zu", len, c.len);
-			/* Cuts inside the magic and version read as "not a bundle". */
-			expect_error(&c, c.buf, len, len < MT_BUNDLE_MAGIC_LEN + 4 ? -EBADMSG : -ENODATA,
-				     idx, what);
+			/* Nothing at all is no bundle; any start of one is truncated. */
+			expect_error(&c, c.buf, len, len ? -ENODATA : -EBADMSG, idx, what);
 		}
 		free(c.buf);
 	}
+}
+
+/* A cut inside the file header, also in its magic or version, says so. */
+MT_TEST(truncate_in_file_header)
+{
+	struct corpus c;
+	struct mt_bundle_reader *r;
+	char err[512], want[128];
+
+	corpus_make(&c, 0);
+	for (size_t len = 1; len < c.header; len++) {
+		snprintf(want, sizeof(want),
+			 "file header at offset 0: truncated: header needs %zu bytes, file has %zu",
+			 c.header, len);
+		MT_ASSERT_EQ(mt_bundle_open_mem(&r, c.buf, len, err, sizeof(err)), -ENODATA);
+		MT_ASSERT_STREQ(err, want);
+	}
+	free(c.buf);
 }
 
 /* Every single-byte change anywhere is caught by a magic, size or checksum check. */

@@ -79,14 +79,20 @@ MT_TEST(output_that_is_an_input_is_refused)
 	MT_ASSERT_EQ(link(in, at("hard")), 0);
 	MT_ASSERT_EQ(mt_outfile_check_inputs(in, &in, 1, err, sizeof(err)), -EEXIST);
 	MT_ASSERT_MSG(strstr(err, "is the input"), "%s", err);
+	/* Another spelling of the input's path is no link. */
+	MT_ASSERT_EQ(mt_outfile_check_inputs(at("./b.mtrace"), &in, 1, err, sizeof(err)), -EEXIST);
+	MT_ASSERT_MSG(strstr(err, "itself: choose"), "%s", err);
 	MT_ASSERT_EQ(mt_outfile_check_inputs(at("sym"), &in, 1, err, sizeof(err)), -EEXIST);
-	MT_ASSERT_MSG(strstr(err, "(a link to it)"), "%s", err);
+	MT_ASSERT_MSG(strstr(err, "itself (a symbolic link to it): choose"), "%s", err);
 	MT_ASSERT_EQ(mt_outfile_check_inputs(at("hard"), &in, 1, err, sizeof(err)), -EEXIST);
+	MT_ASSERT_MSG(strstr(err, "itself (a hard link to it): choose"), "%s", err);
 	/* An input reached through a symlink is the same file too. */
 	{
 		const char *via = at("sym");
 
 		MT_ASSERT_EQ(mt_outfile_check_inputs(in, &via, 1, err, sizeof(err)), -EEXIST);
+		MT_ASSERT_MSG(strstr(err, "itself (which is a symbolic link to it): choose"), "%s",
+			      err);
 	}
 	put(at("other"), "x");
 	MT_ASSERT_EQ(mt_outfile_check_inputs(at("other"), &in, 1, err, sizeof(err)), 0);
@@ -277,19 +283,32 @@ MT_TEST(pending_temporaries_removed)
 
 /* A .gz output written through stdio is gzip that reads back whole; one
  * that cannot be written fails at fclose(). */
+/* 100000 numbered lines to PATH through mt_fopen_write(); fclose()'s
+ * answer, and in *WRITTEN the count it kept, which must be the lines'. */
+static int write_lines(const char *path, bool gzip, uint64_t *written)
+{
+	FILE *f = mt_fopen_write(path, gzip, written);
+	uint64_t n = 0;
+	int rc;
+
+	MT_ASSERT(f);
+	for (int i = 0; i < 100000; i++)
+		n += (uint64_t)fprintf(f, "%d event\n", i);
+	rc = fclose(f);
+	MT_ASSERT(rc || *written == n);
+	return rc;
+}
+
 MT_TEST(gzip_through_stdio)
 {
 	char line[64], back[64];
+	uint64_t written;
+	struct stat st;
 	gzFile gz;
-	FILE *f;
 
 	fresh_dir();
 	MT_ASSERT(mt_gz_named("t.txt.gz") && !mt_gz_named("t.txt") && !mt_gz_named("gz"));
-	f = mt_fopen_write(at("t.txt.gz"), true);
-	MT_ASSERT(f);
-	for (int i = 0; i < 100000; i++)
-		fprintf(f, "%d event\n", i);
-	MT_ASSERT_EQ(fclose(f), 0);
+	MT_ASSERT_EQ(write_lines(at("t.txt.gz"), true, &written), 0);
 	gz = gzopen(at("t.txt.gz"), "rb");
 	MT_ASSERT(gz && !gzdirect(gz));
 	for (int i = 0; i < 100000; i++) {
@@ -298,11 +317,14 @@ MT_TEST(gzip_through_stdio)
 	}
 	MT_ASSERT(!gzgets(gz, back, sizeof(back)));
 	gzclose(gz);
+	MT_ASSERT(stat(at("t.txt.gz"), &st) == 0 && (uint64_t)st.st_size < written);
+	/* A plain file is counted too: its size. */
+	MT_ASSERT_EQ(write_lines(at("t.txt"), false, &written), 0);
+	MT_ASSERT(stat(at("t.txt"), &st) == 0 && (uint64_t)st.st_size == written);
 	remove_dir();
 
-	f = mt_fopen_write("/dev/full", true);
-	MT_ASSERT(f);
-	for (int i = 0; i < 100000; i++)
-		fprintf(f, "%d event\n", i);
-	MT_ASSERT_EQ(fclose(f), EOF);
+	errno = 0;
+	MT_ASSERT_EQ(write_lines("/dev/full", true, &written), EOF);
+	MT_ASSERT_EQ(errno, ENOSPC);
+	MT_ASSERT_EQ(write_lines("/dev/full", false, &written), EOF);
 }

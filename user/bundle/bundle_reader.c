@@ -52,19 +52,24 @@ int rd_err(struct mt_bundle_reader *r, const struct rd_section *s, int code,
 static int rd_file_header(struct mt_bundle_reader *r, uint64_t *first)
 {
 	struct mt_bundle_file_header h;
+	size_t magic = r->size < MT_BUNDLE_MAGIC_LEN ? r->size : MT_BUNDLE_MAGIC_LEN;
 	uint32_t crc;
 
-	if (r->size < MT_BUNDLE_MAGIC_LEN + 4 ||
-	    memcmp(r->base, MT_BUNDLE_MAGIC, MT_BUNDLE_MAGIC_LEN))
+	/* A file cut anywhere in its header is a truncated bundle as long as
+	 * what it has of the magic is right; its version, when it has one,
+	 * first (another major version may have another header). */
+	if (!r->size || memcmp(r->base, MT_BUNDLE_MAGIC, magic))
 		return rd_err(r, NULL, -EBADMSG, "not an mtrace bundle (bad magic)");
-	memcpy(&h, r->base, MT_BUNDLE_MAGIC_LEN + 4);
-	if (h.version_major > MT_BUNDLE_VERSION_MAJOR)
-		return rd_err(r, NULL, -EPROTONOSUPPORT,
-			      "bundle format %u.%u is newer than this mtrace reads (%u.x)",
-			      h.version_major, h.version_minor, MT_BUNDLE_VERSION_MAJOR);
-	if (h.version_major != MT_BUNDLE_VERSION_MAJOR)
-		return rd_err(r, NULL, -EBADMSG, "bad format version %u.%u", h.version_major,
-			      h.version_minor);
+	if (r->size >= MT_BUNDLE_MAGIC_LEN + 4) {
+		memcpy(&h, r->base, MT_BUNDLE_MAGIC_LEN + 4);
+		if (h.version_major > MT_BUNDLE_VERSION_MAJOR)
+			return rd_err(r, NULL, -EPROTONOSUPPORT,
+				      "bundle format %u.%u is newer than this mtrace reads (%u.x)",
+				      h.version_major, h.version_minor, MT_BUNDLE_VERSION_MAJOR);
+		if (h.version_major != MT_BUNDLE_VERSION_MAJOR)
+			return rd_err(r, NULL, -EBADMSG, "bad format version %u.%u",
+				      h.version_major, h.version_minor);
+	}
 	if (r->size < sizeof(h))
 		return rd_err(r, NULL, -ENODATA, "truncated: header needs %zu bytes, file has %zu",
 			      sizeof(h), r->size);

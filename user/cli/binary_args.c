@@ -67,10 +67,6 @@ int binary_option(int c, char *arg, struct decode_request *q)
 	case BINARY_OPT_DEBUG_PATH: q->debug_path = arg; return 0;
 	case BINARY_OPT_EMBEDDED_ONLY: q->embedded_only = 1; return 0;
 	case BINARY_OPT_SYMFS:
-		if (!*arg) {
-			cli_err("--symfs wants a directory");
-			return CLI_EXIT_USAGE;
-		}
 		q->symfs = arg;
 		return cli_check_path("--symfs", arg, 1);
 	case BINARY_OPT_PATH_MAP: return add_path_map(q, arg);

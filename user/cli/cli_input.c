@@ -8,6 +8,7 @@
 #include "perfdata/perfdata_import.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <string.h>
@@ -91,10 +92,27 @@ int cli_open_input(const char *arg, const struct mt_bundle_limits *lim, const ch
 	return 0;
 }
 
+int cli_one_bundle(int argc, char **argv, const char *cmd)
+{
+	if (optind == argc) {
+		cli_err("%s needs a bundle (see 'mtrace-user %s --help')", cmd, cmd);
+		return CLI_EXIT_USAGE;
+	}
+	if (optind < argc - 1) {
+		cli_err("%s takes one bundle, not also '%s' (see 'mtrace-user %s --help')", cmd,
+			argv[optind + 1], cmd);
+		return CLI_EXIT_USAGE;
+	}
+	return cli_check_name("the bundle", argv[optind]);
+}
+
 int cli_check_path(const char *opt, const char *path, int dir)
 {
 	struct stat st;
+	int rc = cli_check_name(opt, path);
 
+	if (rc)
+		return rc;
 	if (stat(path, &st)) {
 		cli_err("%s %s: %s", opt, path, strerror(errno));
 		return CLI_EXIT_USAGE;

@@ -22,7 +22,12 @@ int cli_open_bundle(const char *arg, const struct mt_bundle_limits *lim,
 int cli_open_input(const char *arg, const struct mt_bundle_limits *lim, const char *symfs,
 		   int quiet, struct mt_bundle_reader **r);
 
-/* Whether PATH, given to option OPT, exists (as a directory when DIR); 0,
+/* Whether command CMD was given one bundle: one operand, not empty, left
+ * at argv[optind] by getopt; 0, or the exit status of bad usage after a
+ * line saying what is wrong. */
+int cli_one_bundle(int argc, char **argv, const char *cmd);
+
+/* Whether PATH, given to option OPT, is a name that exists (as a directory when DIR); 0,
  * or the exit status of bad usage after a line naming both. Options that
  * only add places to look would otherwise fall back silently on a typo. */
 int cli_check_path(const char *opt, const char *path, int dir);

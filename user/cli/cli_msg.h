@@ -10,6 +10,9 @@
 
 #include "util/reporter.h"
 
+#include <getopt.h>
+#include <stdio.h>
+
 #define CLI_PREFIX "mtrace-user: "
 
 /* Exit statuses (mtrace-user(1)). */
@@ -29,10 +32,26 @@ extern const struct mt_reporter cli_reporter;
 int cli_capture_status(int e);
 
 /*
- * The one-line message for getopt's '?' or ':' (C) with opterr 0, for the
- * command HELP_CMD ("decode"; "" for the top-level form). Returns 2.
+ * The one-line message for getopt_long()'s '?' or ':' (C) with opterr 0
+ * and the long options OPTS, for the command HELP_CMD ("decode"; "" for
+ * the top-level form): an unknown or ambiguous option (with the options
+ * it may abbreviate), one that needs a value or takes none. Returns 2.
  */
-int cli_bad_option(int c, char **argv, const char *help_cmd);
+int cli_bad_option(int c, char **argv, const struct option *opts, const char *help_cmd);
+
+/*
+ * The options of command CMD, which takes none but --help: 0 with optind
+ * at the first operand (after a "--"), -1 after printing USAGE for
+ * --help, or the exit status of a bad option after its message.
+ */
+int cli_help_only(int argc, char **argv, const char *cmd, void (*usage)(FILE *out));
+
+/*
+ * Refuses NAME, the file given for WHAT ("-o", "the bundle"), when it is
+ * empty (as an unset variable in a script makes it): 0, or the exit
+ * status of bad usage after a line naming WHAT.
+ */
+int cli_check_name(const char *what, const char *name);
 
 /*
  * On SIGINT, SIGTERM and SIGHUP (where they have their default action):

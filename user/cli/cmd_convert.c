@@ -65,13 +65,15 @@ int cmd_convert(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			return cli_bad_option(c, argv, "convert");
+			return cli_bad_option(c, argv, opts, "convert");
 		}
 	}
 	if (!out || optind != argc - 1) {
 		cli_err("convert needs -o OUT and one perf.data (see 'mtrace-user convert --help')");
 		return CLI_EXIT_USAGE;
 	}
+	if ((e = cli_check_name("-o", out)) || (e = cli_check_name("the perf.data", argv[optind])))
+		return e;
 	/* perf's pipe output (perf record -o -) is another format, not read. */
 	if (!strcmp(argv[optind], "-")) {
 		cli_err("convert reads a perf.data file, not standard input: save it to a file first");

@@ -62,8 +62,9 @@ struct decode_args {
 	const char *format, *svg;	/* as given, NULL when not */
 };
 
-/* One option; 0, -1 for --help, or an exit status. */
-static int take(int c, char *arg, char **argv, struct decode_args *a)
+/* One option; 0, -1 for --help, or an exit status (OPTS and ARGV name a
+ * bad one). */
+static int take(int c, char *arg, char **argv, const struct option *opts, struct decode_args *a)
 {
 	char err[MT_CAPTURE_ERRLEN];
 	long v;
@@ -110,7 +111,7 @@ static int take(int c, char *arg, char **argv, struct decode_args *a)
 	default:
 		if ((rc = binary_option(c, arg, &a->q)) < 0)
 			rc = narrow_option(c, arg, &a->q);
-		return rc >= 0 ? rc : cli_bad_option(c, argv, "decode");
+		return rc >= 0 ? rc : cli_bad_option(c, argv, opts, "decode");
 	}
 }
 
@@ -135,7 +136,7 @@ static int parse(int argc, char **argv, struct decode_args *a)
 	memset(a, 0, sizeof(*a));
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:f:j:qh", opts, NULL)) != -1)
-		if ((rc = take(c, optarg, argv, a)))
+		if ((rc = take(c, optarg, argv, opts, a)))
 			return rc;
 	/* --svg asks for an SVG: it needs no --format, and contradicts another. */
 	if (a->svg && !a->format)
@@ -144,15 +145,9 @@ static int parse(int argc, char **argv, struct decode_args *a)
 		cli_err("--svg %s is for --format svg, not --format %s", a->svg, a->format);
 		return CLI_EXIT_USAGE;
 	}
-	if (optind == argc) {
-		cli_err("decode needs a bundle (see 'mtrace-user decode --help')");
-		return CLI_EXIT_USAGE;
-	}
-	if (optind < argc - 1) {
-		cli_err("decode takes one bundle, not also '%s' (see 'mtrace-user decode --help')",
-			argv[optind + 1]);
-		return CLI_EXIT_USAGE;
-	}
+	if ((a->q.output && (rc = cli_check_name("-o", a->q.output))) ||
+	    (rc = cli_one_bundle(argc, argv, "decode")))
+		return rc;
 	a->bundle = argv[optind];
 	return 0;
 }

@@ -84,6 +84,8 @@ int cmd_export(int argc, char **argv)
 			break;
 		case 's':
 			eo.symfs = optarg;
+			if (cli_check_name("--symfs", optarg))
+				return CLI_EXIT_USAGE;
 			break;
 		case 'k':
 			eo.kcore = true;
@@ -92,13 +94,16 @@ int cmd_export(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			return cli_bad_option(c, argv, "export");
+			return cli_bad_option(c, argv, opts, "export");
 		}
 	}
 	if (!out || optind != argc - 1) {
 		cli_err("export needs --perf-data OUT and one bundle (see 'mtrace-user export --help')");
 		return CLI_EXIT_USAGE;
 	}
+	if ((e = cli_check_name("--perf-data", out)) ||
+	    (e = cli_check_name("the bundle", argv[optind])))
+		return e;
 	if (cli_output_is_stdout(out)) {
 		cli_err("export writes a perf.data file, which perf reads by seeking: name a file, not standard output");
 		return CLI_EXIT_USAGE;

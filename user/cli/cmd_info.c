@@ -7,8 +7,8 @@
 #include "cli_msg.h"
 #include "decode/decode.h"
 
+#include <getopt.h>
 #include <stdio.h>
-#include <string.h>
 
 static void usage(FILE *out)
 {
@@ -52,21 +52,12 @@ int cmd_info(int argc, char **argv)
 	struct mt_bundle_reader *r;
 	int rc;
 
-	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		usage(stdout);
-		return 0;
-	}
-	if (argc == 2 && argv[1][0] == '-' && argv[1][1]) {
-		cli_err("unknown option '%s' (see 'mtrace-user bundle-info --help')", argv[1]);
-		return CLI_EXIT_USAGE;
-	}
-	if (argc != 2) {
-		cli_err("bundle-info takes one bundle (see 'mtrace-user bundle-info --help')");
-		return CLI_EXIT_USAGE;
-	}
-	if (cli_open_bundle(argv[1], NULL, &r))
+	if ((rc = cli_help_only(argc, argv, "bundle-info", usage)) ||
+	    (rc = cli_one_bundle(argc, argv, "bundle-info")))
+		return rc < 0 ? 0 : rc;
+	if (cli_open_bundle(argv[optind], NULL, &r))
 		return CLI_EXIT_FAIL;
-	mt_bundle_print_info_of(r, cli_input_name(argv[1]), stdout);
+	mt_bundle_print_info_of(r, cli_input_name(argv[optind]), stdout);
 	rc = print_decodable(r);
 	mt_bundle_close(r);
 	return rc;

@@ -154,7 +154,9 @@ static int take_option(int c, const char *arg, struct mt_capture_opts *o, const 
 		o->pid = (pid_t)v;
 		return 0;
 	case 'a': o->system_wide = 1; return 0;
-	case 'o': o->output = arg; return 0;
+	case 'o':
+		o->output = arg;
+		return cli_check_name("-o", arg);
 	case 'n':
 		if (mt_capture_parse_uint(arg, "--snapshots", 1, MT_CAPTURE_MAX_SNAPSHOTS, &v, err,
 					  errlen))
@@ -227,11 +229,11 @@ static int record_main(int argc, char **argv, int decode)
 			return 0;
 		}
 		if (c == OPT_KEEP_BUNDLE && decode)
-			keep_bundle = optarg;
+			rc = cli_check_name("--keep-bundle", keep_bundle = optarg);
 		else if (c == OPT_KEEP_BUNDLE)
 			rc = bad("--keep-bundle is for 'mtrace-user [OPTIONS] -- CMD'; record always writes its bundle");
 		else if ((rc = take_option(c, optarg, &o, trig, err, sizeof(err))) < 0)
-			rc = cli_bad_option(c, argv, decode ? "" : "record");
+			rc = cli_bad_option(c, argv, long_opts, decode ? "" : "record");
 	}
 	if (!rc) {
 		/* A bare trailing "--" still names an (empty) command, for a precise message. */

@@ -97,13 +97,15 @@ static int parse(int argc, char **argv, struct report_args *a)
 				      CLI_EXIT_USAGE);
 			break;
 		case 'h': usage(stdout); return 1;
-		default: return cli_bad_option(c, argv, "report");
+		default: return cli_bad_option(c, argv, opts, "report");
 		}
 	}
 	if (!rc && optind >= argc) {
 		cli_err("report needs a bundle (see 'mtrace-user report --help')");
 		rc = CLI_EXIT_USAGE;
 	}
+	for (int i = optind; !rc && i < argc; i++)
+		rc = cli_check_name("a bundle", argv[i]);
 	return rc;
 }
 

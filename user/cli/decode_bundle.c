@@ -62,47 +62,74 @@ static void draw_progress(void *ctx, uint64_t done, uint64_t total)
 		total / 1048576.0);
 }
 
-/* After a failed write: what became of the file the user had. */
-static void tell_kept(const char *output)
+/* After a failed write: what became of the file the user had, which only
+ * a temporary beside it spared (a device or FIFO was written in place). */
+static void tell_kept(const struct mt_outfile *of, const char *output)
 {
-	if (output && !access(output, F_OK))
+	if (output && !of->in_place && !access(output, F_OK))
 		cli_err("%s was left as it was before", output);
 }
 
-/* The end of a written output: kept (committed) when everything went
- * well, else removed with the old file left as it was. E: an errno, 0;
- * TOLD: the failure was told already. */
-static int finish_output(struct mt_outfile *of, const char *output, int failed, int told, int e)
+/* "OUTPUT: write failed[: E's text]", in the trace writer's words. */
+static void tell_write_failed(const char *output, int e)
+{
+	cli_err("%s: write failed%s%s", cli_output_name(output), e ? ": " : "", e ? strerror(e) : "");
+}
+
+/* "wrote OUTPUT: [WHAT]B bytes": what OF holds on disk, and BYTES, what
+ * was written to it, when compression made that differ. */
+static void print_written(const char *output, const struct mt_outfile *of, const char *what,
+			  uint64_t bytes)
+{
+	long long size = mt_outfile_size(of);
+
+	if (size < 0 || (uint64_t)size == bytes)
+		cli_err("wrote %s: %s%" PRIu64 " bytes", cli_output_name(output), what, bytes);
+	else
+		cli_err("wrote %s: %s%lld bytes (%" PRIu64 " before compression)",
+			cli_output_name(output), what, size, bytes);
+}
+
+/* The end of an output written through stdio, WRITTEN bytes: kept
+ * (committed, and told unless Q is quiet) when everything went well, else
+ * removed with the old file left as it was. E: an errno, 0; TOLD: the
+ * failure was told already. */
+static int finish_output(struct mt_outfile *of, const char *output, int failed, int told, int e,
+			 const struct decode_request *q, uint64_t written)
 {
 	char err[PATH_MAX + 128];
 
 	if ((failed && !told) || e)
-		cli_err("writing %s failed%s%s", cli_output_name(output), e ? ": " : "",
-			e ? strerror(e) : "");
-	if (!failed && !e && !mt_outfile_commit(of, err, sizeof(err)))
+		tell_write_failed(output, e);
+	if (!failed && !e && !mt_outfile_commit(of, err, sizeof(err))) {
+		if (!q->quiet)
+			print_written(output, of, "", written);
 		return 0;
+	}
 	if (failed || e)
 		mt_outfile_abort(of);
 	else
 		cli_err("%s", err);
-	tell_kept(output);
+	tell_kept(of, output);
 	return CLI_EXIT_FAIL;
 }
 
-/* Text to OF, or to standard output when the request names no file. */
+/* Text to OF, or to standard output when the request names no file (no
+ * "wrote" line then: the text is read there). */
 static int run_text(struct mt_decode *d, struct mt_bundle_reader *r, const char *name,
 		    const struct decode_request *q, struct mt_outfile *of, struct decode_report *rep)
 {
 	const char *output = decode_output_name(q);
 	struct mt_textout t = { d, stdout };
 	struct mt_decode_sink sink, inner;
+	uint64_t written = 0;
 	int rc, e = 0;
 
 	(void)r;
 	if (!output)
 		of = NULL;
 	if (of) {
-		t.out = mt_fopen_write(of->write_path, mt_gz_named(output));
+		t.out = mt_fopen_write(of->write_path, mt_gz_named(output), &written);
 		if (!t.out) {
 			cli_err("cannot write %s: %s", output, strerror(errno));
 			mt_outfile_abort(of);
@@ -117,9 +144,9 @@ static int run_text(struct mt_decode *d, struct mt_bundle_reader *r, const char 
 	if (t.out != stdout && fclose(t.out) && !e)
 		e = errno;
 	if (of)
-		return finish_output(of, output, rc, narrow_told(d, rc), e);
+		return finish_output(of, output, rc, narrow_told(d, rc), e, q, written);
 	if ((rc && !narrow_told(d, rc)) || e)
-		cli_err("writing standard output failed%s%s", e ? ": " : "", e ? strerror(e) : "");
+		tell_write_failed(NULL, e);
 	return rc || e ? CLI_EXIT_FAIL : 0;
 }
 
@@ -132,6 +159,7 @@ static int run_svg(struct mt_decode *d, struct mt_bundle_reader *r, const char *
 	struct mt_decode_sink sink, inner;
 	char title[256];
 	FILE *out = NULL;
+	uint64_t written = 0;
 	int rc, e = 0;
 
 	(void)r;
@@ -144,7 +172,7 @@ static int run_svg(struct mt_decode *d, struct mt_bundle_reader *r, const char *
 	sink = decode_report_sink(rep, &inner);
 	rc = narrow_run(d, name, q, &sink, NULL);
 	if (!rc) {
-		out = mt_fopen_write(of->write_path, output && mt_gz_named(output));
+		out = mt_fopen_write(of->write_path, output && mt_gz_named(output), &written);
 		e = out ? 0 : errno;
 	}
 	snprintf(title, sizeof(title), "%s: %s", name, q->svg_chart ? "flame chart" : "flame graph");
@@ -153,23 +181,7 @@ static int run_svg(struct mt_decode *d, struct mt_bundle_reader *r, const char *
 	if (out && fclose(out) && !e)
 		e = errno;
 	mt_svg_free(g);
-	if (finish_output(of, output, rc, narrow_told(d, rc), e))
-		return CLI_EXIT_FAIL;
-	if (!q->quiet)
-		cli_err("wrote %s", cli_output_name(output));
-	return 0;
-}
-
-static void print_written(const char *output, const struct mt_outfile *of, const struct pf_stats *st)
-{
-	long long size = mt_outfile_size(of);
-
-	if (size < 0 || (uint64_t)size == st->bytes)
-		cli_err("wrote %s: %" PRIu64 " events, %" PRIu64 " bytes", cli_output_name(output),
-			st->events, st->bytes);
-	else
-		cli_err("wrote %s: %" PRIu64 " events, %lld bytes (%" PRIu64 " before compression)",
-			cli_output_name(output), st->events, size, st->bytes);
+	return finish_output(of, output, rc, narrow_told(d, rc), e, q, written);
 }
 
 static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r, const char *name,
@@ -183,7 +195,7 @@ static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r, const c
 	struct mt_pfout po;
 	struct pf_stats st;
 	struct pf_writer *w;
-	char err[PATH_MAX + 128];
+	char err[PATH_MAX + 128], events[32];
 	uint64_t end = UINT64_MAX;
 	int rc;
 
@@ -219,11 +231,12 @@ static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r, const c
 	}
 	if (rc) {
 		mt_outfile_abort(of);
-		tell_kept(output);
+		tell_kept(of, output);
 		return CLI_EXIT_FAIL;
 	}
+	snprintf(events, sizeof(events), "%" PRIu64 " events, ", st.events);
 	if (!q->quiet)
-		print_written(output, of, &st);
+		print_written(output, of, events, st.bytes);
 	return 0;
 }
 

@@ -105,6 +105,26 @@ static bool is_elf(const char *path)
 	return elf;
 }
 
+/* What names OUTPUT and INPUT (IN: its stat), one file, are to each
+ * other: a symlink or a hard link, or "" for two spellings of one path
+ * ("./x" and "x", through a symlinked directory) or a standard stream. */
+static const char *link_note(const char *output, const char *input, const struct stat *in)
+{
+	char out_path[PATH_MAX], in_path[PATH_MAX];
+	struct stat st;
+
+	if (!strcmp(output, "-") || !strcmp(input, "-"))
+		return "";
+	if (!lstat(output, &st) && S_ISLNK(st.st_mode))
+		return " (a symbolic link to it)";
+	if (!lstat(input, &st) && S_ISLNK(st.st_mode))
+		return " (which is a symbolic link to it)";
+	if (in->st_nlink > 1 && realpath(output, out_path) && realpath(input, in_path) &&
+	    strcmp(out_path, in_path))
+		return " (a hard link to it)";
+	return "";
+}
+
 int mt_outfile_check_inputs(const char *output, const char *const *inputs, size_t n,
 			    char *err, size_t errlen)
 {
@@ -120,9 +140,9 @@ int mt_outfile_check_inputs(const char *output, const char *const *inputs, size_
 		if (in.st_dev == out.st_dev && in.st_ino == out.st_ino && S_ISREG(in.st_mode))
 			return mt_errmsg(err, errlen, EEXIST,
 					 "output %s is the input %s itself%s: choose another output file",
-					 strcmp(output, "-") ? output : "(standard output)", inputs[i],
-					 strcmp(output, inputs[i]) && strcmp(output, "-") ?
-					 " (a link to it)" : "");
+					 strcmp(output, "-") ? output : "(standard output)",
+					 strcmp(inputs[i], "-") ? inputs[i] : "(standard input)",
+					 link_note(output, inputs[i], &in));
 	}
 	/* No output of mtrace is one: a program or library named by mistake,
 	 * maybe one the traced process runs or the decode will need. */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Buffered plain or gzip output (pf_sink.h). */
 #include "pf_sink.h"
+#include "util/errmsg.h"
 #include "util/mt_array.h"
 #include "util/text.h"
 
@@ -38,11 +39,12 @@ static int write_out(const struct pf_sink *s, const uint8_t *p, size_t n, char *
 
 		if (s->gz) {
 			unsigned int chunk = n > INT_MAX ? INT_MAX : (unsigned int)n;
-			int errnum;
+			int zerr;
 
 			k = gzwrite(s->gz, p, chunk);
 			if (k <= 0) {
-				snprintf(msg, 160, "gzip write failed: %s", gzerror(s->gz, &errnum));
+				gzerror(s->gz, &zerr);
+				snprintf(msg, 160, "write failed: %s", strerror(mt_zlib_errno(zerr)));
 				return -EIO;
 			}
 		} else {
@@ -250,8 +252,11 @@ int pf_sink_close(struct pf_sink *s)
 	if (s->gz) {
 		int rc = gzclose(s->gz);	/* also closes fd */
 
+		/* Its last compressed bytes are written here: a full disk
+		 * often shows first at the close. */
 		if (rc != Z_OK && !ret) {
-			snprintf(s->msg, sizeof(s->msg), "gzip close failed (zlib error %d)", rc);
+			snprintf(s->msg, sizeof(s->msg), "write failed: %s",
+				 strerror(mt_zlib_errno(rc)));
 			ret = -EIO;
 		}
 	} else if (s->fd >= 0 && close(s->fd) && !ret) {

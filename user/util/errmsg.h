@@ -10,4 +10,10 @@
 int mt_errmsg(char *err, size_t errlen, int e, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+/* The errno a failed zlib gz* call stands for, from its code ZERR
+ * (gzerror()'s or gzclose()'s): Z_ERRNO is a failed system call's, still
+ * in errno; Z_MEM_ERROR is ENOMEM; anything else EIO. The message of the
+ * Z_ERRNO case from gzerror() names zlib's "<fd:N>", not the file. */
+int mt_zlib_errno(int zerr);
+
 #endif
