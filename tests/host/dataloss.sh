@@ -65,6 +65,18 @@ fi
 expect same-file-stdin-stdout 2 "output (standard output) is the input (standard input) itself: choose another output file" \
 	sh -c '"$1" decode -q -f text - <"$2" >>"$2"' sh "$bin" "$work/b.mtrace"
 cmp -s "$work/b.mtrace" "$work/orig" || fail same-file-stdin-stdout-kept "the bundle changed"
+# An output appended to standard output (>>) keeps what the file held:
+# standard output is written through, not opened anew (which truncated it).
+for fmt in text json perfetto svg; do
+	echo "kept line" >"$work/appended"
+	if "$bin" decode -q -f "$fmt" -o - "$work/b.mtrace" >>"$work/appended" 2>"$work/err" &&
+		[ "$(head -n 1 "$work/appended")" = "kept line" ] &&
+		[ "$(wc -c <"$work/appended")" -gt 10 ]; then
+		pass "append-to-stdout-$fmt"
+	else
+		fail "append-to-stdout-$fmt" "first line '$(head -c 40 "$work/appended")': $(cat "$work/err")"
+	fi
+done
 
 # ---- 2. atomic outputs -------------------------------------------------------
 # A walk big enough that its decode takes a while (for Ctrl-C) and whose

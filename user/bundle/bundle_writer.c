@@ -4,6 +4,7 @@
  * sections may repeat, finishing with END, and errors.
  */
 #include "bundle/bundle_writer_internal.h"
+#include "util/regfile.h"
 #include "util/mt_array.h"
 
 #include <errno.h>
@@ -135,7 +136,7 @@ int mt_bundle_writer_create(struct mt_bundle_writer **out, const char *path,
 		set_err(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	w->fd = mt_open_write(path, 0644);
 	if (w->fd < 0) {
 		rc = -errno;
 		if (err && errlen)

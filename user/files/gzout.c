@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Counted outputs, gzip or plain, behind a stdio stream (gzout.h). */
 #include "files/gzout.h"
+#include "util/regfile.h"
 #include "util/errmsg.h"
 
 #include <errno.h>
@@ -67,7 +68,7 @@ FILE *mt_fopen_write(const char *path, bool gzip, uint64_t *written)
 		return NULL;
 	*written = 0;
 	w->written = written;
-	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	w->fd = mt_open_write(path, 0666);
 	if (w->fd < 0 || (gzip && !(w->gz = gzdopen(w->fd, "wb1"))))
 		goto fail;
 	/* stdio buffers; zlib and write() get whole buffers, not an event at

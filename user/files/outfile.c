@@ -180,7 +180,7 @@ int mt_outfile_begin(struct mt_outfile *of, const char *output, char *err, size_
 	exists = stat(output, &st) == 0;
 	if (!strcmp(output, "-") || (exists && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))) {
 		of->in_place = 1;
-		snprintf(of->path, sizeof(of->path), "%s", strcmp(output, "-") ? output : "/dev/stdout");
+		snprintf(of->path, sizeof(of->path), "%s", strcmp(output, "-") ? output : MT_STDOUT_NAME);
 		snprintf(of->write_path, sizeof(of->write_path), "%s", of->path);
 		return 0;
 	}

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Buffered plain or gzip output (pf_sink.h). */
 #include "pf_sink.h"
+#include "util/regfile.h"
 #include "util/errmsg.h"
 #include "util/mt_array.h"
 #include "util/text.h"
@@ -161,7 +162,7 @@ int pf_sink_open(struct pf_sink *s, const char *path, int gzip_level)
 		return -ENOMEM;
 	}
 	s->cap = SINK_BUF;
-	s->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	s->fd = mt_open_write(path, 0644);
 	if (s->fd < 0) {
 		snprintf(s->msg, sizeof(s->msg), "cannot create %s: %s", path, strerror(errno));
 		goto fail;

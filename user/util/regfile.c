@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -76,4 +77,11 @@ bool mt_same_file(const char *a, const char *b)
 	struct stat sa, sb;
 
 	return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+int mt_open_write(const char *path, mode_t mode)
+{
+	if (!strcmp(path, MT_STDOUT_NAME))
+		return fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
+	return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
 }

@@ -25,6 +25,17 @@ const char *mt_file_kind(mode_t mode);
  */
 int mt_open_regular(const char *path, const char **kind);
 
+/* The name outputs use for standard output (files/outfile.h's "-"). */
+#define MT_STDOUT_NAME "/dev/stdout"
+
+/*
+ * Opens PATH for writing from its start, created with MODE if missing;
+ * MT_STDOUT_NAME is standard output itself (a duplicate of it): opening
+ * that name anew would truncate a file the shell opened for appending
+ * (>>) and write over it from its start. The descriptor, or -1 and errno.
+ */
+int mt_open_write(const char *path, mode_t mode);
+
 /* Whether paths A and B both exist and name one file (through links too). */
 bool mt_same_file(const char *a, const char *b);
 
