@@ -263,7 +263,7 @@ static int check_address(Elf *elf, const struct mt_trigger_spec *spec, uint64_t 
 			 char *err, size_t errlen)
 {
 	const char *name = NULL;
-	GElf_Sym s;
+	GElf_Sym s = { 0 };
 
 	if (!function_holding(elf, vaddr, &s, &name))
 		return 0;
