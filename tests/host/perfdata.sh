@@ -98,6 +98,23 @@ if "$bin" convert --symfs out.data.symfs out.data -o - 2>piped.err | cat >piped.
 else
 	echo "FAIL $suite/convert-to-pipe: $(head -c 300 piped.err); $("$bin" bundle-info piped.mtrace 2>&1 | head -c 300)"
 fi
+# Binaries found nowhere are named, each with why; the bundle is still
+# written (it decodes where they are). An empty build-id cache keeps
+# ~/.debug out of it.
+mkdir -p gone nocache
+cp "$prog" gone/plt
+if "$ptgen" -o gone.mtrace -- "$work/gone/plt" >/dev/null 2>&1 &&
+	"$bin" export -p gone.data gone.mtrace >/dev/null 2>&1; then
+	rm -r gone
+	expect_re convert-missing-binary 0 "^mtrace-user: warning: $work/gone/plt: not embedded in the bundle: no such file here, and no copy in the build-id cache nocache$" \
+		"$bin" convert --buildid-dir nocache gone.data -o gone-back.mtrace
+	mkdir gone
+	cp /bin/true gone/plt
+	expect_re convert-other-build 0 "^mtrace-user: warning: $work/gone/plt: not embedded in the bundle: the file here has another build-id, and no copy under --symfs nocache or in the build-id cache nocache$" \
+		"$bin" convert --symfs nocache --buildid-dir nocache gone.data -o gone-back.mtrace
+else
+	echo "FAIL $suite/convert-missing-binary: the PT generator or the export failed"
+fi
 expect_re convert-usage 2 '^mtrace-user: convert needs -o OUT' "$bin" convert out.data
 expect_re convert-onto-input 2 'is the input out.data itself' "$bin" convert out.data -o out.data
 expect_re export-onto-input 2 'is the input plt.mtrace itself' "$bin" export -p plt.mtrace plt.mtrace

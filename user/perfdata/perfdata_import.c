@@ -547,19 +547,33 @@ static const char *buildid_dir(const struct imp *x, char *buf, size_t n)
 	return buf;
 }
 
-/*
- * Where the code of map M is, when the local file is missing or another
- * build: the --symfs tree, then perf's build-id cache (DIR/.build-id/xx/rest,
- * a link to the cached ELF file or vDSO, or to the directory holding it).
- */
-static bool find_copy(struct imp *x, const struct map *m, char *out, size_t n)
+/* Appends to WHY, which says what is wrong with the file here (or is
+ * empty: a name no file has), where no copy was found either. */
+static void no_copy(char *why, size_t whylen, const char *symfs, size_t bl, const char *cache)
 {
-	char dirbuf[2048], hex[2 * PERFDATA_BUILD_ID_MAX + 1];
-	const char *dir = buildid_dir(x, dirbuf, sizeof(dirbuf));
+	size_t l = strlen(why);
+
+	cache = bl ? cache : NULL;
+	/* Two paths of up to 400 bytes each leave room for the rest. */
+	if (symfs || cache)
+		snprintf(why + l, whylen - l, "%sno copy%s%.400s%s%s%.400s", l ? ", and " : "",
+			 symfs ? " under --symfs " : "", symfs ? symfs : "", symfs && cache ? " or" : "",
+			 cache ? " in the build-id cache " : "", cache ? cache : "");
+	else if (!l)
+		snprintf(why, whylen, "no --symfs, and %s",
+			 bl ? "no build-id cache (HOME is not set)" : "no build-id to find a copy by");
+}
+
+/*
+ * A copy of the code of map M: in the --symfs tree, then in perf's
+ * build-id cache DIR (DIR/.build-id/xx/rest, a link to the cached ELF file
+ * or vDSO, or to the directory holding it); its path in OUT.
+ */
+static bool look_up(struct imp *x, const struct map *m, const char *dir, char *out, size_t n)
+{
+	char hex[2 * PERFDATA_BUILD_ID_MAX + 1];
 	size_t bl = m->m.build_id_len;
 
-	if (m->path[0] == '/' && perfdata_path_has_build_id(m->path, m->bid, bl))
-		return false; /* the decoder uses the local file */
 	if (x->opts && x->opts->symfs) {
 		snprintf(out, n, "%s%s", x->opts->symfs, m->path);
 		if (perfdata_path_has_build_id(out, m->bid, bl))
@@ -586,20 +600,58 @@ static bool find_copy(struct imp *x, const struct map *m, char *out, size_t n)
 	return perfdata_path_has_build_id(out, m->bid, bl);
 }
 
+/*
+ * Where the code of map M is when the local file is missing or another
+ * build (look_up()). Returns 1 with the copy's path in OUT, 0 when the
+ * local file is the recorded one (the decoder uses it), or -1 when there
+ * is no copy, WHY saying why.
+ */
+static int find_copy(struct imp *x, const struct map *m, char *out, size_t n, char *why,
+		     size_t whylen)
+{
+	char dirbuf[2048];
+	const char *dir = buildid_dir(x, dirbuf, sizeof(dirbuf));
+	int fd;
+
+	why[0] = 0;
+	if (m->path[0] == '/' &&
+	    (fd = perfdata_open_build(m->path, m->bid, m->m.build_id_len, why, whylen)) >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (look_up(x, m, dir, out, n))
+		return 1;
+	no_copy(why, whylen, x->opts ? x->opts->symfs : NULL, m->m.build_id_len, dir);
+	return -1;
+}
+
+/* Whether a map of PATH is a binary's: a file or the vDSO (perf names
+ * anonymous code "//anon"). */
+static bool is_binary(const char *path)
+{
+	return (path[0] == '/' && path[1] != '/') || !strcmp(path, "[vdso]");
+}
+
 static int embed_binaries(struct imp *x, struct mt_bundle_writer *w)
 {
-	char src[4096];
+	char src[4096], why[1024];
 
 	for (size_t i = 0; i < x->nmaps; i++) {
 		const struct map *m = &x->maps[i];
-		int dup = 0;
+		int dup = 0, found;
 
 		for (size_t k = 0; k < i && !dup; k++)
 			dup = !strcmp(x->maps[k].path, m->path) &&
 			      x->maps[k].m.build_id_len == m->m.build_id_len &&
 			      !memcmp(x->maps[k].bid, m->bid, m->m.build_id_len);
-		if (dup || !find_copy(x, m, src, sizeof(src)))
+		if (dup || !(found = find_copy(x, m, src, sizeof(src), why, sizeof(why))))
 			continue;
+		if (found < 0) {
+			if (is_binary(m->path))
+				mt_report(x->opts ? x->opts->rep : NULL, MT_SEV_WARNING,
+					  "%s: not embedded in the bundle: %s", m->path, why);
+			continue;
+		}
 		struct mt_bundle_file bf = { m->path, m->bid, m->m.build_id_len, 0, 0 };
 
 		if (mt_bundle_embed_file(w, &bf, src))

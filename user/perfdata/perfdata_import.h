@@ -13,6 +13,7 @@
 
 #include "bundle/bundle.h"
 #include "perfdata/perfdata_reader.h"
+#include "util/reporter.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -22,6 +23,9 @@ struct perfdata_import_opts {
 	const char *symfs;              /* directory prefixed to map paths; may be NULL */
 	const char *buildid_dir;        /* perf's build-id cache; NULL: $HOME/.debug */
 	const char *kcore_dir;          /* kernel code (perf record --kcore); may be NULL */
+	/* A warning for each binary that is neither here (in the recorded
+	 * build) nor found to embed; may be NULL. */
+	const struct mt_reporter *rep;
 };
 
 struct perfdata_import_stats {

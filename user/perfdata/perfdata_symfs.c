@@ -88,17 +88,38 @@ bool perfdata_elf_has_build_id(int fd, const uint8_t *bid, size_t bid_len)
 	return same;
 }
 
-bool perfdata_path_has_build_id(const char *path, const uint8_t *bid, size_t bid_len)
+int perfdata_open_build(const char *path, const uint8_t *bid, size_t bid_len, char *why,
+			size_t whylen)
 {
 	/* A map record may name anything; only regular files hold code. */
-	int fd = mt_open_regular(path, NULL);
-	bool same;
+	const char *kind;
+	int fd = mt_open_regular(path, &kind);
+
+	if (fd < 0) {
+		if (kind)
+			snprintf(why, whylen, "here it is %s", kind);
+		else if (errno == ENOENT || errno == ENOTDIR)
+			snprintf(why, whylen, "no such file here");
+		else
+			snprintf(why, whylen, "the file here cannot be opened: %s", strerror(errno));
+		return -1;
+	}
+	if (!perfdata_elf_has_build_id(fd, bid, bid_len)) {
+		snprintf(why, whylen, "the file here has another build-id");
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+bool perfdata_path_has_build_id(const char *path, const uint8_t *bid, size_t bid_len)
+{
+	int fd = perfdata_open_build(path, bid, bid_len, NULL, 0);
 
 	if (fd < 0)
 		return false;
-	same = perfdata_elf_has_build_id(fd, bid, bid_len);
 	close(fd);
-	return same;
+	return true;
 }
 
 /* Maps the local file PATH if it is the traced binary. */
