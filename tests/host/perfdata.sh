@@ -157,8 +157,27 @@ else
 	echo "FAIL $suite/export-symfs-over-bundle: $(cmp -s "sx$prog" plt.mtrace && echo kept || echo changed): $out"
 fi
 expect_re convert-not-perf 1 'not a perf\.data file' "$bin" convert plt.mtrace -o y.mtrace
-expect_re convert-disk-full 1 '^mtrace-user: out\.data: writing /dev/full: write at offset [0-9]+: No space left on device' \
+# Output errors name the output, not the perf.data.
+expect_re convert-disk-full 1 '^mtrace-user: writing /dev/full: write at offset [0-9]+: No space left on device' \
 	"$bin" convert --symfs out.data.symfs out.data -o /dev/full
+expect_re convert-no-dir 1 '^mtrace-user: cannot create a file in nodir for nodir/x\.mtrace: ' \
+	"$bin" convert --symfs out.data.symfs out.data -o nodir/x.mtrace
+# A bad perf.data among several inputs is named (its first record's size
+# zeroed; its first record renamed, which leaves no AUXTRACE_INFO).
+python3 -c 'import struct, sys
+d = bytearray(open("out.data", "rb").read())
+at = struct.unpack_from("<Q", d, 40)[0]
+bad = bytearray(d)
+struct.pack_into("<H", bad, at + 6, 0)
+open("badrec.data", "wb").write(bad)
+struct.pack_into("<I", d, at, 200)
+open("nopt.data", "wb").write(d)'
+expect_re report-bad-record 1 '^mtrace-user: badrec\.data: record at offset [0-9]+ \(type [0-9]+\): bad size 0$' \
+	"$bin" report plt.mtrace badrec.data
+expect_re decode-bad-record 1 '^mtrace-user: badrec\.data: record at offset [0-9]+ \(type [0-9]+\): bad size 0$' \
+	"$bin" decode -o bad.pftrace badrec.data
+expect_re report-no-pt 1 '^mtrace-user: nopt\.data: no Intel PT in this perf\.data' \
+	"$bin" report nopt.data plt.mtrace
 # The commands that read only bundles say what reads a perf.data.
 expect_re bundle-info-perf-data 1 '^mtrace-user: out\.data is a perf\.data file, not a bundle: decode and report read it' \
 	"$bin" bundle-info out.data

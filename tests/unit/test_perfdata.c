@@ -54,7 +54,7 @@ static int import(const char *data, const char *out, struct perfdata_import_stat
 		perfdata_close(&f);
 		return e;
 	}
-	e = perfdata_import(&f, fx_path(out), &io, st, err, errlen);
+	e = perfdata_import(&f, data, fx_path(out), &io, st, err, errlen);
 	perfdata_close(&f);
 	return e;
 }
@@ -252,8 +252,8 @@ MT_TEST(build_id_cache_binaries)
 	snprintf(cache, sizeof(cache), "%s", fx_path("cache"));
 	io.buildid_dir = cache;
 	MT_ASSERT_MSG(perfdata_open(&f, fx_path("indirect-mv.data")) == 0, "%s", f.err);
-	MT_ASSERT_MSG(perfdata_import(&f, fx_path("indirect-mv.mtrace"), &io, &st, err,
-				      sizeof(err)) == 0, "%s", err);
+	MT_ASSERT_MSG(perfdata_import(&f, "indirect-mv.data", fx_path("indirect-mv.mtrace"), &io,
+				      &st, err, sizeof(err)) == 0, "%s", err);
 	perfdata_close(&f);
 	MT_ASSERT_MSG(!st.warning[0], "import: %s", st.warning);
 	printf("# %zu binaries embedded from the build-id cache\n", st.embedded);
@@ -317,10 +317,16 @@ static void rejects(const void *buf, size_t len, const char *want)
 	int e;
 
 	e = perfdata_open_mem(&f, buf, len);
-	if (!e)
-		e = perfdata_import(&f, fx_path("bad.mtrace"), NULL, &st, err, sizeof(err));
-	else
+	if (!e) {
+		e = perfdata_import(&f, "bad.data", fx_path("bad.mtrace"), NULL, &st, err,
+				    sizeof(err));
+		/* The import's messages name the file, once (the open's leave it
+		 * to the caller). */
+		MT_ASSERT_MSG(!strncmp(err, "bad.data: ", 10) && !strstr(err + 10, "bad.data"),
+			      "message '%s' does not name bad.data once, first", err);
+	} else {
 		snprintf(err, sizeof(err), "%s", f.err);
+	}
 	perfdata_close(&f);
 	MT_ASSERT_MSG(e < 0, "accepted a bad file (%s expected)", want);
 	MT_ASSERT_MSG(strstr(err, want), "message '%s' lacks '%s'", err, want);
@@ -356,7 +362,8 @@ MT_TEST(truncated_files)
 		int e = perfdata_open_mem(&f, b, cut);
 
 		if (!e)
-			e = perfdata_import(&f, fx_path("cut.mtrace"), NULL, &st, err, sizeof(err));
+			e = perfdata_import(&f, "cut.data", fx_path("cut.mtrace"), NULL, &st, err,
+					    sizeof(err));
 		else
 			snprintf(err, sizeof(err), "%s", f.err);
 		perfdata_close(&f);
@@ -405,6 +412,17 @@ MT_TEST(hostile_headers)
 	memcpy(b, &h, sizeof(h));
 	rejects(b, len, "attr section");
 	free(b);
+}
+
+/* A bundle that cannot be written is named in the message, the perf.data not. */
+MT_TEST(write_errors_name_the_output)
+{
+	struct perfdata_import_stats st;
+	char err[1024] = "";
+
+	make_export("recursion", "recursion", "");
+	MT_ASSERT(import("recursion.data", "no-dir/x.mtrace", &st, err, sizeof(err)) < 0);
+	MT_ASSERT_MSG(strstr(err, "no-dir/x.mtrace") && !strstr(err, "recursion.data"), "%s", err);
 }
 
 /* An AUXTRACE whose trace runs past the data, and a file without PT. */

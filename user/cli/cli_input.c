@@ -78,7 +78,7 @@ int cli_open_input(const char *arg, const struct mt_bundle_limits *lim, const ch
 {
 	struct perfdata_import_opts po = { .symfs = symfs };
 	struct perfdata_import_stats st;
-	char err[640];
+	char err[1024];
 
 	if (!perfdata_is_perf_data(arg))
 		return cli_open_bundle(arg, lim, r);

@@ -89,10 +89,10 @@ int cmd_convert(int argc, char **argv)
 	}
 	if (kcore_dir[0])
 		io.kcore_dir = kcore_dir;
-	e = perfdata_import(&f, out, &io, &st, err, sizeof(err));
+	e = perfdata_import(&f, argv[optind], out, &io, &st, err, sizeof(err));
 	perfdata_close(&f);
 	if (e) {
-		cli_err("%s: %s", argv[optind], err);
+		cli_err("%s", err);
 		return 1;
 	}
 	if (st.warning[0])

@@ -63,17 +63,28 @@ struct imp {
 	uint64_t first_tsc, last_tsc;
 	struct perfdata_kernel_map km;
 	char kdir[PATH_MAX];            /* the kcore_dir to copy kernel code from */
-	char err[512];
+	char err[1024];
+	const char *in;		/* the perf.data's name, for its problems */
 	const char *out;	/* the bundle's name, for write errors */
 };
 
+/* A problem of the perf.data: the message names it. */
 static int fail(struct imp *x, int e, const char *fmt, ...)
 {
+	/* At most half the room for the name: the problem must fit too. */
+	int n = snprintf(x->err, sizeof(x->err), "%.*s: ", (int)sizeof(x->err) / 2, x->in);
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(x->err, sizeof(x->err), fmt, ap);
+	vsnprintf(x->err + n, sizeof(x->err) - (size_t)n, fmt, ap);
 	va_end(ap);
+	return e;
+}
+
+/* The bundle could not be written: the message names it, not the perf.data. */
+static int write_fail(struct imp *x, int e, const char *why)
+{
+	snprintf(x->err, sizeof(x->err), "writing %s: %s", x->out, why);
 	return e;
 }
 
@@ -655,7 +666,7 @@ static int embed_binaries(struct imp *x, struct mt_bundle_writer *w)
 		struct mt_bundle_file bf = { m->path, m->bid, m->m.build_id_len, 0, 0 };
 
 		if (mt_bundle_embed_file(w, &bf, src))
-			return fail(x, -EIO, "writing %s: %s", x->out, mt_bundle_writer_errmsg(w));
+			return write_fail(x, -EIO, mt_bundle_writer_errmsg(w));
 		x->st->embedded++;
 	}
 	return 0;
@@ -678,15 +689,15 @@ static void find_kernel(struct imp *x)
 
 static int import_kernel(struct imp *x, struct mt_bundle_writer *w)
 {
-	char why[512] = "";
+	char why[512] = "", err[400];
 	int n;
 
 	if (!x->kdir[0])
 		return 0;
-	n = perfdata_import_kcore(w, x->kdir, &x->st->kernel_bytes, why, sizeof(why), x->err,
-				  sizeof(x->err));
+	n = perfdata_import_kcore(w, x->kdir, &x->st->kernel_bytes, why, sizeof(why), err,
+				  sizeof(err));
 	if (n < 0)
-		return n;
+		return write_fail(x, n, err);
 	if (!n)
 		warn(x, NO_KERNEL "%s", why);
 	else if (why[0])
@@ -788,7 +799,7 @@ static int write_pt(struct imp *x, struct mt_bundle_writer *w, uint64_t *ring)
 		e = mt_bundle_write_pt(w, &pd, data, len);
 		free(owned);
 		if (e)
-			return fail(x, e, "writing %s: %s", x->out, mt_bundle_writer_errmsg(w));
+			return write_fail(x, e, mt_bundle_writer_errmsg(w));
 		*ring = len > *ring ? len : *ring;
 		x->st->pt_bytes += len;
 		x->st->streams++;
@@ -818,7 +829,7 @@ static int write_bundle(struct imp *x, const char *path)
 	int e;
 
 	if ((e = mt_bundle_writer_create(&w, path, NULL, why, sizeof(why))))
-		return fail(x, e, "writing %s: %s", x->out, why);
+		return write_fail(x, e, why);
 	fill_cpu(x, &cpu);
 	cfg.rtit_ctl = rtit_ctl(x);
 	if ((e = mt_bundle_write_cpu(w, &cpu)) || (e = write_pt(x, w, &ring)))
@@ -840,8 +851,8 @@ static int write_bundle(struct imp *x, const char *path)
 	if (x->nsw)
 		qsort(x->sw, x->nsw, sizeof(*x->sw), cmp_switch);
 	if (!(maps = calloc(x->nmaps ? x->nmaps : 1, sizeof(*maps)))) {
-		e = -ENOMEM;
-		goto out;
+		e = write_fail(x, -ENOMEM, "out of memory");
+		goto done;
 	}
 	for (size_t i = 0; i < x->nmaps; i++) {
 		maps[i] = x->maps[i].m;
@@ -870,7 +881,7 @@ static int write_bundle(struct imp *x, const char *path)
 		goto out;
 	goto done;
 out:
-	fail(x, e, "writing %s: %s", x->out, mt_bundle_writer_errmsg(w));
+	write_fail(x, e, mt_bundle_writer_errmsg(w));
 done:
 	free(maps);
 	mt_bundle_writer_free(w);
@@ -891,11 +902,11 @@ static void free_imp(struct imp *x)
 	free(x->th);
 }
 
-int perfdata_import(struct perfdata_file *f, const char *out,
+int perfdata_import(struct perfdata_file *f, const char *name, const char *out,
 		    const struct perfdata_import_opts *opts, struct perfdata_import_stats *st,
 		    char *err, size_t errlen)
 {
-	struct imp x = { .f = f, .opts = opts, .st = st };
+	struct imp x = { .f = f, .opts = opts, .st = st, .in = name };
 	const char *why;
 	struct perfdata_rec r;
 	uint64_t pos = 0;
@@ -907,7 +918,7 @@ int perfdata_import(struct perfdata_file *f, const char *out,
 		if ((e = on_record(&x, &r)) < 0)
 			break;
 	if (e < 0 && !x.err[0])
-		snprintf(x.err, sizeof(x.err), "%s", f->err);
+		fail(&x, e, "%s", f->err);
 	if (!e && !x.npriv)
 		e = fail(&x, -ENODATA, "no Intel PT in this perf.data (no AUXTRACE_INFO record; "
 			 "record with perf record -e intel_pt//)");
@@ -974,7 +985,7 @@ int perfdata_import_open(const char *path, const struct perfdata_import_opts *op
 	/* The bundle is a temporary file, gone once the reader has mapped it. */
 	if (kcore_dir[0])
 		o.kcore_dir = kcore_dir;
-	e = perfdata_import(&f, tmp, &o, st, err, errlen);
+	e = perfdata_import(&f, path, tmp, &o, st, err, errlen);
 	perfdata_close(&f);
 	if (!e)
 		e = mt_bundle_open(r, tmp, err, errlen);
