@@ -425,6 +425,44 @@ MT_TEST(write_errors_name_the_output)
 	MT_ASSERT_MSG(strstr(err, "no-dir/x.mtrace") && !strstr(err, "recursion.data"), "%s", err);
 }
 
+/*
+ * A bundle written with a CPU section and, if WITH_CFG, a PT configuration,
+ * but no trace: its export is refused with WANT, naming the bundle, and
+ * writes nothing. A missing section was reported as "no error", and
+ * neither message named the bundle.
+ */
+static void export_refuses(const char *bundle, bool with_cfg, const char *want)
+{
+	struct perfdata_export_opts o = { .name = bundle };
+	struct mt_bundle_cpu_desc cpu = { .vendor = MT_BUNDLE_VENDOR_INTEL };
+	struct mt_bundle_pt_config_desc cfg = { 0 };
+	struct perfdata_export_stats st;
+	struct mt_bundle_writer *w;
+	struct mt_bundle_reader *r;
+	char err[1024] = "";
+
+	MT_ASSERT_MSG(mt_bundle_writer_create(&w, fx_path(bundle), NULL, err, sizeof(err)) == 0,
+		      "%s", err);
+	MT_ASSERT_EQ(mt_bundle_write_cpu(w, &cpu), 0);
+	if (with_cfg)
+		MT_ASSERT_EQ(mt_bundle_write_pt_config(w, &cfg), 0);
+	MT_ASSERT_EQ(mt_bundle_writer_finish(w), 0);
+	mt_bundle_writer_free(w);
+	MT_ASSERT_MSG(mt_bundle_open(&r, fx_path(bundle), err, sizeof(err)) == 0, "%s", err);
+	MT_ASSERT(perfdata_export(r, fx_path("refused.data"), &o, &st, err, sizeof(err)) < 0);
+	mt_bundle_close(r);
+	MT_ASSERT_MSG(!strcmp(err, want), "'%s', not '%s'", err, want);
+	MT_ASSERT(access(fx_path("refused.data"), F_OK) != 0);
+}
+
+MT_TEST(export_of_a_bundle_without_a_trace)
+{
+	export_refuses("nocfg.mtrace", false,
+		       "nocfg.mtrace: the bundle has no pt-config section: it cannot be exported");
+	export_refuses("nopt.mtrace", true,
+		       "nopt.mtrace: the bundle holds no PT data: there is no trace to export");
+}
+
 /* An AUXTRACE whose trace runs past the data, and a file without PT. */
 MT_TEST(hostile_records)
 {

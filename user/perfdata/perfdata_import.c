@@ -4,6 +4,7 @@
 
 #include "bundle/bundle.h"
 #include "files/outfile.h"
+#include "util/errmsg.h"
 #include "util/mt_array.h"
 #include "util/regfile.h"
 #include "perfdata/perfdata_dir.h"
@@ -71,12 +72,10 @@ struct imp {
 /* A problem of the perf.data: the message names it. */
 static int fail(struct imp *x, int e, const char *fmt, ...)
 {
-	/* At most half the room for the name: the problem must fit too. */
-	int n = snprintf(x->err, sizeof(x->err), "%.*s: ", (int)sizeof(x->err) / 2, x->in);
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(x->err + n, sizeof(x->err) - (size_t)n, fmt, ap);
+	mt_verrmsg_in(x->err, sizeof(x->err), x->in, fmt, ap);
 	va_end(ap);
 	return e;
 }

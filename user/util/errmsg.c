@@ -18,3 +18,23 @@ int mt_errmsg(char *err, size_t errlen, int e, const char *fmt, ...)
 	/* A failure must never read as success, whatever errno said. */
 	return e > 0 ? -e : -EIO;
 }
+
+void mt_verrmsg_in(char *err, size_t errlen, const char *name, const char *fmt, va_list ap)
+{
+	int n;
+
+	if (!err || !errlen)
+		return;
+	n = name ? snprintf(err, errlen, "%.*s: ", (int)(errlen / 2), name) : 0;
+	vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+}
+
+int mt_errmsg_in(char *err, size_t errlen, int e, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	mt_verrmsg_in(err, errlen, name, fmt, ap);
+	va_end(ap);
+	return e > 0 ? -e : -EIO;
+}
