@@ -176,6 +176,15 @@ expect_re report-bad-record 1 '^mtrace-user: badrec\.data: record at offset [0-9
 	"$bin" report plt.mtrace badrec.data
 expect_re decode-bad-record 1 '^mtrace-user: badrec\.data: record at offset [0-9]+ \(type [0-9]+\): bad size 0$' \
 	"$bin" decode -o bad.pftrace badrec.data
+# perf record killed before it ended: the header's data size is 0, the
+# feature bits too, and the file ends after some records.
+python3 -c 'import struct
+d = bytearray(open("out.data", "rb").read())
+struct.pack_into("<Q", d, 48, 0)
+d[72:104] = bytes(32)
+open("killed.data", "wb").write(d[:struct.unpack_from("<Q", d, 40)[0] + 256])'
+expect_re convert-killed-record 1 "^mtrace-user: killed\.data: the header's data size is 0, so no record can be read: was 'perf record' properly terminated\?$" \
+	"$bin" convert killed.data -o killed.mtrace
 expect_re report-no-pt 1 '^mtrace-user: nopt\.data: no Intel PT in this perf\.data' \
 	"$bin" report nopt.data plt.mtrace
 # The commands that read only bundles say what reads a perf.data.

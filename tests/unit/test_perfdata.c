@@ -398,6 +398,12 @@ MT_TEST(hostile_headers)
 	memcpy(b, &h, sizeof(h));
 	rejects(b, len, "data section");
 
+	/* perf record killed before it wrote the data size (it was "no Intel PT"). */
+	h.data.size = 0;
+	memcpy(b, &h, sizeof(h));
+	rejects(b, len, "the header's data size is 0, so no record can be read: "
+			"was 'perf record' properly terminated?");
+
 	free(b);
 	b = load("indirect.data", &len);
 	memcpy(&h, b, sizeof(h));
