@@ -106,10 +106,14 @@ cp "$prog" gone/plt
 if "$ptgen" -o gone.mtrace -- "$work/gone/plt" >/dev/null 2>&1 &&
 	"$bin" export -p gone.data gone.mtrace >/dev/null 2>&1; then
 	rm -r gone
+	expect_re export-missing-binary 0 "^mtrace-user: warning: $work/gone/plt: not embedded in the bundle, and no such file here$" \
+		"$bin" export -p gone-again.data gone.mtrace
 	expect_re convert-missing-binary 0 "^mtrace-user: warning: $work/gone/plt: not embedded in the bundle: no such file here, and no copy in the build-id cache nocache$" \
 		"$bin" convert --buildid-dir nocache gone.data -o gone-back.mtrace
 	mkdir gone
 	cp /bin/true gone/plt
+	expect_re export-other-build 0 "^mtrace-user: warning: $work/gone/plt: not embedded in the bundle, and the file here has another build-id$" \
+		"$bin" export -p gone-again.data gone.mtrace
 	expect_re convert-other-build 0 "^mtrace-user: warning: $work/gone/plt: not embedded in the bundle: the file here has another build-id, and no copy under --symfs nocache or in the build-id cache nocache$" \
 		"$bin" convert --symfs nocache --buildid-dir nocache gone.data -o gone-back.mtrace
 else

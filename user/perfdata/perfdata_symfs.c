@@ -126,23 +126,16 @@ bool perfdata_path_has_build_id(const char *path, const uint8_t *bid, size_t bid
 static int map_local(const char *path, const uint8_t *bid, size_t bid_len, void **data,
 		     size_t *len, char *warn, size_t warnlen)
 {
-	const char *kind;
+	char why[256];
 	struct stat st;
-	int fd = mt_open_regular(path, &kind);
+	int fd = perfdata_open_build(path, bid, bid_len, why, sizeof(why));
 
 	*data = NULL;
 	if (fd < 0) {
-		snprintf(warn, warnlen, "%s: not embedded in the bundle and %s", path,
-			 kind ? kind : strerror(errno));
+		snprintf(warn, warnlen, "%s: not embedded in the bundle, and %s", path, why);
 		return 0;
 	}
-	if (fstat(fd, &st) || !perfdata_elf_has_build_id(fd, bid, bid_len)) {
-		snprintf(warn, warnlen, "%s: not embedded in the bundle and the local file differs",
-			 path);
-		close(fd);
-		return 0;
-	}
-	*len = (size_t)st.st_size;
+	*len = fstat(fd, &st) ? 0 : (size_t)st.st_size;
 	*data = *len ? mmap(NULL, *len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
 	close(fd);
 	if (*data == MAP_FAILED || !*len) {
