@@ -108,6 +108,17 @@ if "$ptgen" -o gone.mtrace -- "$work/gone/plt" >/dev/null 2>&1 &&
 	rm -r gone
 	expect_re export-missing-binary 0 "^mtrace-user: warning: $work/gone/plt: not embedded in the bundle, and no such file here$" \
 		"$bin" export -p gone-again.data gone.mtrace
+	# A perf.data's missing code is looked for in perf's cache and a
+	# --symfs tree, not in a bundle or by recording again (HOME: no cache).
+	expect_re decode-missing-no-copy 3 "^mtrace-user:   $work/gone/plt: no such file, and no copy in perf's build-id cache$" \
+		env HOME="$work/nocache" "$bin" decode -f text -o /dev/null gone.data
+	expect_re decode-missing-advice 3 '^mtrace-user: traced code could not be decoded \(exit status 3\): find the files with --symfs gone\.data\.symfs \(what mtrace-user export wrote\) or --path-map OLD=NEW, or accept with --allow-missing$' \
+		env HOME="$work/nocache" "$bin" decode -f text -o /dev/null gone.data
+	expect_re decode-missing-advice-followed 0 'instructions' \
+		env HOME="$work/nocache" "$bin" decode -f text -o /dev/null --symfs gone.data.symfs gone.data
+	cp gone.data lone.data
+	expect_re decode-missing-advice-symfs 3 '^mtrace-user: traced code could not be decoded \(exit status 3\): find the files with --symfs DIR or --path-map OLD=NEW, or accept with --allow-missing$' \
+		env HOME="$work/nocache" "$bin" decode -f text -o /dev/null lone.data
 	expect_re convert-missing-binary 0 "^mtrace-user: warning: $work/gone/plt: not embedded in the bundle: no such file here, and no copy in the build-id cache nocache$" \
 		"$bin" convert --buildid-dir nocache gone.data -o gone-back.mtrace
 	mkdir gone

@@ -74,13 +74,16 @@ int cli_open_bundle(const char *arg, const struct mt_bundle_limits *lim,
 }
 
 int cli_open_input(const char *arg, const struct mt_bundle_limits *lim, const char *symfs,
-		   int quiet, struct mt_bundle_reader **r)
+		   int quiet, struct mt_bundle_reader **r, int *perf_data)
 {
 	struct perfdata_import_opts po = { .symfs = symfs };
 	struct perfdata_import_stats st;
+	int is_perf_data = perfdata_is_perf_data(arg);
 	char err[1024];
 
-	if (!perfdata_is_perf_data(arg))
+	if (perf_data)
+		*perf_data = is_perf_data;
+	if (!is_perf_data)
 		return cli_open_bundle(arg, lim, r);
 	if (perfdata_import_open(arg, &po, r, &st, err, sizeof(err)) < 0) {
 		cli_err("%s", err);
