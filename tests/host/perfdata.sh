@@ -207,6 +207,11 @@ expect_re bundle-info-perf-data 1 '^mtrace-user: out\.data is a perf\.data file,
 	"$bin" bundle-info out.data
 expect_re export-perf-data 1 '^mtrace-user: out\.data is a perf\.data file, not a bundle' \
 	"$bin" export -p again.data out.data
+# Piped in, the same: saving it to a file does not make it a bundle.
+expect_re export-perf-data-piped 1 '^mtrace-user: standard input: not an mtrace bundle: it is a perf\.data, and this command reads bundles: save it to a file, which decode and report read as it is and convert makes a bundle of$' \
+	sh -c '"$1" export -p again.data - <out.data' sh "$bin"
+expect_re bundle-info-perf-data-piped 1 '^mtrace-user: standard input: not an mtrace bundle: it is a perf\.data, and this command reads bundles' \
+	sh -c 'cat out.data | "$1" bundle-info -' sh "$bin"
 head -c 700 out.data >cut.data
 expect_re decode-truncated 1 '^mtrace-user: cut\.data: .*truncated' "$bin" decode cut.data
 expect_re report-truncated 1 '^mtrace-user: cut\.data: .*truncated' "$bin" report cut.data
