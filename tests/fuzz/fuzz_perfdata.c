@@ -67,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (e < 0)
 		message_ok(f.err);
 	(void)sum;
-	if (perfdata_import(&f, out, &io, &st, err, sizeof(err))) {
+	if (perfdata_import(&f, "fuzz.data", out, &io, &st, err, sizeof(err))) {
 		message_ok(err);
 	} else {
 		must(mt_bundle_open(&r, out, err, sizeof(err)) == 0, "imported bundle", err);

@@ -103,6 +103,38 @@ if "$bin" convert --symfs out.data.symfs out.data -o - 2>piped.err | cat >piped.
 else
 	echo "FAIL $suite/convert-to-pipe: $(head -c 300 piped.err); $("$bin" bundle-info piped.mtrace 2>&1 | head -c 300)"
 fi
+# Binaries found nowhere are named, each with why; the bundle is still
+# written (it decodes where they are). An empty build-id cache keeps
+# ~/.debug out of it.
+mkdir -p gone nocache
+cp "$prog" gone/plt
+if "$ptgen" -o gone.mtrace -- "$work/gone/plt" >/dev/null 2>&1 &&
+	"$bin" export -p gone.data gone.mtrace >/dev/null 2>&1; then
+	rm -r gone
+	expect_re export-missing-binary 0 "^mtrace-user: warning: $work/gone/plt: not embedded in the bundle, and no such file here$" \
+		"$bin" export -p gone-again.data gone.mtrace
+	# A perf.data's missing code is looked for in perf's cache and a
+	# --symfs tree, not in a bundle or by recording again (HOME: no cache).
+	expect_re decode-missing-no-copy 3 "^mtrace-user:   $work/gone/plt: no such file, and no copy in perf's build-id cache$" \
+		env HOME="$work/nocache" "$bin" decode -f text -o /dev/null gone.data
+	expect_re decode-missing-advice 3 '^mtrace-user: traced code could not be decoded \(exit status 3\): find the files with --symfs gone\.data\.symfs \(what mtrace-user export wrote\) or --path-map OLD=NEW, or accept with --allow-missing$' \
+		env HOME="$work/nocache" "$bin" decode -f text -o /dev/null gone.data
+	expect_re decode-missing-advice-followed 0 'instructions' \
+		env HOME="$work/nocache" "$bin" decode -f text -o /dev/null --symfs gone.data.symfs gone.data
+	cp gone.data lone.data
+	expect_re decode-missing-advice-symfs 3 '^mtrace-user: traced code could not be decoded \(exit status 3\): find the files with --symfs DIR or --path-map OLD=NEW, or accept with --allow-missing$' \
+		env HOME="$work/nocache" "$bin" decode -f text -o /dev/null lone.data
+	expect_re convert-missing-binary 0 "^mtrace-user: warning: $work/gone/plt: not embedded in the bundle: no such file here, and no copy in the build-id cache nocache$" \
+		"$bin" convert --buildid-dir nocache gone.data -o gone-back.mtrace
+	mkdir gone
+	cp /bin/true gone/plt
+	expect_re export-other-build 0 "^mtrace-user: warning: $work/gone/plt: not embedded in the bundle, and the file here has another build-id$" \
+		"$bin" export -p gone-again.data gone.mtrace
+	expect_re convert-other-build 0 "^mtrace-user: warning: $work/gone/plt: not embedded in the bundle: the file here has another build-id, and no copy under --symfs nocache or in the build-id cache nocache$" \
+		"$bin" convert --symfs nocache --buildid-dir nocache gone.data -o gone-back.mtrace
+else
+	echo "FAIL $suite/convert-missing-binary: the PT generator or the export failed"
+fi
 expect_re convert-usage 2 '^mtrace-user: convert needs -o OUT' "$bin" convert out.data
 expect_re convert-onto-input 2 'is the input out.data itself' "$bin" convert out.data -o out.data
 expect_re export-onto-input 2 'is the input plt.mtrace itself' "$bin" export -p plt.mtrace plt.mtrace
@@ -145,13 +177,46 @@ else
 	echo "FAIL $suite/export-symfs-over-bundle: $(cmp -s "sx$prog" plt.mtrace && echo kept || echo changed): $out"
 fi
 expect_re convert-not-perf 1 'not a perf\.data file' "$bin" convert plt.mtrace -o y.mtrace
-expect_re convert-disk-full 1 '^mtrace-user: out\.data: writing /dev/full: write at offset [0-9]+: No space left on device' \
+# Output errors name the output, not the perf.data.
+expect_re convert-disk-full 1 '^mtrace-user: writing /dev/full: write at offset [0-9]+: No space left on device' \
 	"$bin" convert --symfs out.data.symfs out.data -o /dev/full
+expect_re convert-no-dir 1 '^mtrace-user: cannot create a file in nodir for nodir/x\.mtrace: ' \
+	"$bin" convert --symfs out.data.symfs out.data -o nodir/x.mtrace
+# A bad perf.data among several inputs is named (its first record's size
+# zeroed; its first record renamed, which leaves no AUXTRACE_INFO).
+python3 -c 'import struct, sys
+d = bytearray(open("out.data", "rb").read())
+at = struct.unpack_from("<Q", d, 40)[0]
+bad = bytearray(d)
+struct.pack_into("<H", bad, at + 6, 0)
+open("badrec.data", "wb").write(bad)
+struct.pack_into("<I", d, at, 200)
+open("nopt.data", "wb").write(d)'
+expect_re report-bad-record 1 '^mtrace-user: badrec\.data: record at offset [0-9]+ \(type [0-9]+\): bad size 0$' \
+	"$bin" report plt.mtrace badrec.data
+expect_re decode-bad-record 1 '^mtrace-user: badrec\.data: record at offset [0-9]+ \(type [0-9]+\): bad size 0$' \
+	"$bin" decode -o bad.pftrace badrec.data
+# perf record killed before it ended: the header's data size is 0, the
+# feature bits too, and the file ends after some records.
+python3 -c 'import struct
+d = bytearray(open("out.data", "rb").read())
+struct.pack_into("<Q", d, 48, 0)
+d[72:104] = bytes(32)
+open("killed.data", "wb").write(d[:struct.unpack_from("<Q", d, 40)[0] + 256])'
+expect_re convert-killed-record 1 "^mtrace-user: killed\.data: the header's data size is 0, so no record can be read: was 'perf record' properly terminated\?$" \
+	"$bin" convert killed.data -o killed.mtrace
+expect_re report-no-pt 1 '^mtrace-user: nopt\.data: no Intel PT in this perf\.data' \
+	"$bin" report nopt.data plt.mtrace
 # The commands that read only bundles say what reads a perf.data.
 expect_re bundle-info-perf-data 1 '^mtrace-user: out\.data is a perf\.data file, not a bundle: decode and report read it' \
 	"$bin" bundle-info out.data
 expect_re export-perf-data 1 '^mtrace-user: out\.data is a perf\.data file, not a bundle' \
 	"$bin" export -p again.data out.data
+# Piped in, the same: saving it to a file does not make it a bundle.
+expect_re export-perf-data-piped 1 '^mtrace-user: standard input: not an mtrace bundle: it is a perf\.data, and this command reads bundles: save it to a file, which decode and report read as it is and convert makes a bundle of$' \
+	sh -c '"$1" export -p again.data - <out.data' sh "$bin"
+expect_re bundle-info-perf-data-piped 1 '^mtrace-user: standard input: not an mtrace bundle: it is a perf\.data, and this command reads bundles' \
+	sh -c 'cat out.data | "$1" bundle-info -' sh "$bin"
 head -c 700 out.data >cut.data
 expect_re decode-truncated 1 '^mtrace-user: cut\.data: .*truncated' "$bin" decode cut.data
 expect_re report-truncated 1 '^mtrace-user: cut\.data: .*truncated' "$bin" report cut.data

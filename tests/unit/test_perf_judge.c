@@ -442,7 +442,8 @@ static void import_to(const char *data, const char *out, struct perfdata_import_
 	io.symfs = symfs;
 	MT_ASSERT_MSG(perfdata_open_input(&f, fx_path(data), kdir, sizeof(kdir)) == 0, "%s", f.err);
 	io.kcore_dir = kdir[0] ? kdir : NULL;
-	MT_ASSERT_MSG(perfdata_import(&f, fx_path(out), &io, st, err, sizeof(err)) == 0, "%s", err);
+	MT_ASSERT_MSG(perfdata_import(&f, data, fx_path(out), &io, st, err, sizeof(err)) == 0, "%s",
+		      err);
 	perfdata_close(&f);
 }
 

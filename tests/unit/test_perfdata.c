@@ -54,7 +54,7 @@ static int import(const char *data, const char *out, struct perfdata_import_stat
 		perfdata_close(&f);
 		return e;
 	}
-	e = perfdata_import(&f, fx_path(out), &io, st, err, errlen);
+	e = perfdata_import(&f, data, fx_path(out), &io, st, err, errlen);
 	perfdata_close(&f);
 	return e;
 }
@@ -252,8 +252,8 @@ MT_TEST(build_id_cache_binaries)
 	snprintf(cache, sizeof(cache), "%s", fx_path("cache"));
 	io.buildid_dir = cache;
 	MT_ASSERT_MSG(perfdata_open(&f, fx_path("indirect-mv.data")) == 0, "%s", f.err);
-	MT_ASSERT_MSG(perfdata_import(&f, fx_path("indirect-mv.mtrace"), &io, &st, err,
-				      sizeof(err)) == 0, "%s", err);
+	MT_ASSERT_MSG(perfdata_import(&f, "indirect-mv.data", fx_path("indirect-mv.mtrace"), &io,
+				      &st, err, sizeof(err)) == 0, "%s", err);
 	perfdata_close(&f);
 	MT_ASSERT_MSG(!st.warning[0], "import: %s", st.warning);
 	printf("# %zu binaries embedded from the build-id cache\n", st.embedded);
@@ -317,10 +317,16 @@ static void rejects(const void *buf, size_t len, const char *want)
 	int e;
 
 	e = perfdata_open_mem(&f, buf, len);
-	if (!e)
-		e = perfdata_import(&f, fx_path("bad.mtrace"), NULL, &st, err, sizeof(err));
-	else
+	if (!e) {
+		e = perfdata_import(&f, "bad.data", fx_path("bad.mtrace"), NULL, &st, err,
+				    sizeof(err));
+		/* The import's messages name the file, once (the open's leave it
+		 * to the caller). */
+		MT_ASSERT_MSG(!strncmp(err, "bad.data: ", 10) && !strstr(err + 10, "bad.data"),
+			      "message '%s' does not name bad.data once, first", err);
+	} else {
 		snprintf(err, sizeof(err), "%s", f.err);
+	}
 	perfdata_close(&f);
 	MT_ASSERT_MSG(e < 0, "accepted a bad file (%s expected)", want);
 	MT_ASSERT_MSG(strstr(err, want), "message '%s' lacks '%s'", err, want);
@@ -356,7 +362,8 @@ MT_TEST(truncated_files)
 		int e = perfdata_open_mem(&f, b, cut);
 
 		if (!e)
-			e = perfdata_import(&f, fx_path("cut.mtrace"), NULL, &st, err, sizeof(err));
+			e = perfdata_import(&f, "cut.data", fx_path("cut.mtrace"), NULL, &st, err,
+					    sizeof(err));
 		else
 			snprintf(err, sizeof(err), "%s", f.err);
 		perfdata_close(&f);
@@ -391,6 +398,12 @@ MT_TEST(hostile_headers)
 	memcpy(b, &h, sizeof(h));
 	rejects(b, len, "data section");
 
+	/* perf record killed before it wrote the data size (it was "no Intel PT"). */
+	h.data.size = 0;
+	memcpy(b, &h, sizeof(h));
+	rejects(b, len, "the header's data size is 0, so no record can be read: "
+			"was 'perf record' properly terminated?");
+
 	free(b);
 	b = load("indirect.data", &len);
 	memcpy(&h, b, sizeof(h));
@@ -405,6 +418,55 @@ MT_TEST(hostile_headers)
 	memcpy(b, &h, sizeof(h));
 	rejects(b, len, "attr section");
 	free(b);
+}
+
+/* A bundle that cannot be written is named in the message, the perf.data not. */
+MT_TEST(write_errors_name_the_output)
+{
+	struct perfdata_import_stats st;
+	char err[1024] = "";
+
+	make_export("recursion", "recursion", "");
+	MT_ASSERT(import("recursion.data", "no-dir/x.mtrace", &st, err, sizeof(err)) < 0);
+	MT_ASSERT_MSG(strstr(err, "no-dir/x.mtrace") && !strstr(err, "recursion.data"), "%s", err);
+}
+
+/*
+ * A bundle written with a CPU section and, if WITH_CFG, a PT configuration,
+ * but no trace: its export is refused with WANT, naming the bundle, and
+ * writes nothing. A missing section was reported as "no error", and
+ * neither message named the bundle.
+ */
+static void export_refuses(const char *bundle, bool with_cfg, const char *want)
+{
+	struct perfdata_export_opts o = { .name = bundle };
+	struct mt_bundle_cpu_desc cpu = { .vendor = MT_BUNDLE_VENDOR_INTEL };
+	struct mt_bundle_pt_config_desc cfg = { 0 };
+	struct perfdata_export_stats st;
+	struct mt_bundle_writer *w;
+	struct mt_bundle_reader *r;
+	char err[1024] = "";
+
+	MT_ASSERT_MSG(mt_bundle_writer_create(&w, fx_path(bundle), NULL, err, sizeof(err)) == 0,
+		      "%s", err);
+	MT_ASSERT_EQ(mt_bundle_write_cpu(w, &cpu), 0);
+	if (with_cfg)
+		MT_ASSERT_EQ(mt_bundle_write_pt_config(w, &cfg), 0);
+	MT_ASSERT_EQ(mt_bundle_writer_finish(w), 0);
+	mt_bundle_writer_free(w);
+	MT_ASSERT_MSG(mt_bundle_open(&r, fx_path(bundle), err, sizeof(err)) == 0, "%s", err);
+	MT_ASSERT(perfdata_export(r, fx_path("refused.data"), &o, &st, err, sizeof(err)) < 0);
+	mt_bundle_close(r);
+	MT_ASSERT_MSG(!strcmp(err, want), "'%s', not '%s'", err, want);
+	MT_ASSERT(access(fx_path("refused.data"), F_OK) != 0);
+}
+
+MT_TEST(export_of_a_bundle_without_a_trace)
+{
+	export_refuses("nocfg.mtrace", false,
+		       "nocfg.mtrace: the bundle has no pt-config section: it cannot be exported");
+	export_refuses("nopt.mtrace", true,
+		       "nopt.mtrace: the bundle holds no PT data: there is no trace to export");
 }
 
 /* An AUXTRACE whose trace runs past the data, and a file without PT. */

@@ -218,6 +218,9 @@ const char *mt_bundle_ctl_undecodable(uint64_t ctl);
 int mt_bundle_get_cpu(const struct mt_bundle_reader *r, struct mt_bundle_cpu_desc *cpu);
 int mt_bundle_get_pt_config(const struct mt_bundle_reader *r,
 			    struct mt_bundle_pt_config_desc *cfg);
+/* The name of the first section that reading the trace needs and R
+ * lacks ("cpu", "pt-config"), or NULL when it has them. */
+const char *mt_bundle_missing_section(const struct mt_bundle_reader *r);
 int mt_bundle_get_trigger(const struct mt_bundle_reader *r, struct mt_bundle_trigger *t);
 
 size_t mt_bundle_pt_count(const struct mt_bundle_reader *r);

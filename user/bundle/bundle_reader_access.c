@@ -55,6 +55,15 @@ int mt_bundle_get_pt_config(const struct mt_bundle_reader *r,
 	return 0;
 }
 
+const char *mt_bundle_missing_section(const struct mt_bundle_reader *r)
+{
+	if (r->cpu_sec == RD_NONE)
+		return mt_bundle_section_name(MT_BUNDLE_SEC_CPU);
+	if (r->cfg_sec == RD_NONE)
+		return mt_bundle_section_name(MT_BUNDLE_SEC_PT_CONFIG);
+	return NULL;
+}
+
 int mt_bundle_get_trigger(const struct mt_bundle_reader *r, struct mt_bundle_trigger *t)
 {
 	if (!r || !t)

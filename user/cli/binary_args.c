@@ -81,4 +81,6 @@ void binary_decode_opts(const struct decode_request *q, struct mt_decode_opts *o
 	o->path_maps = q->path_maps;
 	o->npath_maps = q->npath_maps;
 	o->symfs = q->symfs;
+	/* A perf.data's import copied in what it found in perf's cache. */
+	o->copies = q->perf_data ? "perf's build-id cache" : NULL;
 }

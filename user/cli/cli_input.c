@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <string.h>
@@ -24,25 +25,41 @@ static void waiting(const char *name)
 	cli_err("waiting for data on %s (a FIFO nobody writes to yet; Ctrl-C to stop)", name);
 }
 
-/* A perf.data piped in: its header is read by offset, so not from a stream. */
-static const char *perf_data_instead(const uint8_t *head, size_t len)
+static bool perf_data_head(const uint8_t *head, size_t len)
 {
 	const size_t n = sizeof(PERFDATA_MAGIC) - 1;
 
-	if (len < n || memcmp(head, PERFDATA_MAGIC, n))
-		return NULL;
-	return "it is a perf.data, which decode and report read from a file: save it to one first";
+	return len >= n && !memcmp(head, PERFDATA_MAGIC, n);
 }
 
-int cli_open_bundle(const char *arg, const struct mt_bundle_limits *lim,
-		    struct mt_bundle_reader **r)
+/* decode and report read a perf.data's header by offset: from a file only. */
+static const char *perf_data_to_save(const uint8_t *head, size_t len)
+{
+	return perf_data_head(head, len) ?
+		       "it is a perf.data, which decode and report read from a file: save it to one first" :
+		       NULL;
+}
+
+/* The commands that read only bundles (bundle-info, export). */
+static const char *perf_data_not_read(const uint8_t *head, size_t len)
+{
+	return perf_data_head(head, len) ?
+		       "it is a perf.data, and this command reads bundles: save it to a file, which decode and report read as it is and convert makes a bundle of" :
+		       NULL;
+}
+
+/* Opens ARG, a bundle, into *R; PERF_DATA says what a perf.data piped in is
+ * to the command. 0, or 1 after printing why. */
+static int open_bundle(const char *arg, const struct mt_bundle_limits *lim,
+		       const char *(*perf_data)(const uint8_t *head, size_t len),
+		       struct mt_bundle_reader **r)
 {
 	/* A stream is held in memory: never more than half of it (/dev/zero is a stream too). */
 	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
 	uint64_t max = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize / 2 : 0;
 	/* A stream that is no bundle is refused at its first bytes. */
-	static const struct mt_infile_magic bundle = { MT_BUNDLE_MAGIC, MT_BUNDLE_MAGIC_LEN,
-						       "an mtrace bundle", perf_data_instead };
+	const struct mt_infile_magic bundle = { MT_BUNDLE_MAGIC, MT_BUNDLE_MAGIC_LEN,
+						"an mtrace bundle", perf_data };
 	char err[640];
 	int fd;
 
@@ -51,13 +68,6 @@ int cli_open_bundle(const char *arg, const struct mt_bundle_limits *lim,
 	 * for an end of file. */
 	if (!strcmp(arg, "-") && isatty(STDIN_FILENO)) {
 		cli_err("standard input is a terminal: pipe a bundle into it or name the bundle's file");
-		return 1;
-	}
-	/* Commands that take only bundles (bundle-info, export) say what to
-	 * do with the perf.data a user may well hand them. */
-	if (perfdata_is_perf_data(arg)) {
-		cli_err("%s is a perf.data file, not a bundle: decode and report read it as it is, convert makes a bundle of it",
-			arg);
 		return 1;
 	}
 	fd = mt_infile_open(arg, max, &bundle, waiting, err, sizeof(err));
@@ -74,15 +84,32 @@ int cli_open_bundle(const char *arg, const struct mt_bundle_limits *lim,
 	return 0;
 }
 
+int cli_open_bundle(const char *arg, const struct mt_bundle_limits *lim,
+		    struct mt_bundle_reader **r)
+{
+	/* Commands that take only bundles (bundle-info, export) say what to
+	 * do with the perf.data a user may well hand them. */
+	if (perfdata_is_perf_data(arg)) {
+		*r = NULL;
+		cli_err("%s is a perf.data file, not a bundle: decode and report read it as it is, convert makes a bundle of it",
+			arg);
+		return 1;
+	}
+	return open_bundle(arg, lim, perf_data_not_read, r);
+}
+
 int cli_open_input(const char *arg, const struct mt_bundle_limits *lim, const char *symfs,
-		   int quiet, struct mt_bundle_reader **r)
+		   int quiet, struct mt_bundle_reader **r, int *perf_data)
 {
 	struct perfdata_import_opts po = { .symfs = symfs };
 	struct perfdata_import_stats st;
-	char err[640];
+	int is_perf_data = perfdata_is_perf_data(arg);
+	char err[1024];
 
-	if (!perfdata_is_perf_data(arg))
-		return cli_open_bundle(arg, lim, r);
+	if (perf_data)
+		*perf_data = is_perf_data;
+	if (!is_perf_data)
+		return open_bundle(arg, lim, perf_data_to_save, r);
 	if (perfdata_import_open(arg, &po, r, &st, err, sizeof(err)) < 0) {
 		cli_err("%s", err);
 		return 1;

@@ -18,9 +18,10 @@ int cli_open_bundle(const char *arg, const struct mt_bundle_limits *lim,
 
 /* Opens ARG, a bundle as cli_open_bundle() does or a perf.data (its
  * binaries looked for under SYMFS, NULL: as recorded), into *R; 0, or 1
- * after printing why. The import's warning is printed unless QUIET. */
+ * after printing why. The import's warning is printed unless QUIET.
+ * *PERF_DATA (PERF_DATA may be NULL) tells whether ARG was a perf.data. */
 int cli_open_input(const char *arg, const struct mt_bundle_limits *lim, const char *symfs,
-		   int quiet, struct mt_bundle_reader **r);
+		   int quiet, struct mt_bundle_reader **r, int *perf_data);
 
 /* Whether command CMD was given one bundle: one operand, not empty, left
  * at argv[optind] by getopt; 0, or the exit status of bad usage after a

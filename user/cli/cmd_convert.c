@@ -19,7 +19,8 @@ static void usage(FILE *out)
 		"usage: mtrace-user convert [OPTIONS] PERF.DATA -o OUT.mtrace\n\n"
 		"Writes a perf.data recorded with perf record -e intel_pt// (per-CPU or per-thread,\n"
 		"with or without --snapshot) as a snapshot bundle to decode anywhere. Binaries\n"
-		"missing here are copied in from DIR or perf's build-id cache. PERF.DATA may be\n"
+		"missing here are copied in from DIR or perf's build-id cache; a warning names\n"
+		"each one found in neither, which the bundle lacks. PERF.DATA may be\n"
 		"the directory perf record --kcore writes: its kernel, module and BPF code is\n"
 		"copied in from kcore_dir.\n\n"
 		"  -o, --output FILE     the bundle to write\n"
@@ -36,7 +37,7 @@ int cmd_convert(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct perfdata_import_opts io = { 0 };
+	struct perfdata_import_opts io = { .rep = &cli_reporter };
 	struct perfdata_import_stats st;
 	struct perfdata_file f;
 	char kcore_dir[4200];
@@ -90,10 +91,10 @@ int cmd_convert(int argc, char **argv)
 	}
 	if (kcore_dir[0])
 		io.kcore_dir = kcore_dir;
-	e = perfdata_import(&f, out, &io, &st, err, sizeof(err));
+	e = perfdata_import(&f, argv[optind], out, &io, &st, err, sizeof(err));
 	perfdata_close(&f);
 	if (e) {
-		cli_err("%s: %s", argv[optind], err);
+		cli_err("%s", err);
 		return 1;
 	}
 	if (st.warning[0])

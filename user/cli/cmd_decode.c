@@ -172,7 +172,7 @@ int cmd_decode(int argc, char **argv)
 		return rc;
 	}
 	binary_warn(&a.q);
-	if (cli_open_input(a.bundle, &a.lim, a.q.symfs, a.q.quiet, &r)) {
+	if (cli_open_input(a.bundle, &a.lim, a.q.symfs, a.q.quiet, &r, &a.q.perf_data)) {
 		free(a.q.path_maps);
 		return CLI_EXIT_FAIL;
 	}

@@ -113,6 +113,7 @@ int cmd_export(int argc, char **argv)
 	    (eo.kcore && (e = check_kcore_output(out, argv[optind]))))
 		return e;
 	eo.bundle = argv[optind];
+	eo.name = cli_input_name(argv[optind]);
 	if (cli_open_bundle(argv[optind], NULL, &r))
 		return CLI_EXIT_FAIL;
 	e = perfdata_export(r, out, &eo, &st, err, sizeof(err));

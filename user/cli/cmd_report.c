@@ -132,7 +132,7 @@ static int collect(const char *path, const struct report_args *a, struct mt_repo
 
 	binary_decode_opts(&a->q, &o);
 	narrow_decode_opts(&a->q, &o);
-	if (cli_open_input(path, NULL, a->q.symfs, 0, &r))
+	if (cli_open_input(path, NULL, a->q.symfs, 0, &r, NULL))
 		return CLI_EXIT_FAIL;
 	if ((rc = narrow_check_cpus(&a->q, r, name))) {
 		mt_bundle_close(r);

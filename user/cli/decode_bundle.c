@@ -327,7 +327,7 @@ int decode_bundle(struct mt_bundle_reader *r, const char *name, const struct dec
 			" overflows", s->pt_bytes, s->cpus, s->threads, s->insns, s->events, s->errors,
 			s->overflows);
 	/* The account of missing code is no warning: -q does not hide it. */
-	missing = rc ? 0 : decode_report_print(&rep, r, d, s, q->allow_missing);
+	missing = rc ? 0 : decode_report_print(&rep, r, d, s, q, name);
 	mt_decode_free(d);
 	decode_report_free(&rep);
 	return rc ? rc : missing;

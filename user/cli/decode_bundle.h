@@ -36,6 +36,7 @@ struct decode_request {
 	size_t ncpus, ntids;
 	int allow_missing;		/* exit 0 even when traced code had no binary */
 	const char *symfs;		/* root directory for the recorded paths */
+	int perf_data;			/* the input is a perf.data, not a bundle */
 	struct mt_path_map *path_maps;	/* --path-map OLD=NEW, in order */
 	size_t npath_maps, path_maps_cap;
 };

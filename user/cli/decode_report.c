@@ -5,11 +5,14 @@
 #include "cli_msg.h"
 #include "decode/blkdec.h"
 #include "util/mt_array.h"
+#include "util/regfile.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* At most this many threads or mappings are named one by one. */
 #define REPORT_LIST 8
@@ -196,10 +199,27 @@ static void print_cpus_without_ring(const struct decode_report *rep, struct mt_b
 	}
 }
 
+/*
+ * Where a perf.data's binaries may be: the tree mtrace-user export writes
+ * beside it (NAME.symfs) when there is one and it was not the --symfs
+ * GIVEN, else a --symfs DIR of the user's.
+ */
+static void perf_data_symfs(const char *name, const char *given, char *out, size_t n)
+{
+	struct stat st;
+
+	snprintf(out, n, "%s.symfs", name);
+	if (stat(out, &st) || !S_ISDIR(st.st_mode) || (given && mt_same_file(given, out)))
+		snprintf(out, n, "DIR");
+	else
+		snprintf(out + strlen(out), n - strlen(out), " (what mtrace-user export wrote)");
+}
+
 int decode_report_print(const struct decode_report *rep, struct mt_bundle_reader *r,
 			const struct mt_decode *d, const struct mt_decode_stats *s,
-			int allow_missing)
+			const struct decode_request *q, const char *name)
 {
+	char symfs[PATH_MAX + 64] = "DIR";
 	size_t gaps = 0, outside;
 
 	print_cpus_without_ring(rep, r, d);
@@ -227,12 +247,15 @@ int decode_report_print(const struct decode_report *rep, struct mt_bundle_reader
 		explain_nothing(rep, r, s);
 	if (!gaps)
 		return 0;
-	if (allow_missing) {
+	if (q->allow_missing) {
 		cli_err("accepted with --allow-missing: the trace lacks the code listed above");
 		return 0;
 	}
-	cli_err("traced code could not be decoded (exit status %d): find the files with --symfs DIR or --path-map OLD=NEW, record with --portable, or accept with --allow-missing",
-		CLI_EXIT_MISSING);
+	/* A perf.data was not recorded by mtrace: --portable is no remedy. */
+	if (q->perf_data)
+		perf_data_symfs(name, q->symfs, symfs, sizeof(symfs));
+	cli_err("traced code could not be decoded (exit status %d): find the files with --symfs %s or --path-map OLD=NEW%s, or accept with --allow-missing",
+		CLI_EXIT_MISSING, symfs, q->perf_data ? "" : ", record with --portable");
 	return CLI_EXIT_MISSING;
 }
 

@@ -9,6 +9,7 @@
 #define MTRACE_CLI_DECODE_REPORT_H
 
 #include "bundle/bundle.h"
+#include "decode_bundle.h"
 #include "util/mt_index_map.h"
 #include "decode/decode.h"
 
@@ -41,13 +42,14 @@ void decode_report_missing(void *ctx, enum mt_severity sev, const char *msg);
 /*
  * Prints the summary lines and returns CLI_EXIT_MISSING when traced code
  * could not be decoded (the trace entered a mapping without code: a gap of
- * unmapped code) unless ALLOW_MISSING, else 0. CPUs that came online
- * while armed (no ring, MT_BUNDLE_PT_NO_RING) are named with the time from
- * which their code is missing; D converts that time.
+ * unmapped code) unless Q allows missing code, else 0, with what to do
+ * about it for Q's input, called NAME. CPUs that came online while armed
+ * (no ring, MT_BUNDLE_PT_NO_RING) are named with the time from which
+ * their code is missing; D converts that time.
  */
 int decode_report_print(const struct decode_report *rep, struct mt_bundle_reader *r,
 			const struct mt_decode *d, const struct mt_decode_stats *s,
-			int allow_missing);
+			const struct decode_request *q, const char *name);
 
 void decode_report_free(struct decode_report *rep);
 

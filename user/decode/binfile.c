@@ -168,6 +168,7 @@ static struct mt_binfile *load(struct mt_bincache *c, const char *path, const ui
 {
 	struct mt_binfile *b = calloc(1, sizeof(*b));
 	char where[PATH_MAX + 16] = "";
+	const char *copies = c->copies ? c->copies : "the bundle";
 	bool local_ok;
 
 	if (!b)
@@ -186,7 +187,7 @@ static struct mt_binfile *load(struct mt_bincache *c, const char *path, const ui
 		snprintf(err, errlen, "%s: not embedded in the bundle (--embedded-only ignores local files)",
 			 path);
 	else
-		snprintf(err, errlen, "%s: no such file%s, and no copy in the bundle", path, where);
+		snprintf(err, errlen, "%s: no such file%s, and no copy in %s", path, where, copies);
 	/* A recorded path that is not absolute ("[vdso]") names no file; an
 	 * absolute one under a relative --symfs is looked for from here. */
 	local_ok = !c->embedded_only && path[0] == '/' && !read_elf(b, b->open_path);
@@ -198,8 +199,8 @@ static struct mt_binfile *load(struct mt_bincache *c, const char *path, const ui
 		where[0] = '\0';
 	}
 	if (local_ok && bid_len && !same_id(b, bid, bid_len))
-		snprintf(err, errlen, "%s: local file%s has another build-id, and no copy in the bundle",
-			 path, where);
+		snprintf(err, errlen, "%s: local file%s has another build-id, and no copy in %s",
+			 path, where, copies);
 	/* The bundle's copy wins unless the local file is provably the same. */
 	if ((!local_ok || (bid_len && !same_id(b, bid, bid_len))) &&
 	    use_embedded(c, b, path, bid, bid_len, err, errlen)) {

@@ -51,6 +51,9 @@ struct mt_bincache {
 	struct mt_bundle_reader *bundle;	/* may be NULL */
 	struct mt_sym_options symopt;
 	bool embedded_only;	/* never open local files */
+	/* Where copies of binaries missing here were looked for, as messages
+	 * name it; NULL: "the bundle". */
+	const char *copies;
 	/* Where a recorded path is looked for locally: the first matching
 	 * map rewrites its start, then SYMFS (a root directory) is put
 	 * before it. Both NULL/0: the path as recorded. */

@@ -150,6 +150,7 @@ int mt_decode_open(struct mt_decode **out, struct mt_bundle_reader *r,
 	struct mt_bundle_clock_desc clk = { 0 };
 	struct mt_bundle_cpu_desc cpu;
 	struct mt_sym_options symopt = { 0 };
+	const char *lacks;
 	struct mt_decode *d;
 	size_t nanchors = 0;
 	int rc;
@@ -164,15 +165,18 @@ int mt_decode_open(struct mt_decode **out, struct mt_bundle_reader *r,
 	symopt.debug_path = d->opts.debug_path;
 	mt_bincache_init(&d->bins, r, &symopt);
 	d->bins.embedded_only = d->opts.embedded_only;
+	d->bins.copies = d->opts.copies;
 	d->bins.maps = d->opts.path_maps;
 	d->bins.nmaps = d->opts.npath_maps;
 	d->bins.symfs = d->opts.symfs;
 	mt_funcs_init(&d->funcs, &d->bins);
-	if (mt_bundle_get_cpu(r, &cpu) < 0 || mt_bundle_get_pt_config(r, &ptc) < 0) {
+	if ((lacks = mt_bundle_missing_section(r))) {
 		rc = mt_errmsg(err, errlen, ENOENT, "the bundle has no %s section: it cannot be decoded",
-			       mt_bundle_get_cpu(r, &cpu) < 0 ? "cpu" : "pt-config");
+			       lacks);
 		goto fail;
 	}
+	mt_bundle_get_cpu(r, &cpu);
+	mt_bundle_get_pt_config(r, &ptc);
 	rc = mt_decode_pt_config(&cpu, &ptc, &d->cfg, err, errlen);
 	d->cyc = !!(ptc.rtit_ctl & MT_RTIT_CTL_CYCEN);
 	if (rc < 0)

@@ -46,6 +46,10 @@ struct mt_decode_opts {
 	unsigned int jobs;
 	/* Use only the binaries embedded in the bundle, never local files. */
 	int embedded_only;
+	/* Where copies of binaries missing here were looked for, as messages
+	 * about code without a binary name it; NULL: "the bundle" (a bundle
+	 * imported from a perf.data got its copies elsewhere). */
+	const char *copies;
 	/* Where recorded paths are looked for locally (binfile.h); may be NULL. */
 	const struct mt_path_map *path_maps;
 	size_t npath_maps;

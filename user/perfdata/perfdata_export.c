@@ -7,6 +7,7 @@
 #include "perfdata/perfdata_symfs.h"
 #include "perfdata/perfdata_vmlinux.h"
 #include "perfdata/perfdata_writer.h"
+#include "util/errmsg.h"
 #include "util/mt_array.h"
 #include "util/regfile.h"
 
@@ -87,6 +88,7 @@ struct exp {
 	size_t nsw;
 	const char *symfs;
 	const char *bundle;     /* never written over; may be NULL */
+	const char *name;       /* what messages call the bundle */
 	const char *dir;        /* with --kcore: the perf.data directory being built */
 	struct perfdata_export_stats *st;
 	char **written;         /* symfs names already written */
@@ -591,11 +593,9 @@ static int put_pt(struct exp *x)
 		const uint8_t *data;
 		size_t len;
 
-		if (mt_bundle_pt_desc(x->r, i, &pd) || mt_bundle_pt_data(x->r, i, &data, &len)) {
-			snprintf(x->err, sizeof(x->err), "PT data %zu: %s", i,
-				 mt_bundle_reader_errmsg(x->r));
-			return -EBADMSG;
-		}
+		if (mt_bundle_pt_desc(x->r, i, &pd) || mt_bundle_pt_data(x->r, i, &data, &len))
+			return mt_errmsg_in(x->err, sizeof(x->err), EBADMSG, x->name, "PT data %zu: %s",
+					    i, mt_bundle_reader_errmsg(x->r));
 		struct perfdata_auxtrace a = {
 			.header = { PERFDATA_REC_AUXTRACE, 0, sizeof(a) },
 			.size = len,
@@ -669,9 +669,10 @@ int perfdata_export(struct mt_bundle_reader *r, const char *out,
 		    const struct perfdata_export_opts *opts, struct perfdata_export_stats *st,
 		    char *err, size_t errlen)
 {
-	struct exp x = { .r = r, .st = st };
+	struct exp x = { .r = r, .st = st, .name = opts ? opts->name : NULL };
 	struct perfdata_dir dir = { .tmp = "" };
 	char data[PATH_MAX + 8], made[PATH_MAX] = "";
+	const char *lacks;
 	struct stat os;
 	int e;
 
@@ -683,15 +684,17 @@ int perfdata_export(struct mt_bundle_reader *r, const char *out,
 			 out);
 		return -EINVAL;
 	}
-	if ((e = mt_bundle_get_cpu(r, &x.cpu)) || (e = mt_bundle_get_pt_config(r, &x.cfg)) ||
-	    (e = mt_bundle_switches(r, &x.sw, &x.nsw))) {
-		snprintf(err, errlen, "%s", mt_bundle_reader_errmsg(r));
-		return e;
-	}
-	if (!mt_bundle_pt_count(r)) {
-		snprintf(err, errlen, "the bundle holds no PT data");
-		return -ENODATA;
-	}
+	/* The bundle's problems name it (opts->name). */
+	if ((lacks = mt_bundle_missing_section(r)))
+		return mt_errmsg_in(err, errlen, ENOENT, x.name,
+				    "the bundle has no %s section: it cannot be exported", lacks);
+	if ((e = mt_bundle_switches(r, &x.sw, &x.nsw)))
+		return mt_errmsg_in(err, errlen, -e, x.name, "%s", mt_bundle_reader_errmsg(r));
+	if (!mt_bundle_pt_count(r))
+		return mt_errmsg_in(err, errlen, ENODATA, x.name,
+				    "the bundle holds no PT data: there is no trace to export");
+	mt_bundle_get_cpu(r, &x.cpu);
+	mt_bundle_get_pt_config(r, &x.cfg);
 	if (opts && opts->symfs)
 		snprintf(st->symfs, sizeof(st->symfs), "%s", opts->symfs);
 	else

@@ -25,6 +25,7 @@ struct perfdata_export_opts {
 	const char *symfs;      /* directory for the binaries; NULL: OUT.symfs */
 	bool kcore;             /* OUT is a directory as perf record --kcore writes */
 	const char *bundle;     /* the bundle's file, never written over; may be NULL */
+	const char *name;       /* what messages call the bundle; may be NULL */
 };
 
 struct perfdata_export_stats {

@@ -4,6 +4,7 @@
 
 #include "bundle/bundle.h"
 #include "files/outfile.h"
+#include "util/errmsg.h"
 #include "util/mt_array.h"
 #include "util/regfile.h"
 #include "perfdata/perfdata_dir.h"
@@ -63,17 +64,26 @@ struct imp {
 	uint64_t first_tsc, last_tsc;
 	struct perfdata_kernel_map km;
 	char kdir[PATH_MAX];            /* the kcore_dir to copy kernel code from */
-	char err[512];
+	char err[1024];
+	const char *in;		/* the perf.data's name, for its problems */
 	const char *out;	/* the bundle's name, for write errors */
 };
 
+/* A problem of the perf.data: the message names it. */
 static int fail(struct imp *x, int e, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(x->err, sizeof(x->err), fmt, ap);
+	mt_verrmsg_in(x->err, sizeof(x->err), x->in, fmt, ap);
 	va_end(ap);
+	return e;
+}
+
+/* The bundle could not be written: the message names it, not the perf.data. */
+static int write_fail(struct imp *x, int e, const char *why)
+{
+	snprintf(x->err, sizeof(x->err), "writing %s: %s", x->out, why);
 	return e;
 }
 
@@ -547,19 +557,33 @@ static const char *buildid_dir(const struct imp *x, char *buf, size_t n)
 	return buf;
 }
 
-/*
- * Where the code of map M is, when the local file is missing or another
- * build: the --symfs tree, then perf's build-id cache (DIR/.build-id/xx/rest,
- * a link to the cached ELF file or vDSO, or to the directory holding it).
- */
-static bool find_copy(struct imp *x, const struct map *m, char *out, size_t n)
+/* Appends to WHY, which says what is wrong with the file here (or is
+ * empty: a name no file has), where no copy was found either. */
+static void no_copy(char *why, size_t whylen, const char *symfs, size_t bl, const char *cache)
 {
-	char dirbuf[2048], hex[2 * PERFDATA_BUILD_ID_MAX + 1];
-	const char *dir = buildid_dir(x, dirbuf, sizeof(dirbuf));
+	size_t l = strlen(why);
+
+	cache = bl ? cache : NULL;
+	/* Two paths of up to 400 bytes each leave room for the rest. */
+	if (symfs || cache)
+		snprintf(why + l, whylen - l, "%sno copy%s%.400s%s%s%.400s", l ? ", and " : "",
+			 symfs ? " under --symfs " : "", symfs ? symfs : "", symfs && cache ? " or" : "",
+			 cache ? " in the build-id cache " : "", cache ? cache : "");
+	else if (!l)
+		snprintf(why, whylen, "no --symfs, and %s",
+			 bl ? "no build-id cache (HOME is not set)" : "no build-id to find a copy by");
+}
+
+/*
+ * A copy of the code of map M: in the --symfs tree, then in perf's
+ * build-id cache DIR (DIR/.build-id/xx/rest, a link to the cached ELF file
+ * or vDSO, or to the directory holding it); its path in OUT.
+ */
+static bool look_up(struct imp *x, const struct map *m, const char *dir, char *out, size_t n)
+{
+	char hex[2 * PERFDATA_BUILD_ID_MAX + 1];
 	size_t bl = m->m.build_id_len;
 
-	if (m->path[0] == '/' && perfdata_path_has_build_id(m->path, m->bid, bl))
-		return false; /* the decoder uses the local file */
 	if (x->opts && x->opts->symfs) {
 		snprintf(out, n, "%s%s", x->opts->symfs, m->path);
 		if (perfdata_path_has_build_id(out, m->bid, bl))
@@ -586,24 +610,62 @@ static bool find_copy(struct imp *x, const struct map *m, char *out, size_t n)
 	return perfdata_path_has_build_id(out, m->bid, bl);
 }
 
+/*
+ * Where the code of map M is when the local file is missing or another
+ * build (look_up()). Returns 1 with the copy's path in OUT, 0 when the
+ * local file is the recorded one (the decoder uses it), or -1 when there
+ * is no copy, WHY saying why.
+ */
+static int find_copy(struct imp *x, const struct map *m, char *out, size_t n, char *why,
+		     size_t whylen)
+{
+	char dirbuf[2048];
+	const char *dir = buildid_dir(x, dirbuf, sizeof(dirbuf));
+	int fd;
+
+	why[0] = 0;
+	if (m->path[0] == '/' &&
+	    (fd = perfdata_open_build(m->path, m->bid, m->m.build_id_len, why, whylen)) >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (look_up(x, m, dir, out, n))
+		return 1;
+	no_copy(why, whylen, x->opts ? x->opts->symfs : NULL, m->m.build_id_len, dir);
+	return -1;
+}
+
+/* Whether a map of PATH is a binary's: a file or the vDSO (perf names
+ * anonymous code "//anon"). */
+static bool is_binary(const char *path)
+{
+	return (path[0] == '/' && path[1] != '/') || !strcmp(path, "[vdso]");
+}
+
 static int embed_binaries(struct imp *x, struct mt_bundle_writer *w)
 {
-	char src[4096];
+	char src[4096], why[1024];
 
 	for (size_t i = 0; i < x->nmaps; i++) {
 		const struct map *m = &x->maps[i];
-		int dup = 0;
+		int dup = 0, found;
 
 		for (size_t k = 0; k < i && !dup; k++)
 			dup = !strcmp(x->maps[k].path, m->path) &&
 			      x->maps[k].m.build_id_len == m->m.build_id_len &&
 			      !memcmp(x->maps[k].bid, m->bid, m->m.build_id_len);
-		if (dup || !find_copy(x, m, src, sizeof(src)))
+		if (dup || !(found = find_copy(x, m, src, sizeof(src), why, sizeof(why))))
 			continue;
+		if (found < 0) {
+			if (is_binary(m->path))
+				mt_report(x->opts ? x->opts->rep : NULL, MT_SEV_WARNING,
+					  "%s: not embedded in the bundle: %s", m->path, why);
+			continue;
+		}
 		struct mt_bundle_file bf = { m->path, m->bid, m->m.build_id_len, 0, 0 };
 
 		if (mt_bundle_embed_file(w, &bf, src))
-			return fail(x, -EIO, "writing %s: %s", x->out, mt_bundle_writer_errmsg(w));
+			return write_fail(x, -EIO, mt_bundle_writer_errmsg(w));
 		x->st->embedded++;
 	}
 	return 0;
@@ -626,15 +688,15 @@ static void find_kernel(struct imp *x)
 
 static int import_kernel(struct imp *x, struct mt_bundle_writer *w)
 {
-	char why[512] = "";
+	char why[512] = "", err[400];
 	int n;
 
 	if (!x->kdir[0])
 		return 0;
-	n = perfdata_import_kcore(w, x->kdir, &x->st->kernel_bytes, why, sizeof(why), x->err,
-				  sizeof(x->err));
+	n = perfdata_import_kcore(w, x->kdir, &x->st->kernel_bytes, why, sizeof(why), err,
+				  sizeof(err));
 	if (n < 0)
-		return n;
+		return write_fail(x, n, err);
 	if (!n)
 		warn(x, NO_KERNEL "%s", why);
 	else if (why[0])
@@ -736,7 +798,7 @@ static int write_pt(struct imp *x, struct mt_bundle_writer *w, uint64_t *ring)
 		e = mt_bundle_write_pt(w, &pd, data, len);
 		free(owned);
 		if (e)
-			return fail(x, e, "writing %s: %s", x->out, mt_bundle_writer_errmsg(w));
+			return write_fail(x, e, mt_bundle_writer_errmsg(w));
 		*ring = len > *ring ? len : *ring;
 		x->st->pt_bytes += len;
 		x->st->streams++;
@@ -766,7 +828,7 @@ static int write_bundle(struct imp *x, const char *path)
 	int e;
 
 	if ((e = mt_bundle_writer_create(&w, path, NULL, why, sizeof(why))))
-		return fail(x, e, "writing %s: %s", x->out, why);
+		return write_fail(x, e, why);
 	fill_cpu(x, &cpu);
 	cfg.rtit_ctl = rtit_ctl(x);
 	if ((e = mt_bundle_write_cpu(w, &cpu)) || (e = write_pt(x, w, &ring)))
@@ -788,8 +850,8 @@ static int write_bundle(struct imp *x, const char *path)
 	if (x->nsw)
 		qsort(x->sw, x->nsw, sizeof(*x->sw), cmp_switch);
 	if (!(maps = calloc(x->nmaps ? x->nmaps : 1, sizeof(*maps)))) {
-		e = -ENOMEM;
-		goto out;
+		e = write_fail(x, -ENOMEM, "out of memory");
+		goto done;
 	}
 	for (size_t i = 0; i < x->nmaps; i++) {
 		maps[i] = x->maps[i].m;
@@ -818,7 +880,7 @@ static int write_bundle(struct imp *x, const char *path)
 		goto out;
 	goto done;
 out:
-	fail(x, e, "writing %s: %s", x->out, mt_bundle_writer_errmsg(w));
+	write_fail(x, e, mt_bundle_writer_errmsg(w));
 done:
 	free(maps);
 	mt_bundle_writer_free(w);
@@ -839,11 +901,11 @@ static void free_imp(struct imp *x)
 	free(x->th);
 }
 
-int perfdata_import(struct perfdata_file *f, const char *out,
+int perfdata_import(struct perfdata_file *f, const char *name, const char *out,
 		    const struct perfdata_import_opts *opts, struct perfdata_import_stats *st,
 		    char *err, size_t errlen)
 {
-	struct imp x = { .f = f, .opts = opts, .st = st };
+	struct imp x = { .f = f, .opts = opts, .st = st, .in = name };
 	const char *why;
 	struct perfdata_rec r;
 	uint64_t pos = 0;
@@ -855,7 +917,7 @@ int perfdata_import(struct perfdata_file *f, const char *out,
 		if ((e = on_record(&x, &r)) < 0)
 			break;
 	if (e < 0 && !x.err[0])
-		snprintf(x.err, sizeof(x.err), "%s", f->err);
+		fail(&x, e, "%s", f->err);
 	if (!e && !x.npriv)
 		e = fail(&x, -ENODATA, "no Intel PT in this perf.data (no AUXTRACE_INFO record; "
 			 "record with perf record -e intel_pt//)");
@@ -922,7 +984,7 @@ int perfdata_import_open(const char *path, const struct perfdata_import_opts *op
 	/* The bundle is a temporary file, gone once the reader has mapped it. */
 	if (kcore_dir[0])
 		o.kcore_dir = kcore_dir;
-	e = perfdata_import(&f, tmp, &o, st, err, errlen);
+	e = perfdata_import(&f, path, tmp, &o, st, err, errlen);
 	perfdata_close(&f);
 	if (!e)
 		e = mt_bundle_open(r, tmp, err, errlen);

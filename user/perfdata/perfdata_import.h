@@ -13,6 +13,7 @@
 
 #include "bundle/bundle.h"
 #include "perfdata/perfdata_reader.h"
+#include "util/reporter.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -22,6 +23,9 @@ struct perfdata_import_opts {
 	const char *symfs;              /* directory prefixed to map paths; may be NULL */
 	const char *buildid_dir;        /* perf's build-id cache; NULL: $HOME/.debug */
 	const char *kcore_dir;          /* kernel code (perf record --kcore); may be NULL */
+	/* A warning for each binary that is neither here (in the recorded
+	 * build) nor found to embed; may be NULL. */
+	const struct mt_reporter *rep;
 };
 
 struct perfdata_import_stats {
@@ -37,17 +41,18 @@ struct perfdata_import_stats {
 bool perfdata_is_perf_data(const char *path);
 
 /*
- * Writes the bundle OUT (atomically) from the perf.data F. Returns 0 or a
- * negative errno with ERR set.
+ * Writes the bundle OUT (atomically) from the perf.data F, which messages
+ * call NAME. Returns 0 or a negative errno with ERR set, naming the file
+ * at fault: NAME for a problem of the perf.data, OUT for one of writing.
  */
-int perfdata_import(struct perfdata_file *f, const char *out,
+int perfdata_import(struct perfdata_file *f, const char *name, const char *out,
 		    const struct perfdata_import_opts *opts, struct perfdata_import_stats *st,
 		    char *err, size_t errlen);
 
 /*
  * Imports the perf.data at PATH (a file, or a perf.data directory with its
  * kcore_dir) into a temporary bundle and opens it (the
- * file is removed at once; the reader keeps it mapped).
+ * file is removed at once; the reader keeps it mapped). Messages name PATH.
  */
 int perfdata_import_open(const char *path, const struct perfdata_import_opts *opts,
 			 struct mt_bundle_reader **r, struct perfdata_import_stats *st, char *err,

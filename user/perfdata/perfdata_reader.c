@@ -131,9 +131,19 @@ int perfdata_open_mem(struct perfdata_file *f, const void *buf, size_t len)
 		return fail(f, -ENODATA, "data section (offset %" PRIu64 ", %" PRIu64
 			    " bytes) runs past the end of the file (%zu bytes): truncated?",
 			    h->data.offset, h->data.size, len);
-	if ((e = read_attrs(f)) || (e = read_features(f)))
+	if ((e = read_attrs(f)))
 		return e;
-	return 0;
+	e = read_features(f);
+	/*
+	 * perf record writes the data size and the feature table when it
+	 * ends: a data size of 0 is a recording killed before that, unless
+	 * the features say the records are in other files (perf record
+	 * --threads, perfdata_open_input()).
+	 */
+	if (!h->data.size && (e || !f->feat[PERFDATA_FEAT_DIR_FORMAT].size))
+		return fail(f, -ENODATA, "the header's data size is 0, so no record can be read: "
+			    "was 'perf record' properly terminated?");
+	return e;
 }
 
 int perfdata_open(struct perfdata_file *f, const char *path)

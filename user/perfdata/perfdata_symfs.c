@@ -88,40 +88,54 @@ bool perfdata_elf_has_build_id(int fd, const uint8_t *bid, size_t bid_len)
 	return same;
 }
 
-bool perfdata_path_has_build_id(const char *path, const uint8_t *bid, size_t bid_len)
+int perfdata_open_build(const char *path, const uint8_t *bid, size_t bid_len, char *why,
+			size_t whylen)
 {
 	/* A map record may name anything; only regular files hold code. */
-	int fd = mt_open_regular(path, NULL);
-	bool same;
+	const char *kind;
+	int fd = mt_open_regular(path, &kind);
+
+	if (fd < 0) {
+		if (kind)
+			snprintf(why, whylen, "here it is %s", kind);
+		else if (errno == ENOENT || errno == ENOTDIR)
+			snprintf(why, whylen, "no such file here");
+		else
+			snprintf(why, whylen, "the file here cannot be opened: %s", strerror(errno));
+		return -1;
+	}
+	if (!perfdata_elf_has_build_id(fd, bid, bid_len)) {
+		snprintf(why, whylen, "the file here has another build-id");
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+bool perfdata_path_has_build_id(const char *path, const uint8_t *bid, size_t bid_len)
+{
+	int fd = perfdata_open_build(path, bid, bid_len, NULL, 0);
 
 	if (fd < 0)
 		return false;
-	same = perfdata_elf_has_build_id(fd, bid, bid_len);
 	close(fd);
-	return same;
+	return true;
 }
 
 /* Maps the local file PATH if it is the traced binary. */
 static int map_local(const char *path, const uint8_t *bid, size_t bid_len, void **data,
 		     size_t *len, char *warn, size_t warnlen)
 {
-	const char *kind;
+	char why[256];
 	struct stat st;
-	int fd = mt_open_regular(path, &kind);
+	int fd = perfdata_open_build(path, bid, bid_len, why, sizeof(why));
 
 	*data = NULL;
 	if (fd < 0) {
-		snprintf(warn, warnlen, "%s: not embedded in the bundle and %s", path,
-			 kind ? kind : strerror(errno));
+		snprintf(warn, warnlen, "%s: not embedded in the bundle, and %s", path, why);
 		return 0;
 	}
-	if (fstat(fd, &st) || !perfdata_elf_has_build_id(fd, bid, bid_len)) {
-		snprintf(warn, warnlen, "%s: not embedded in the bundle and the local file differs",
-			 path);
-		close(fd);
-		return 0;
-	}
-	*len = (size_t)st.st_size;
+	*len = fstat(fd, &st) ? 0 : (size_t)st.st_size;
 	*data = *len ? mmap(NULL, *len, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
 	close(fd);
 	if (*data == MAP_FAILED || !*len) {

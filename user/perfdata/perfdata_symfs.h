@@ -27,6 +27,15 @@ int perfdata_symfs_put(struct mt_bundle_reader *r, const char *dir, const char *
 bool perfdata_elf_has_build_id(int fd, const uint8_t *bid, size_t bid_len);
 bool perfdata_path_has_build_id(const char *path, const uint8_t *bid, size_t bid_len);
 
+/*
+ * Opens PATH when it is a regular file with build-id BID (any when BID_LEN
+ * is 0): the descriptor, or -1 with WHY (may be NULL) saying why not, as a
+ * clause about the file here ("no such file here", "the file here has
+ * another build-id", ...).
+ */
+int perfdata_open_build(const char *path, const uint8_t *bid, size_t bid_len, char *why,
+			size_t whylen);
+
 /* Creates DIR and its parents. */
 int perfdata_mkdirs(const char *dir, char *err, size_t errlen);
 /* The same, naming in TOP the outermost directory it created ("" when

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* mt_errmsg(), mt_zlib_errno() (errmsg.h). */
+/* One-line messages and errnos (errmsg.h). */
 #include "util/errmsg.h"
 
 #include <errno.h>
@@ -25,4 +25,24 @@ int mt_zlib_errno(int zerr)
 	if (zerr == Z_ERRNO)
 		return errno ? errno : EIO;
 	return zerr == Z_MEM_ERROR ? ENOMEM : EIO;
+}
+
+void mt_verrmsg_in(char *err, size_t errlen, const char *name, const char *fmt, va_list ap)
+{
+	int n;
+
+	if (!err || !errlen)
+		return;
+	n = name ? snprintf(err, errlen, "%.*s: ", (int)(errlen / 2), name) : 0;
+	vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+}
+
+int mt_errmsg_in(char *err, size_t errlen, int e, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	mt_verrmsg_in(err, errlen, name, fmt, ap);
+	va_end(ap);
+	return e > 0 ? -e : -EIO;
 }
