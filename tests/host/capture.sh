@@ -51,6 +51,13 @@ expect doctor-not-a-device-fifo 1 "$tmp/fifo is a FIFO, not a device" \
 	timeout -s KILL 20 env MTRACE_DEVICE="$tmp/fifo" "$bin" doctor
 expect doctor-cpu 1 "has no Intel PT; mtrace needs an Intel CPU (Broadwell or later) on bare metal" \
 	"$bin" doctor
+# --allow-missing belongs to the forms that decode.
+expect allow-missing-top-level 0 "dry run: nothing is armed" "$bin" --allow-missing --dry-run -- /bin/true
+expect allow-missing-record 2 "--allow-missing is for 'mtrace-user [OPTIONS] -- CMD' and decode" \
+	"$bin" record --allow-missing -- /bin/true
+# A bundle's name in any case is not the top-level form's trace.
+expect top-level-bundle-name-upper 2 "-o $tmp/X.MTRACE: this form writes a Perfetto trace" \
+	"$bin" --dry-run -o "$tmp/X.MTRACE" -- /bin/true
 expect help 0 "usage: mtrace-user record [OPTIONS]" "$bin" record --help
 expect doctor-help 0 "usage: mtrace-user doctor" "$bin" doctor --help
 expect doctor-args 2 "doctor takes no arguments, not 'extra'" "$bin" doctor extra

@@ -7,6 +7,7 @@
 #include "commands.h"
 
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +37,8 @@ static void usage(FILE *out, int decode)
 			"  -o, --output FILE      Perfetto trace to write (default %s); with\n"
 			"                         --snapshots N the files are FILE-1 ... FILE-N (before\n"
 			"                         the extension)\n"
-			"      --keep-bundle FILE keep the snapshot bundles too, numbered like the traces\n",
+			"      --keep-bundle FILE keep the snapshot bundles too, numbered like the traces\n"
+			"      --allow-missing    exit 0 even when traced code had no binary (else 3)\n",
 			DECODE_DEFAULT_PERFETTO);
 	else
 		fprintf(out,
@@ -107,6 +109,7 @@ enum {
 	OPT_EMBED,
 	OPT_FREEZE,
 	OPT_KEEP_BUNDLE,
+	OPT_ALLOW_MISSING,
 	OPT_DRY_RUN,
 };
 
@@ -127,6 +130,7 @@ static const struct option long_opts[] = {
 	{ "embed", no_argument, NULL, OPT_EMBED },
 	{ "freeze", required_argument, NULL, OPT_FREEZE },
 	{ "keep-bundle", required_argument, NULL, OPT_KEEP_BUNDLE },
+	{ "allow-missing", no_argument, NULL, OPT_ALLOW_MISSING },
 	{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -210,6 +214,7 @@ static int record_main(int argc, char **argv, int decode)
 	struct mt_capture_opts o;
 	const char **trig = calloc((size_t)argc, sizeof(*trig));
 	const char *keep_bundle = NULL;
+	bool allow_missing = false;
 	char err[MT_CAPTURE_ERRLEN];
 	int c, rc = 0;
 
@@ -232,6 +237,10 @@ static int record_main(int argc, char **argv, int decode)
 			rc = cli_check_name("--keep-bundle", keep_bundle = optarg);
 		else if (c == OPT_KEEP_BUNDLE)
 			rc = bad("--keep-bundle is for 'mtrace-user [OPTIONS] -- CMD'; record always writes its bundle");
+		else if (c == OPT_ALLOW_MISSING && decode)
+			allow_missing = true;
+		else if (c == OPT_ALLOW_MISSING)
+			rc = bad("--allow-missing is for 'mtrace-user [OPTIONS] -- CMD' and decode; record does not decode");
 		else if ((rc = take_option(c, optarg, &o, trig, err, sizeof(err))) < 0)
 			rc = cli_bad_option(c, argv, long_opts, decode ? "" : "record");
 	}
@@ -245,7 +254,7 @@ static int record_main(int argc, char **argv, int decode)
 	}
 	if (!rc) {
 		if (decode) {
-			rc = record_decode(&o, keep_bundle);
+			rc = record_decode(&o, keep_bundle, allow_missing);
 		} else {
 			unsigned int taken;
 			int e = mt_capture_record(&o, &cli_reporter, &taken, err, sizeof(err));

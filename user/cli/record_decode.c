@@ -14,13 +14,13 @@
 #include "cli_msg.h"
 #include "decode_bundle.h"
 #include "files/outfile.h"
-#include "util/text.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -74,10 +74,10 @@ static int open_bundle(const struct mt_capture_opts *ro, unsigned int index,
 	return 0;
 }
 
-static int decode_snapshot(const struct mt_capture_opts *o, struct mt_bundle_reader *r,
-			   unsigned int index, unsigned int taken)
+static int decode_snapshot(const struct mt_capture_opts *o, bool allow_missing,
+			   struct mt_bundle_reader *r, unsigned int index, unsigned int taken)
 {
-	struct decode_request q = { .quiet = o->quiet };
+	struct decode_request q = { .quiet = o->quiet, .allow_missing = allow_missing };
 	char output[PATH_MAX], name[32];
 
 	if (mt_capture_output_path(o->output, index, o->snapshots, output, sizeof(output))) {
@@ -92,16 +92,18 @@ static int decode_snapshot(const struct mt_capture_opts *o, struct mt_bundle_rea
 	return decode_bundle(r, name, &q);
 }
 
-int record_decode(const struct mt_capture_opts *o, const char *keep_bundle)
+int record_decode(const struct mt_capture_opts *o, const char *keep_bundle, bool allow_missing)
 {
 	struct mt_capture_opts ro = *o;
 	struct mt_bundle_reader **r;
 	char dir[PATH_MAX] = "", base[PATH_MAX + sizeof("/snapshot" BUNDLE_EXT)];
+	size_t len = strlen(o->output), ext = strlen(BUNDLE_EXT);
 	unsigned int taken;
 	char err[PATH_MAX + 128];
 	int rc;
 
-	if (mt_ends_with(o->output, BUNDLE_EXT))
+	/* Any case: a .MTRACE file is a bundle's name too. */
+	if (len >= ext && !strcasecmp(o->output + len - ext, BUNDLE_EXT))
 		return usage_error("-o %s: this form writes a Perfetto trace; 'mtrace-user record -o FILE' writes a bundle, --keep-bundle FILE keeps one",
 				   o->output);
 	if (keep_bundle && mt_outfile_same_place(keep_bundle, o->output))
@@ -133,7 +135,7 @@ int record_decode(const struct mt_capture_opts *o, const char *keep_bundle)
 	for (unsigned int i = 0; i < taken; i++) {
 		if (!r[i])
 			continue;
-		int d = decode_snapshot(o, r[i], i + 1, taken);
+		int d = decode_snapshot(o, allow_missing, r[i], i + 1, taken);
 
 		/* A failure outranks decoded-with-missing-code (3), which outranks success. */
 		if (d == CLI_EXIT_MISSING && !rc)
