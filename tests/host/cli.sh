@@ -323,9 +323,14 @@ expect report-perf-data-piped 1 "standard input: not an mtrace bundle: it is a p
 	sh "$bin" "$work" "$sample"
 expect report-perf-data-redirected 1 "standard input: not an mtrace bundle: it is a perf.data, which decode and report read from a file" \
 	sh -c '"$1" report - <"$2/piped.data"' sh "$bin" "$work"
-# A perf record --kcore directory without its data file names that file.
-expect convert-dir-without-data 1 "$work/nodata.dir: data: No such file or directory" \
+# A directory without a data file is told as what it lacks, by every
+# command that reads perf's directories; an empty data file is named.
+expect convert-dir-without-data 1 "$work/nodata.dir: a directory without a file 'data': not a perf.data directory" \
 	sh -c 'mkdir -p "$1/nodata.dir" && "$2" convert "$1/nodata.dir" -o "$1/c.mtrace"' sh "$work" "$bin"
+expect report-dir-without-data 1 "$work/nodata.dir: a directory without a file 'data'" \
+	"$bin" report "$work/nodata.dir"
+expect decode-dir-empty-data 1 "$work/nodata.dir: data: empty file" \
+	sh -c ': >"$1/nodata.dir/data" && "$2" decode "$1/nodata.dir"' sh "$work" "$bin"
 # The path once, not twice ("x: cannot open x: ...").
 expect convert-missing 1 "mtrace-user: $work/none.data: No such file or directory" \
 	"$bin" convert "$work/none.data" -o "$work/c.mtrace"

@@ -503,7 +503,7 @@ PY
 		fail "stdin-terminal-$cmd" "$out"
 	fi
 done
-expect directory-input 1 "$work: is a directory" "$bin" decode "$work"
+expect directory-input 1 "$work: a directory without a file 'data': not a perf.data directory (perf record --kcore's), nor a bundle" "$bin" decode "$work"
 expect max-decompressed 1 "more than the limit of 1024 (--max-decompressed SIZE raises it)" \
 	"$bin" decode --max-decompressed 1K -o "$work/x.pftrace" "$corpus/sample-zstd.mtrace"
 expect bad-max-decompressed 2 "--max-decompressed: invalid size 'lots'" \

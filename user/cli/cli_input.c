@@ -104,10 +104,15 @@ int cli_open_input(const char *arg, const struct mt_bundle_limits *lim, const ch
 	struct perfdata_import_opts po = { .symfs = symfs };
 	struct perfdata_import_stats st;
 	int is_perf_data = perfdata_is_perf_data(arg);
+	struct stat sb;
 	char err[1024];
 
 	if (perf_data)
 		*perf_data = is_perf_data;
+	/* A directory can only be perf's (--kcore): the perf.data reader
+	 * says what is wrong with it, the bundle reader only "a directory". */
+	if (!is_perf_data && (strcmp(arg, "-") && !stat(arg, &sb) && S_ISDIR(sb.st_mode)))
+		is_perf_data = 1;
 	if (!is_perf_data)
 		return open_bundle(arg, lim, perf_data_to_save, r);
 	if (perfdata_import_open(arg, &po, r, &st, err, sizeof(err)) < 0) {
