@@ -167,6 +167,10 @@ rm kdir/data
 cp plt.mtrace kdir/kcore_dir/kcore
 kept_case export-kcore-over-bundle-kcore '--kcore would replace kdir/kcore_dir/kcore, the bundle' \
 	kdir/kcore_dir/kcore plt.mtrace "$bin" export --kcore -p kdir kdir/kcore_dir/kcore
+# The working directory, or one holding it, cannot be replaced by a rename.
+mkdir -p here
+expect_re export-kcore-cwd 1 '^mtrace-user: \. holds the working directory, which cannot be replaced' \
+	env -C here "$bin" export --kcore -p . ../plt.mtrace
 # A --symfs whose place for the program is the bundle itself: not copied there.
 mkdir -p "sx$(dirname "$prog")"
 cp plt.mtrace "sx$prog"

@@ -68,6 +68,19 @@ static void remove_tree(const char *dir)
 	rmdir(dir);
 }
 
+/* Whether PATH is the working directory or one of its parents, which a
+ * rename cannot replace (EBUSY, after all the work). */
+static bool holds_cwd(const char *path)
+{
+	char dir[PATH_MAX], cwd[PATH_MAX];
+	size_t n;
+
+	if (!realpath(path, dir) || !getcwd(cwd, sizeof(cwd)))
+		return false;
+	n = strlen(dir);
+	return !strncmp(cwd, dir, n) && (cwd[n] == '/' || !cwd[n] || n == 1);
+}
+
 int perfdata_dir_begin(struct perfdata_dir *d, const char *path, char *err, size_t errlen)
 {
 	struct stat st;
@@ -78,6 +91,10 @@ int perfdata_dir_begin(struct perfdata_dir *d, const char *path, char *err, size
 				 path);
 	if (strlen(path) + 16 > sizeof(d->tmp))
 		return mt_errmsg(err, errlen, ENAMETOOLONG, "%s: path too long", path);
+	if (holds_cwd(path))
+		return mt_errmsg(err, errlen, EINVAL,
+				 "%s holds the working directory, which cannot be replaced: name a directory of its own",
+				 path);
 	if (!lstat(path, &st) && (!S_ISDIR(st.st_mode) || !only_perf_entries(path, top_names)))
 		return mt_errmsg(err, errlen, EEXIST,
 				 "%s exists and is not a perf.data directory (data, kcore_dir): "
