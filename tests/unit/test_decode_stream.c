@@ -7,6 +7,7 @@
  */
 #include "test_decode_steps.h"
 
+#include <errno.h>
 #include <time.h>
 
 /* Decodes PATH into GOT with JOBS and WINDOW, the replay following the
@@ -78,6 +79,40 @@ MT_TEST(following_frees_the_log_and_changes_nothing)
 	MT_ASSERT(sf.log_peak * 3 < sf.log_bytes);
 	free(all.v);
 	free(follow.v);
+}
+
+/* A sink that fails at its first event, as a full disk does. */
+static int refuse(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns, const struct mt_ev *ev)
+{
+	(void)ctx, (void)pid, (void)tid, (void)ns, (void)ev;
+	return -ENOSPC;
+}
+
+/* Once the output has failed, the streams stop being decoded: before,
+ * they ran to their ends, ten times as slowly as a whole decode (nothing
+ * consumed the switch table they read). Counted in instructions, not time. */
+MT_TEST(a_failed_output_stops_the_decoding)
+{
+	const char *b = walk("w2.mtrace", "--insns 8000000 --cpus 2 --seed 5");
+	struct mt_decode_opts o = { .jobs = 2, .stream_window = 64 << 10 };
+	struct mt_decode_sink sink = { NULL, refuse, NULL, NULL, 1 };
+	struct steps all = { 0 };
+	struct mt_decode_stats whole = decode(b, &all, 2, 64 << 10, 1);
+	struct mt_bundle_reader *r;
+	struct mt_decode *d;
+	char err[512];
+	uint64_t insns;
+
+	MT_ASSERT_MSG(mt_bundle_open(&r, b, err, sizeof(err)) == 0, "%s", err);
+	MT_ASSERT_MSG(mt_decode_open(&d, r, &o, err, sizeof(err)) == 0, "%s", err);
+	MT_ASSERT_EQ(mt_decode_run(d, &sink), -ENOSPC);
+	insns = mt_decode_get_stats(d)->insns;
+	printf("# %" PRIu64 " of %" PRIu64 " instructions decoded after the output failed\n",
+	       insns, whole.insns);
+	MT_ASSERT(insns * 4 < whole.insns);
+	mt_decode_free(d);
+	mt_bundle_close(r);
+	free(all.v);
 }
 
 static uint64_t process_cpu_ns(void)

@@ -51,6 +51,7 @@ struct mt_blkdec {
 	uint64_t piece_end, start, prev_sync, piece_start;
 	bool first;		/* no window synced yet */
 	bool ended;		/* the stream's end reached */
+	bool quit;		/* h->stop was found set */
 	/* A piece decoded ahead, without what came before (blkdec.h): the
 	 * state assumed at its start, and what its result depended on. */
 	bool ahead, assumed_on;
@@ -59,7 +60,7 @@ struct mt_blkdec {
 	bool zero_time;		/* a time asked for before any was known */
 	struct mt_insn_dec *insn;
 	uint64_t tsc;
-	uint64_t reported;	/* the offset last told to h->progress */
+	uint64_t reported;	/* the offset of the last look at h->stop and h->progress */
 	/* libipt's time at window offset time_off (see now()). */
 	uint64_t time_off, time_tsc;
 	bool time_known;
@@ -465,9 +466,15 @@ static uint64_t decode_from_sync(struct mt_blkdec *b, int st, bool cont)
 			idle = 0;
 			last_off = off;
 			b->stats->offset = off;
-			if (b->h->progress && off - b->reported >= MT_BLK_PROGRESS_BYTES) {
+			if (off - b->reported >= MT_BLK_PROGRESS_BYTES) {
 				b->reported = off;
-				b->h->progress(b->h->ctx, off);
+				if (b->h->progress)
+					b->h->progress(b->h->ctx, off);
+				if (b->h->stop &&
+				    atomic_load_explicit(b->h->stop, memory_order_relaxed)) {
+					b->quit = true;
+					break;
+				}
 			}
 		} else if (++idle == MAX_BLOCKS_WITHOUT_TRACE) {
 			st = -pte_eos;
@@ -501,7 +508,7 @@ static void decode_window(struct mt_blkdec *b, bool cont, bool *first, uint64_t 
 		*prev_sync = sync;
 		resume = decode_from_sync(b, st, cont);
 		cont = false;
-		if (b->at_stop || (resume != UINT64_MAX && resume >= b->stop))
+		if (b->quit || b->at_stop || (resume != UINT64_MAX && resume >= b->stop))
 			break;
 		st = resume != UINT64_MAX ? pt_blk_sync_set(b->dec, resume - b->base)
 					  : pt_blk_sync_forward(b->dec);
@@ -546,7 +553,7 @@ static void close_window(struct mt_blkdec *b)
  */
 static int decode_piece(struct mt_blkdec *b)
 {
-	while (!b->ended && b->start < b->piece_end) {
+	while (!b->ended && !b->quit && b->start < b->piece_end) {
 		uint64_t end, start = b->start;
 		const uint8_t *p;
 		size_t got;

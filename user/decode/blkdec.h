@@ -12,6 +12,7 @@
 #include "decode/callstack.h"
 
 #include <intel-pt.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 /* Why data is missing; GAP events carry these. */
@@ -49,6 +50,9 @@ struct mt_blk_handler {
 	/* Decoding has got to stream offset OFF: called every
 	 * MT_BLK_PROGRESS_BYTES of the stream or so (NULL: not wanted). */
 	void (*progress)(void *ctx, uint64_t off);
+	/* Looked at as often: once set, decoding ends there (the consumer
+	 * failed, say a full disk, and nothing more is wanted). May be NULL. */
+	const atomic_int *stop;
 	void *ctx;
 	/* Set: the control flow goes to this pipe (blkpipe.h) as it is
 	 * decoded, its times spread on the pipe's other side; only enable

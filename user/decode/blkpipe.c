@@ -273,6 +273,7 @@ static struct mt_blk_pipe *pipe_new(const struct mt_blk_handler *target, unsigne
 	}
 	p->front = (struct mt_blk_handler){ .enable = f_enable,
 					    .progress = target->progress ? f_progress : NULL,
+					    .stop = target->stop,
 					    .ctx = p,
 					    .pipe = p };
 	p->target = target;

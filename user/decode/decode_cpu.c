@@ -672,7 +672,8 @@ static int decode_stages(struct stream_decoding *sd, const struct mt_blk_handler
 static void decode_one(struct worker *w)
 {
 	struct mt_blk_handler h = { .enable = h_enable, .block = h_block, .transfer = h_transfer,
-				    .disable = h_disable, .gap = h_gap, .ctx = w };
+				    .disable = h_disable, .gap = h_gap, .stop = &w->d->pipe.stop,
+				    .ctx = w };
 	struct mt_cpu_log *log = w->log;
 	struct stream_decoding sd = { .w = w };
 	struct mt_pt_reader *pr = &sd.pr, *scan = &sd.scan;
