@@ -56,7 +56,7 @@ if [ -f dir.data/data ]; then
 else
 	echo "FAIL $suite/kcore-dir-layout: no dir.data/data"
 fi
-expect_re export-kcore-onto-file 1 'out\.data exists and is not a perf\.data directory' \
+expect_re export-kcore-onto-file 2 'out\.data exists and is not a perf\.data directory' \
 	"$bin" export --kcore --perf-data out.data plt.mtrace
 expect_re decode-perf-data-dir 0 'wrote dir\.pftrace' \
 	"$bin" decode --symfs dir.data.symfs -o dir.pftrace dir.data
@@ -169,8 +169,15 @@ kept_case export-kcore-over-bundle-kcore '--kcore would replace kdir/kcore_dir/k
 	kdir/kcore_dir/kcore plt.mtrace "$bin" export --kcore -p kdir kdir/kcore_dir/kcore
 # The working directory, or one holding it, cannot be replaced by a rename.
 mkdir -p here
-expect_re export-kcore-cwd 1 '^mtrace-user: \. holds the working directory, which cannot be replaced' \
+expect_re export-kcore-cwd 2 '^mtrace-user: \. holds the working directory, which cannot be replaced' \
 	env -C here "$bin" export --kcore -p . ../plt.mtrace
+# What cannot take a perf.data is bad usage, refused before the bundle is read.
+expect_re export-to-device 2 '^mtrace-user: /dev/null is not a regular file: a perf\.data goes to a new file' \
+	"$bin" export -p /dev/null plt.mtrace
+mkdir -p notperf && touch notperf/mine
+expect_re export-kcore-over-other-dir 2 '^mtrace-user: notperf exists and is not a perf\.data directory' \
+	"$bin" export --kcore -p notperf plt.mtrace
+[ -e notperf/mine ] || echo "FAIL $suite/export-kcore-over-other-dir-kept: notperf/mine is gone"
 # A --symfs whose place for the program is the bundle itself: not copied there.
 mkdir -p "sx$(dirname "$prog")"
 cp plt.mtrace "sx$prog"

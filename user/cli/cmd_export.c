@@ -108,10 +108,15 @@ int cmd_export(int argc, char **argv)
 		cli_err("export writes a perf.data file, which perf reads by seeking: name a file, not standard output");
 		return CLI_EXIT_USAGE;
 	}
-	/* Before anything is opened for writing: the bundle is never the output. */
+	/* Before anything is opened for writing: the bundle is never the output,
+	 * nor is anything that cannot take a perf.data. */
 	if ((e = cli_check_not_input(out, argv[optind])) ||
 	    (eo.kcore && (e = check_kcore_output(out, argv[optind]))))
 		return e;
+	if (perfdata_export_check_out(out, eo.kcore, err, sizeof(err))) {
+		cli_err("%s", err);
+		return CLI_EXIT_USAGE;
+	}
 	eo.bundle = argv[optind];
 	eo.name = cli_input_name(argv[optind]);
 	if (cli_open_bundle(argv[optind], NULL, &r))

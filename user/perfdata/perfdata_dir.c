@@ -81,15 +81,14 @@ static bool holds_cwd(const char *path)
 	return !strncmp(cwd, dir, n) && (cwd[n] == '/' || !cwd[n] || n == 1);
 }
 
-int perfdata_dir_begin(struct perfdata_dir *d, const char *path, char *err, size_t errlen)
+int perfdata_dir_check(const char *path, char *err, size_t errlen)
 {
 	struct stat st;
 
-	memset(d, 0, sizeof(*d));
 	if (!path[0] || path[strlen(path) - 1] == '/')
 		return mt_errmsg(err, errlen, EINVAL, "'%s': name the directory without a final /",
 				 path);
-	if (strlen(path) + 16 > sizeof(d->tmp))
+	if (strlen(path) + 16 > PATH_MAX)
 		return mt_errmsg(err, errlen, ENAMETOOLONG, "%s: path too long", path);
 	if (holds_cwd(path))
 		return mt_errmsg(err, errlen, EINVAL,
@@ -99,6 +98,16 @@ int perfdata_dir_begin(struct perfdata_dir *d, const char *path, char *err, size
 		return mt_errmsg(err, errlen, EEXIST,
 				 "%s exists and is not a perf.data directory (data, kcore_dir): "
 				 "not replaced", path);
+	return 0;
+}
+
+int perfdata_dir_begin(struct perfdata_dir *d, const char *path, char *err, size_t errlen)
+{
+	int e;
+
+	memset(d, 0, sizeof(*d));
+	if ((e = perfdata_dir_check(path, err, errlen)))
+		return e;
 	snprintf(d->path, sizeof(d->path), "%s", path);
 	/* Hidden beside PATH, as other outputs' temporaries are: DIR/.tmp-BASE-XXXXXX. */
 	const char *base = strrchr(path, '/');

@@ -22,10 +22,13 @@ struct perfdata_dir {
 };
 
 /*
- * Creates the temporary directory. -EEXIST when PATH exists and is not a
- * perf.data directory (only data and kcore_dir with kcore, kallsyms,
- * modules): nothing of the user's is ever removed.
+ * Whether a perf.data directory can be put at PATH: -EEXIST when PATH
+ * exists and is not one (only data and kcore_dir with kcore, kallsyms,
+ * modules: nothing of the user's is ever removed), -EINVAL when it is the
+ * working directory or holds it, or is named with a final /.
  */
+int perfdata_dir_check(const char *path, char *err, size_t errlen);
+/* perfdata_dir_check(), then creates the temporary directory. */
 int perfdata_dir_begin(struct perfdata_dir *d, const char *path, char *err, size_t errlen);
 int perfdata_dir_commit(struct perfdata_dir *d, char *err, size_t errlen);
 void perfdata_dir_abort(struct perfdata_dir *d);

@@ -665,6 +665,20 @@ static bool is_root_dir(const char *dir)
 	return root;
 }
 
+int perfdata_export_check_out(const char *out, bool kcore, char *err, size_t errlen)
+{
+	struct stat os;
+
+	if (kcore)
+		return perfdata_dir_check(out, err, errlen);
+	/* perf reads a perf.data by seeking: only a file can hold one. */
+	if (!stat(out, &os) && !S_ISREG(os.st_mode))
+		return mt_errmsg(err, errlen, EINVAL,
+				 "%s is not a regular file: a perf.data goes to a new file or replaces one",
+				 out);
+	return 0;
+}
+
 int perfdata_export(struct mt_bundle_reader *r, const char *out,
 		    const struct perfdata_export_opts *opts, struct perfdata_export_stats *st,
 		    char *err, size_t errlen)
@@ -673,17 +687,11 @@ int perfdata_export(struct mt_bundle_reader *r, const char *out,
 	struct perfdata_dir dir = { .tmp = "" };
 	char data[PATH_MAX + 8], made[PATH_MAX] = "";
 	const char *lacks;
-	struct stat os;
 	int e;
 
 	memset(st, 0, sizeof(*st));
-	/* perf reads a perf.data by seeking: only a file (or, with --kcore,
-	 * a directory, perfdata_dir_begin()) can hold one. */
-	if (!(opts && opts->kcore) && !stat(out, &os) && !S_ISREG(os.st_mode)) {
-		snprintf(err, errlen, "%s is not a regular file: a perf.data goes to a new file or replaces one",
-			 out);
-		return -EINVAL;
-	}
+	if ((e = perfdata_export_check_out(out, opts && opts->kcore, err, errlen)))
+		return e;
 	/* The bundle's problems name it (opts->name). */
 	if ((lacks = mt_bundle_missing_section(r)))
 		return mt_errmsg_in(err, errlen, ENOENT, x.name,

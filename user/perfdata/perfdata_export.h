@@ -38,6 +38,11 @@ struct perfdata_export_stats {
 	char warning[512];      /* binaries perf will not find; empty if none */
 };
 
+/* Whether OUT can take the export (a directory with KCORE): 0, or -errno
+ * and why in ERR. perfdata_export() checks it too; a caller checks first
+ * to refuse before any work. */
+int perfdata_export_check_out(const char *out, bool kcore, char *err, size_t errlen);
+
 /*
  * Writes OUT from the bundle R: a perf.data file, or with opts->kcore a
  * perf.data directory (OUT/data, OUT/kcore_dir; perfdata_dir.h) whose
