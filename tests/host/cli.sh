@@ -281,6 +281,8 @@ if "$ptgen" --cpus 2 -o "$work/exc.mtrace" -- "$(dirname "$prog")/exceptions" >/
 else
 	echo "FAIL cli/decode-function-cxx: ptgen could not trace the exceptions program"
 fi
+expect decode-duration-too-long 2 "--min-duration 99999999999s: too long" \
+	"$bin" decode --min-duration 99999999999s "$sample"
 expect decode-function-absent 1 "nothing left to write: the trace holds no call of no_such_function" \
 	"$bin" decode --function no_such_function -o "$old" "$sample"
 expect decode-window-empty 1 "nothing left to write: the window ends at 1 ns, before the trace's first event at " \

@@ -499,6 +499,10 @@ MT_TEST(parse_errors)
 	MT_ASSERT_EQ(mt_narrow_parse_duration("2 ms", &v), -EINVAL);
 	MT_ASSERT_EQ(mt_narrow_parse_duration("-1ms", &v), -EINVAL);
 	MT_ASSERT_EQ(mt_narrow_parse_duration("ms", &v), -EINVAL);
+	/* Too long is told apart from not a duration. */
+	MT_ASSERT_EQ(mt_narrow_parse_duration("18446744073709551615", &v), -ERANGE);
+	MT_ASSERT_EQ(mt_narrow_parse_duration("99999999999s", &v), -ERANGE);
+	MT_ASSERT_EQ(mt_narrow_parse_duration("99999999999x", &v), -EINVAL);
 	MT_ASSERT_EQ(mt_narrow_parse_time("T-2ms,T+1ms", &o, err, sizeof(err)), 0);
 	MT_ASSERT(o.window && o.around_trigger && o.from == -2000000 && o.to == 1000000);
 	MT_ASSERT_EQ(mt_narrow_parse_time("T-1ms,", &o, err, sizeof(err)), 0);

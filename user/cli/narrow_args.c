@@ -47,9 +47,15 @@ static int parse_list(const char *opt, const char *s, uint32_t *v, size_t *n)
 
 static int parse_duration(const char *opt, const char *s, uint64_t *ns)
 {
-	if (!mt_narrow_parse_duration(s, ns))
+	int e = mt_narrow_parse_duration(s, ns);
+
+	if (!e)
 		return 0;
-	cli_err("--%s wants a duration: a number with ns, us, ms or s (e.g. 2ms), not '%s'", opt, s);
+	if (e == -ERANGE)
+		cli_err("--%s %s: too long (at most some 584 years)", opt, s);
+	else
+		cli_err("--%s wants a duration: a number with ns, us, ms or s (e.g. 2ms), not '%s'",
+			opt, s);
 	return 2;
 }
 

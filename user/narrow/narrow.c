@@ -448,13 +448,17 @@ int mt_narrow_parse_duration(const char *s, uint64_t *ns)
 	char *end;
 	double v = strtod(s, &end);
 
-	if (end == s || !(v >= 0) || v > 1.8e19)
+	if (end == s || !(v >= 0))
 		return -EINVAL;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (!strcmp(end, units[i].unit) && v * units[i].scale < 1.8e19) {
-			*ns = (uint64_t)(v * units[i].scale + 0.5);
-			return 0;
-		}
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].unit))
+			continue;
+		/* Beyond what 64 bits of ns hold (some 584 years). */
+		if (!(v * units[i].scale < 1.8e19))
+			return -ERANGE;
+		*ns = (uint64_t)(v * units[i].scale + 0.5);
+		return 0;
+	}
 	return -EINVAL;
 }
 

@@ -114,7 +114,7 @@ void mt_narrow_fini(struct mt_narrow *n);
 int mt_narrow_left_nothing(const struct mt_narrow *n, char *why, size_t len);
 
 /* Parses a duration: a number with ns, us, ms or s (no unit: ns) into
- * *NS; -EINVAL when it is not one. */
+ * *NS; -EINVAL when it is not one, -ERANGE when 64 bits of ns cannot hold it. */
 int mt_narrow_parse_duration(const char *s, uint64_t *ns);
 /* Parses --time FROM,TO into O: each end absolute ns (with a unit
  * allowed), or T, T-DURATION, T+DURATION relative to the trigger (both
