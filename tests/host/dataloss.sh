@@ -376,7 +376,7 @@ else
 	fail export-to-stdout "exit $rc: $out; $(ls "$work")"
 fi
 mkfifo "$work/f.data"
-expect export-onto-fifo 1 "f.data is not a regular file" \
+expect export-onto-fifo 2 "f.data is not a regular file" \
 	"$bin" export -p "$work/f.data" "$work/s.mtrace"
 if [ -e "$work/f.data.symfs" ]; then
 	fail export-onto-fifo-no-symfs "$work/f.data.symfs was made"
