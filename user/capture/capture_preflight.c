@@ -191,7 +191,9 @@ static int check_pid(const struct mt_capture_opts *o, char *err, size_t errlen)
 static int check_tids(const struct mt_capture_opts *o, const struct mt_trigger_spec *specs,
 		      size_t n, char *err, size_t errlen)
 {
-	for (size_t i = 0; i < n && !o->system_wide; i++) {
+	if (o->system_wide)
+		return 0;	/* every thread is traced */
+	for (size_t i = 0; i < n; i++) {
 		pid_t tid = (pid_t)specs[i].filter.tid;
 		int tgid;
 

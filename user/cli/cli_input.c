@@ -111,7 +111,7 @@ int cli_open_input(const char *arg, const struct mt_bundle_limits *lim, const ch
 		*perf_data = is_perf_data;
 	/* A directory can only be perf's (--kcore): the perf.data reader
 	 * says what is wrong with it, the bundle reader only "a directory". */
-	if (!is_perf_data && (strcmp(arg, "-") && !stat(arg, &sb) && S_ISDIR(sb.st_mode)))
+	if (!is_perf_data && strcmp(arg, "-") && !stat(arg, &sb) && S_ISDIR(sb.st_mode))
 		is_perf_data = 1;
 	if (!is_perf_data)
 		return open_bundle(arg, lim, perf_data_to_save, r);

@@ -189,14 +189,15 @@ int perfdata_open_input(struct perfdata_file *f, const char *path, char *kcore_d
 	perfdata_data_path(path, data, sizeof(data));
 	if ((e = perfdata_open(f, data))) {
 		/* The caller names PATH; a directory's file is named here. */
-		if (strcmp(data, path) && e == -ENOENT) {
-			snprintf(f->err, sizeof(f->err), "a directory without a file 'data': not a perf.data directory (perf record --kcore's), nor a bundle");
-		} else if (strcmp(data, path)) {
-			char why[sizeof(f->err)];
+		char why[sizeof(f->err)];
 
-			memcpy(why, f->err, sizeof(why));
+		if (!strcmp(data, path))
+			return e;
+		memcpy(why, f->err, sizeof(why));
+		if (e == -ENOENT)
+			snprintf(f->err, sizeof(f->err), "a directory without a file 'data': not a perf.data directory (perf record --kcore's), nor a bundle");
+		else
 			snprintf(f->err, sizeof(f->err), "data: %.*s", (int)sizeof(why) - 7, why);
-		}
 		return e;
 	}
 	if (!perfdata_feature(f, PERFDATA_FEAT_DIR_FORMAT, &p, &len)) {

@@ -166,6 +166,7 @@ int perfdata_symfs_put(struct mt_bundle_reader *r, const char *dir, const char *
 		       char *warn, size_t warnlen, char *err, size_t errlen)
 {
 	const uint8_t *code = NULL;
+	const char *is;
 	char dest[4096], *slash;
 	void *mapped = NULL;
 	size_t len = 0;
@@ -196,11 +197,11 @@ int perfdata_symfs_put(struct mt_bundle_reader *r, const char *dir, const char *
 		e = -ENAMETOOLONG;
 		goto out;
 	}
-	if (mt_same_file(dest, path) || (keep && mt_same_file(dest, keep))) {
-		/* The symfs leads back to the recorded file (a link to /, a
-		 * bind mount), or to the bundle: writing would replace it. */
-		snprintf(warn, warnlen, "%s: not copied: %s is %s", as, dest,
-			 mt_same_file(dest, path) ? "that file itself" : "the bundle being exported");
+	/* The symfs leads back to the recorded file (a link to /, a bind
+	 * mount), or to the bundle: writing would replace it. */
+	if ((is = mt_same_file(dest, path) ? "that file itself" :
+		  keep && mt_same_file(dest, keep) ? "the bundle being exported" : NULL)) {
+		snprintf(warn, warnlen, "%s: not copied: %s is %s", as, dest, is);
 		e = 0;
 		goto out;
 	}
