@@ -4,9 +4,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 const char *mt_file_kind(mode_t mode)
@@ -84,4 +87,29 @@ int mt_open_write(const char *path, mode_t mode)
 	if (!strcmp(path, MT_STDOUT_NAME))
 		return fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
 	return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+}
+
+/* The last part of the symlink PATH's target into OUT (LEN bytes): 0 or -1. */
+static int link_base(const char *path, char *out, size_t len)
+{
+	char target[PATH_MAX];
+	ssize_t n = readlink(path, target, sizeof(target) - 1);
+	const char *slash;
+
+	if (n < 0)
+		return -1;
+	target[n] = '\0';
+	slash = strrchr(target, '/');
+	snprintf(out, len, "%s", slash ? slash + 1 : target);
+	return 0;
+}
+
+int mt_chardev_sysfs(dev_t rdev, char *cls, char *name, size_t len)
+{
+	char dev[48], subsystem[64];
+
+	/* The entry links to the device; its subsystem link names the class. */
+	snprintf(dev, sizeof(dev), "/sys/dev/char/%u:%u", major(rdev), minor(rdev));
+	snprintf(subsystem, sizeof(subsystem), "%s/subsystem", dev);
+	return link_base(dev, name, len) || link_base(subsystem, cls, len) ? -1 : 0;
 }

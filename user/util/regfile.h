@@ -11,6 +11,7 @@
 #define MTRACE_UTIL_REGFILE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 /* What a file of MODE is, for messages: "a directory", "a character
@@ -38,5 +39,13 @@ int mt_open_write(const char *path, mode_t mode);
 
 /* Whether paths A and B both exist and name one file (through links too). */
 bool mt_same_file(const char *a, const char *b);
+
+/*
+ * What sysfs says of the character device RDEV, told without opening it:
+ * its class ("tty", "mem", "misc") into CLS and its name ("null") into
+ * NAME, LEN bytes each. 0, or -1 when sysfs has no entry for it (not
+ * mounted, or no driver has that number).
+ */
+int mt_chardev_sysfs(dev_t rdev, char *cls, char *name, size_t len);
 
 #endif
