@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -82,11 +83,48 @@ bool mt_same_file(const char *a, const char *b)
 	return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-int mt_open_write(const char *path, mode_t mode)
+/*
+ * A FIFO's open for writing waits for a reader, which may never come: the
+ * wait is told first (nothing else would say why the command stands
+ * still), and SIGINT, SIGTERM and SIGHUP may end it even where the caller
+ * blocks them, as record does while it writes its snapshot.
+ */
+static int open_fifo(const char *path, int flags, mode_t mode, const struct mt_reporter *rep)
 {
+	int fd = open(path, flags | O_NONBLOCK, mode), e;
+	sigset_t stop, old;
+
+	if (fd >= 0) {
+		/* A reader is there; writes wait for room in the pipe as usual. */
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+		return fd;
+	}
+	if (errno != ENXIO)
+		return -1;
+	mt_report(rep, MT_SEV_INFO, "waiting for a reader on %s (a FIFO nobody reads yet; Ctrl-C to stop)",
+		  path);
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
+	pthread_sigmask(SIG_UNBLOCK, &stop, &old);
+	fd = open(path, flags, mode);
+	e = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = e;
+	return fd;
+}
+
+int mt_open_write(const char *path, mode_t mode, const struct mt_reporter *rep)
+{
+	const int flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC;
+	struct stat st;
+
 	if (!strcmp(path, MT_STDOUT_NAME))
 		return fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
-	return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	if (!stat(path, &st) && S_ISFIFO(st.st_mode))
+		return open_fifo(path, flags, mode, rep);
+	return open(path, flags, mode);
 }
 
 /* The last part of the symlink PATH's target into OUT (LEN bytes): 0 or -1. */
