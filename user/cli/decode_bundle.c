@@ -19,6 +19,7 @@
 #include <limits.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -279,6 +280,12 @@ const char *decode_output_name(const struct decode_request *q)
 	if (q->output)
 		return strcmp(q->output, "-") ? q->output : NULL;
 	return formats[q->format].default_output;
+}
+
+void decode_request_free(struct decode_request *q)
+{
+	free(q->path_maps);
+	free(q->function_demangled);
 }
 
 int decode_bundle(struct mt_bundle_reader *r, const char *name, const struct decode_request *q)
