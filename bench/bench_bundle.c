@@ -197,7 +197,7 @@ static int baseline_read(const char *path, const uint8_t *orig, size_t len, int 
 static int write_bundle(const char *path, const uint8_t *buf, size_t len, int no_comp,
 			uint64_t *file_size)
 {
-	struct mt_bundle_writer_opts opts = { sizeof(opts), 0, no_comp };
+	struct mt_bundle_writer_opts opts = { .size = sizeof(opts), .no_compression = no_comp };
 	struct mt_bundle_writer *w;
 	char err[256];
 	int rc;

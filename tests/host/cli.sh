@@ -278,6 +278,13 @@ if "$ptgen" --cpus 2 -o "$work/exc.mtrace" -- "$(dirname "$prog")/exceptions" >/
 	expect decode-function-cxx 0 " B inner(int)" "$bin" decode -q -f text -o - --function inner "$work/exc.mtrace"
 	expect decode-function-cxx-part 1 "the trace holds no call of inne" \
 		"$bin" decode -q -f text -o - --function inne "$work/exc.mtrace"
+	# Or mangled, as nm prints it (inner is static: _ZL): that function
+	# only, not another overload.
+	expect decode-function-mangled 0 " B inner(int)" \
+		"$bin" decode -q -f text -o - --function _ZL5inneri "$work/exc.mtrace"
+	expect report-function-mangled 0 "inner(int)" "$bin" report --function _ZL5inneri "$work/exc.mtrace"
+	expect decode-function-mangled-other 1 "the trace holds no call of inner(short)" \
+		"$bin" decode -q -f text -o - --function _ZL5inners "$work/exc.mtrace"
 else
 	echo "FAIL cli/decode-function-cxx: ptgen could not trace the exceptions program"
 fi

@@ -209,6 +209,60 @@ for fmt in text svg; do
 	done
 done
 
+# An output FIFO nobody reads yet: the open waits, said in one line while
+# no reader is there, and the reader that comes gets the whole output.
+# Each way outputs are opened: the bundle writer (convert), the trace
+# writer (Perfetto) and stdio (text).
+fifo=$work/out.fifo
+waiting="mtrace-user: waiting for a reader on $fifo (a FIFO nobody reads yet; Ctrl-C to stop)"
+# start_to_fifo CMD...: CMD started ($pid) on a new $fifo; 0 once it says
+# it waits, 1 when it has not after 10 s.
+start_to_fifo() {
+	rm -f "$fifo"
+	mkfifo "$fifo"
+	"$@" >"$work/fifo-out.log" 2>&1 &
+	pid=$!
+	for _ in $(seq 1 200); do
+		grep -qxF "$waiting" "$work/fifo-out.log" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+# to_fifo NAME CHECK CMD...: CMD says it waits, then ends with status 0
+# once read; CHECK FILE judges what was read.
+to_fifo() {
+	local name=$1 check=$2 rc
+	shift 2
+	start_to_fifo "$@" && pass "output-fifo-says-waiting-$name" ||
+		fail "output-fifo-says-waiting-$name" "no notice after 10 s: $(cat "$work/fifo-out.log")"
+	timeout 20 cat "$fifo" >"$work/from-fifo"
+	timeout 20 tail --pid=$pid -f /dev/null
+	wait $pid
+	rc=$?
+	if [ $rc -eq 0 ] && $check "$work/from-fifo"; then
+		pass "output-fifo-$name"
+	else
+		fail "output-fifo-$name" "exit $rc: $(cat "$work/fifo-out.log")"
+	fi
+}
+is_bundle() { "$bin" bundle-info "$1" >/dev/null 2>&1; }
+same_trace() { cmp -s "$1" "$work/direct.pftrace"; }
+same_text() { cmp -s "$1" "$work/direct.txt"; }
+"$bin" export -p "$work/fifo.data" "$corpus/sample-zstd.mtrace" >/dev/null 2>&1
+"$bin" decode -q -o "$work/direct.pftrace" "$corpus/sample-zstd.mtrace" 2>/dev/null
+"$bin" decode -q -f text -o "$work/direct.txt" "$corpus/sample-zstd.mtrace" 2>/dev/null
+to_fifo convert is_bundle "$bin" convert -o "$fifo" "$work/fifo.data"
+to_fifo perfetto same_trace "$bin" decode -q -o "$fifo" "$corpus/sample-zstd.mtrace"
+to_fifo text same_text "$bin" decode -q -f text -o "$fifo" "$corpus/sample-zstd.mtrace"
+# Ctrl-C ends the wait (SIGINT restored as for ctrl-c-keeps-old).
+start_to_fifo python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
+	"$bin" convert -o "$fifo" "$work/fifo.data"
+kill -INT $pid
+timeout 20 tail --pid=$pid -f /dev/null
+wait $pid
+rc=$?
+[ $rc -eq 130 ] && pass output-fifo-ctrl-c || fail output-fifo-ctrl-c "exit $rc: $(cat "$work/fifo-out.log")"
+
 # ---- 3. record validates before arming or launching -------------------------
 rm -f "$work/marker"
 for form in record top; do

@@ -269,7 +269,7 @@ MT_TEST(payload_pages_leave_memory)
 	for (size_t i = 0; i < ring; i++)
 		buf[i] = i < ring / 2 ? (uint8_t)sample_rand(&seed) : (uint8_t)(i % 17 < 3 ? 2 : i);
 	for (int raw = 0; raw < 2; raw++) {
-		struct mt_bundle_writer_opts opts = { sizeof(opts), 0, raw };
+		struct mt_bundle_writer_opts opts = { .size = sizeof(opts), .no_compression = raw };
 		struct mt_bundle_pt_desc pt = { .cpu = 0 };
 		struct mt_bundle_writer *w;
 		struct mt_bundle_reader *r;
@@ -397,7 +397,7 @@ MT_TEST(tables_outlive_a_shrunk_file)
 /* A PT payload, compressed or not: its writer's options (RAW: stored as is). */
 static void write_pt_bundle(const char *path, const uint8_t *buf, size_t len, int raw)
 {
-	struct mt_bundle_writer_opts opts = { sizeof(opts), 0, raw };
+	struct mt_bundle_writer_opts opts = { .size = sizeof(opts), .no_compression = raw };
 	struct mt_bundle_pt_desc pt = { .cpu = 0 };
 	struct mt_bundle_writer *w;
 	char err[512];
@@ -615,7 +615,7 @@ MT_TEST(print_info_lists_sections)
  * escapes would otherwise drive the terminal bundle-info prints to. */
 MT_TEST(print_info_shows_controls_escaped)
 {
-	struct mt_bundle_writer_opts opts = { sizeof(opts), 0, 0 };
+	struct mt_bundle_writer_opts opts = { .size = sizeof(opts) };
 	struct mt_bundle_cpu_desc cpu = sample_cpu();
 	struct mt_bundle_pt_config_desc cfg = sample_cfg();
 	struct mt_bundle_trigger trig = sample_trigger();

@@ -132,7 +132,8 @@ static inline struct mt_bundle_trigger sample_trigger(void)
 static inline void sample_write(struct sample *sm, const char *path, int no_compression,
 				const char *embed_src)
 {
-	struct mt_bundle_writer_opts opts = { sizeof(opts), 0, no_compression };
+	struct mt_bundle_writer_opts opts = { .size = sizeof(opts),
+						.no_compression = no_compression };
 	struct mt_bundle_writer *w;
 	struct mt_bundle_cpu_desc cpu = sample_cpu();
 	struct mt_bundle_pt_config_desc cfg = sample_cfg();

@@ -29,7 +29,7 @@ static const struct mt_bundle_switch_entry sw[] = {
 static struct mt_bundle_reader *table_bundle(const struct mt_bundle_switch_entry *v, size_t n,
 					     int raw, char *path, size_t len)
 {
-	struct mt_bundle_writer_opts opts = { sizeof(opts), 0, raw };
+	struct mt_bundle_writer_opts opts = { .size = sizeof(opts), .no_compression = raw };
 	struct mt_bundle_writer *w;
 	struct mt_bundle_reader *r;
 	char err[512];

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * files/: outputs that are never an input and replace an older file only
- * when complete; inputs from streams.
+ * when complete; inputs from streams; a FIFO as an output.
  */
 #include "mt_test.h"
 
+#include "bundle/bundle.h"
 #include "files/gzout.h"
 #include "files/infile.h"
 #include "files/outfile.h"
@@ -13,8 +14,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -287,7 +290,7 @@ MT_TEST(pending_temporaries_removed)
  * answer, and in *WRITTEN the count it kept, which must be the lines'. */
 static int write_lines(const char *path, bool gzip, uint64_t *written)
 {
-	FILE *f = mt_fopen_write(path, gzip, written);
+	FILE *f = mt_fopen_write(path, gzip, written, NULL);
 	uint64_t n = 0;
 	int rc;
 
@@ -327,4 +330,47 @@ MT_TEST(gzip_through_stdio)
 	MT_ASSERT_EQ(write_lines("/dev/full", true, &written), EOF);
 	MT_ASSERT_EQ(errno, ENOSPC);
 	MT_ASSERT_EQ(write_lines("/dev/full", false, &written), EOF);
+}
+
+/* A FIFO nobody reads: its open waits, and SIGINT ends the wait even when
+ * blocked, as record blocks it while it writes its bundle (through the
+ * bundle writer, as here). A child waits; the test is its reader of
+ * nothing, and its Ctrl-C. */
+MT_TEST(fifo_output_wait_ended_by_blocked_sigint)
+{
+	struct mt_bundle_writer *w;
+	int go[2], status = 0;
+	sigset_t block;
+	pid_t pid, done = 0;
+	char c;
+
+	fresh_dir();
+	MT_ASSERT_EQ(mkfifo(at("out.mtrace"), 0600), 0);
+	MT_ASSERT_EQ(pipe(go), 0);
+	pid = fork();
+	MT_ASSERT(pid >= 0);
+	if (!pid) {
+		sigemptyset(&block);
+		sigaddset(&block, SIGINT);
+		sigprocmask(SIG_BLOCK, &block, NULL);
+		if (write(go[1], "", 1) != 1)
+			_exit(2);
+		mt_bundle_writer_create(&w, at("out.mtrace"), NULL, NULL, 0);
+		_exit(3);	/* opened without a reader: never */
+	}
+	close(go[1]);
+	MT_ASSERT_EQ(read(go[0], &c, 1), 1);
+	close(go[0]);
+	/* Sent once SIGINT is blocked: pending until the wait lets it in. */
+	kill(pid, SIGINT);
+	for (int i = 0; i < 200 && !(done = waitpid(pid, &status, WNOHANG)); i++)
+		usleep(25000);
+	if (!done) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+	remove_dir();
+	MT_ASSERT_MSG(done == pid, "still waiting for a reader 5 s after SIGINT");
+	MT_ASSERT_MSG(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT, "child status 0x%x",
+		      status);
 }

@@ -626,7 +626,7 @@ static void bundle_of_files_clock(const char *name, const char *const *paths, si
 				  const void *code, size_t len,
 				  const struct mt_bundle_clock_entry *anchors, size_t na)
 {
-	struct mt_bundle_writer_opts wo = { sizeof(wo), 0, 0 };
+	struct mt_bundle_writer_opts wo = { .size = sizeof(wo) };
 	struct mt_bundle_cpu_desc cpu = { .vendor = MT_BUNDLE_VENDOR_INTEL, .family = 6,
 					  .model = 0x8c, .nr_cpus = 1,
 					  .vendor_id = "GenuineIntel" };

@@ -39,6 +39,7 @@
 #include <sys/types.h>
 
 #include "mtrace/bundle_format.h"
+#include "util/reporter.h"
 
 /* ---- 2. Records ----
  * Fixed-size records use the on-disk structs directly (cpu, pt config,
@@ -106,6 +107,8 @@ struct mt_bundle_writer_opts {
 	uint32_t size;                  /* sizeof(struct mt_bundle_writer_opts) */
 	int zstd_level;                 /* 0: default (1); negative: faster modes */
 	int no_compression;             /* store every payload uncompressed */
+	/* Where the wait for a FIFO's reader is told (util/regfile.h); NULL: nowhere. */
+	const struct mt_reporter *rep;
 };
 
 /* Creates (truncates) `path`. opts may be NULL for defaults. */

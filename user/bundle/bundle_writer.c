@@ -103,6 +103,7 @@ static void set_err(char *err, size_t errlen, const char *msg)
 int mt_bundle_writer_create(struct mt_bundle_writer **out, const char *path,
 			    const struct mt_bundle_writer_opts *opts, char *err, size_t errlen)
 {
+	struct mt_bundle_writer_opts o = { 0 };
 	struct mt_bundle_writer *w;
 	int rc;
 
@@ -120,8 +121,6 @@ int mt_bundle_writer_create(struct mt_bundle_writer **out, const char *path,
 	w->level = WR_DEFAULT_LEVEL;
 	if (opts) {
 		/* Options structs grow at the end: read only what the caller has. */
-		struct mt_bundle_writer_opts o = { 0 };
-
 		memcpy(&o, opts, opts->size < sizeof(o) ? opts->size : sizeof(o));
 		if (o.zstd_level)
 			w->level = o.zstd_level;
@@ -136,7 +135,7 @@ int mt_bundle_writer_create(struct mt_bundle_writer **out, const char *path,
 		set_err(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	w->fd = mt_open_write(path, 0644);
+	w->fd = mt_open_write(path, 0644, o.rep);
 	if (w->fd < 0) {
 		rc = -errno;
 		if (err && errlen)

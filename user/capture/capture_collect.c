@@ -562,6 +562,7 @@ static int keep_older(const char *path, char *kept, size_t len)
 int mt_capture_collect(const struct mt_collect_in *in, const char *path,
 		       struct mt_collect_out *out, char *err, size_t errlen)
 {
+	struct mt_bundle_writer_opts wo = { .size = sizeof(wo), .rep = in->rep };
 	struct mt_bundle_writer *w = NULL;
 	struct mt_bundle_cpu_desc cpu;
 	struct mt_bundle_pt_config_desc ptc;
@@ -579,7 +580,7 @@ int mt_capture_collect(const struct mt_collect_in *in, const char *path,
 	true_trigger(in, &st);
 	if (partial_name(path, tmp, sizeof(tmp)))
 		return mt_errmsg(err, errlen, ENAMETOOLONG, "output path too long: %s", path);
-	if ((e = mt_bundle_writer_create(&w, tmp, NULL, werr, sizeof(werr)))) {
+	if ((e = mt_bundle_writer_create(&w, tmp, &wo, werr, sizeof(werr)))) {
 		if (strcmp(tmp, path))
 			remove(tmp);
 		return mt_errmsg(err, errlen, -e, "cannot write %s: %s", path, werr);

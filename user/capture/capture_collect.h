@@ -37,6 +37,7 @@ struct mt_collect_in {
 	pid_t exit_tid;                 /* exit: the thread that ended the process */
 	const struct mt_thread_list *seen; /* the target's threads seen while armed */
 	struct mt_bundle_clock_entry arm_anchor; /* user-space anchor taken at arm */
+	const struct mt_reporter *rep;  /* told of a wait for a FIFO's reader */
 };
 
 /* What was written, for the summary line. */

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,24 @@ static int open_error(const char *path, int e, char *err, size_t errlen)
 	}
 }
 
+/*
+ * The module's device is the misc device it registers as "mtrace"
+ * (kmod/mtrace_dev.c); sysfs tells which device a node is without opening
+ * it. Where sysfs cannot tell (not mounted, a node no driver has), the
+ * open and GET_VERSION decide.
+ */
+static int check_identity(const char *path, dev_t rdev, char *err, size_t errlen)
+{
+	char cls[NAME_MAX + 1], name[NAME_MAX + 1];
+
+	if (mt_chardev_sysfs(rdev, cls, name, sizeof(cls)) ||
+	    (!strcmp(cls, "misc") && !strcmp(name, "mtrace")))
+		return 0;
+	return mt_errmsg(err, errlen, ENODEV,
+			 "%s is a character device but not mtrace's (class %s, device %s)", path, cls,
+			 name);
+}
+
 int mt_dev_check(char *err, size_t errlen)
 {
 	const char *path = mt_dev_path();
@@ -70,7 +89,7 @@ int mt_dev_check(char *err, size_t errlen)
 	if (!S_ISCHR(st.st_mode))
 		return mt_errmsg(err, errlen, ENODEV, "%s is not an mtrace device: it is %s", path,
 				 mt_file_kind(st.st_mode));
-	return 0;
+	return check_identity(path, st.st_rdev, err, errlen);
 }
 
 int mt_dev_open(struct mt_dev *d, char *err, size_t errlen)
@@ -80,8 +99,9 @@ int mt_dev_open(struct mt_dev *d, char *err, size_t errlen)
 	memset(d, 0, sizeof(*d));
 	d->path = mt_dev_path();
 	d->fd = -1;
-	/* Not opened unless a device: a FIFO's open waits for a writer,
-	 * with the signals that could end the wait blocked. */
+	/* Not opened unless mtrace's device: a FIFO's open waits for a
+	 * writer, with the signals that could end the wait blocked, and
+	 * another device's open can act on it. */
 	if ((e = mt_dev_check(err, errlen)))
 		return e;
 	d->fd = open(d->path, O_RDONLY | O_CLOEXEC);

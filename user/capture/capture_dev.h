@@ -22,8 +22,9 @@ struct mt_dev {
 /* The device path: $MTRACE_DEVICE if set (for tests and odd setups), else MTRACE_DEVICE. */
 const char *mt_dev_path(void);
 
-/* Whether the device is there and is one, told without opening it: 0, or
- * -errno with the reason (as mt_dev_open() gives it) in ERR. */
+/* Whether the device is there and is mtrace's (as far as sysfs tells),
+ * told without opening it: 0, or -errno with the reason (as mt_dev_open()
+ * gives it) in ERR. */
 int mt_dev_check(char *err, size_t errlen);
 /* Opens, checks the ABI version and reads the capabilities. */
 int mt_dev_open(struct mt_dev *d, char *err, size_t errlen);

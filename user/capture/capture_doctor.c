@@ -211,20 +211,21 @@ static void check_device(struct mt_check *c, const struct facts *f)
 {
 	struct stat st;
 	const char *path = mt_dev_path();
+	char err[512];
+	int e;
 
 	c->name = "device";
-	if (!f->module_loaded && stat(path, &st)) {
+	if (stat(path, &st) && !f->module_loaded) {
 		set(c, MT_CHECK_INFO, NULL, "%s: not checked (no module)", path);
 		return;
 	}
-	if (stat(path, &st)) {
-		set(c, MT_CHECK_FAIL, f->module_loaded ? "mount devtmpfs on /dev" : "load the module",
-		    "%s: %s", path, strerror(errno));
-		return;
-	}
-	if (!S_ISCHR(st.st_mode)) {
-		set(c, MT_CHECK_FAIL, "unset MTRACE_DEVICE, or name /dev/mtrace with it",
-		    "%s is %s, not a device", path, mt_file_kind(st.st_mode));
+	/* Told as record's open tells it: missing, or not mtrace's device. */
+	if ((e = mt_dev_check(err, sizeof(err)))) {
+		set(c, MT_CHECK_FAIL,
+		    e == -ENODEV && strcmp(path, MTRACE_DEVICE) ?
+			    "unset MTRACE_DEVICE, or name /dev/mtrace with it" :
+		    f->module_loaded ? "mount devtmpfs on /dev" : "load the module",
+		    "%s", err);
 		return;
 	}
 	if (access(path, R_OK)) {

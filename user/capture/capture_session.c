@@ -444,6 +444,7 @@ int mt_capture_record(const struct mt_capture_opts *o, const struct mt_reporter 
 	s.target.release_fd = s.target.exec_fd = s.target.pidfd = -1;
 	in.dev = &s.dev;
 	in.seen = &s.seen;
+	in.rep = rep;
 	if ((rc = parse_options(&s)) || (rc = preflight(&s)))
 		goto out;
 	if (s.plan.note[0])

@@ -5,7 +5,7 @@
 
 #include "files/outfile.h"
 #include "perfdata/perfdata_dir.h"
-#include "util/text.h"
+#include "util/regfile.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -39,21 +39,14 @@ bool cli_output_is_stdout(const char *output)
  * device of the tty class (/dev/tty, a console, a serial line). */
 static bool names_terminal(const char *output)
 {
-	char sys[64], link[PATH_MAX];
+	char cls[NAME_MAX + 1], name[NAME_MAX + 1];
 	struct stat st;
-	ssize_t n;
 
 	if (stat(output, &st) || !S_ISCHR(st.st_mode))
 		return false;
 	if (major(st.st_rdev) >= PTY_FIRST_MAJOR && major(st.st_rdev) <= PTY_LAST_MAJOR)
 		return true;
-	snprintf(sys, sizeof(sys), "/sys/dev/char/%u:%u/subsystem", major(st.st_rdev),
-		 minor(st.st_rdev));
-	n = readlink(sys, link, sizeof(link) - 1);
-	if (n < 0)
-		return false;
-	link[n] = '\0';
-	return mt_ends_with(link, "/tty");
+	return !mt_chardev_sysfs(st.st_rdev, cls, name, sizeof(cls)) && !strcmp(cls, "tty");
 }
 
 int cli_check_binary_output(const char *output, const char *what)

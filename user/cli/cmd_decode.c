@@ -160,7 +160,7 @@ int cmd_decode(int argc, char **argv)
 	int rc = parse(argc, argv, &a);
 
 	if (rc) {
-		free(a.q.path_maps);
+		decode_request_free(&a.q);
 		return rc < 0 ? 0 : rc;
 	}
 	output = decode_output_name(&a.q);
@@ -168,16 +168,16 @@ int cmd_decode(int argc, char **argv)
 	if ((rc = cli_check_not_input(output ? output : "-", a.bundle)) ||
 	    (a.q.format == DECODE_PERFETTO &&
 	     (rc = cli_check_binary_output(output ? output : "-", "a Perfetto trace")))) {
-		free(a.q.path_maps);
+		decode_request_free(&a.q);
 		return rc;
 	}
 	binary_warn(&a.q);
 	if (cli_open_input(a.bundle, &a.lim, a.q.symfs, a.q.quiet, &r, &a.q.perf_data)) {
-		free(a.q.path_maps);
+		decode_request_free(&a.q);
 		return CLI_EXIT_FAIL;
 	}
 	rc = decode_bundle(r, cli_input_name(a.bundle), &a.q);
 	mt_bundle_close(r);
-	free(a.q.path_maps);
+	decode_request_free(&a.q);
 	return rc;
 }

@@ -177,14 +177,14 @@ int cmd_report(int argc, char **argv)
 	int rc = parse(argc, argv, &a), n = 0;
 
 	if (rc) {
-		free(a.q.path_maps);
+		decode_request_free(&a.q);
 		return rc == 1 ? 0 : rc;
 	}
 	binary_warn(&a.q);
 	a.several = argc - optind > 1;
 	reps = calloc((size_t)(argc - optind), sizeof(*reps));
 	if (!reps) {
-		free(a.q.path_maps);
+		decode_request_free(&a.q);
 		return 1;
 	}
 	/* A bundle that cannot be read is told and left out: the others are
@@ -211,6 +211,6 @@ int cmd_report(int argc, char **argv)
 	for (int i = 0; i < n; i++)
 		mt_report_free(reps[i]);
 	free(reps);
-	free(a.q.path_maps);
+	decode_request_free(&a.q);
 	return rc;
 }

@@ -19,6 +19,7 @@
 #include <limits.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -129,7 +130,8 @@ static int run_text(struct mt_decode *d, struct mt_bundle_reader *r, const char 
 	if (!output)
 		of = NULL;
 	if (of) {
-		t.out = mt_fopen_write(of->write_path, mt_gz_named(output), &written);
+		t.out = mt_fopen_write(of->write_path, mt_gz_named(output), &written,
+				       &cli_reporter);
 		if (!t.out) {
 			cli_err("cannot write %s: %s", output, strerror(errno));
 			mt_outfile_abort(of);
@@ -172,7 +174,8 @@ static int run_svg(struct mt_decode *d, struct mt_bundle_reader *r, const char *
 	sink = decode_report_sink(rep, &inner);
 	rc = narrow_run(d, name, q, &sink, NULL);
 	if (!rc) {
-		out = mt_fopen_write(of->write_path, output && mt_gz_named(output), &written);
+		out = mt_fopen_write(of->write_path, output && mt_gz_named(output), &written,
+				     &cli_reporter);
 		e = out ? 0 : errno;
 	}
 	snprintf(title, sizeof(title), "%s: %s", name, q->svg_chart ? "flame chart" : "flame graph");
@@ -205,7 +208,11 @@ static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r, const c
 	o.name = cli_output_name(output);
 	/* One replay per thread instead of two (decode.h's late_inferred). */
 	o.late_inferred = !json;
-	o.rep = q->quiet ? NULL : &cli_reporter;
+	/* A FIFO's wait for its reader is told even with -q: it explains a
+	 * command standing still, as an input FIFO's notice does. */
+	o.rep = &cli_reporter;
+	if (q->quiet)
+		o.warn_events = 0;
 	if (pf_writer_open(&w, of->write_path, &o, err, sizeof(err)) < 0) {
 		cli_err("%s", err);
 		mt_outfile_abort(of);
@@ -273,6 +280,12 @@ const char *decode_output_name(const struct decode_request *q)
 	if (q->output)
 		return strcmp(q->output, "-") ? q->output : NULL;
 	return formats[q->format].default_output;
+}
+
+void decode_request_free(struct decode_request *q)
+{
+	free(q->path_maps);
+	free(q->function_demangled);
 }
 
 int decode_bundle(struct mt_bundle_reader *r, const char *name, const struct decode_request *q)

@@ -31,6 +31,7 @@ struct decode_request {
 	int svg_chart;			/* --svg=chart: a flame chart, not a graph */
 	/* Narrowing (narrow/narrow.h); CPUs and threads are skipped while decoding. */
 	struct mt_narrow_opts narrow;
+	char *function_demangled;	/* a mangled --function demangled; narrow.function then */
 	const char *window_opt;		/* the option that set narrow's window */
 	uint32_t cpus[DECODE_MAX_LIST], tids[DECODE_MAX_LIST];
 	size_t ncpus, ntids;
@@ -46,6 +47,10 @@ int decode_format_parse(const char *name, enum decode_format *f);
 
 /* The output file the request writes; NULL: standard output. */
 const char *decode_output_name(const struct decode_request *q);
+
+/* Frees what parsing the options allocated (the --path-map list, a
+ * demangled --function). */
+void decode_request_free(struct decode_request *q);
 
 /*
  * Decodes R (called NAME in messages) as Q asks; returns the exit status

@@ -4,6 +4,8 @@
 
 #include "cli_msg.h"
 
+#include "sym/sym.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@ const char narrow_help[] =
 	"      --tid TID[,TID...]  only these threads (others are not rebuilt)\n"
 	"      --cpu CPU[,CPU...]  only these CPUs' trace (others are not decoded)\n"
 	"      --function SYM      only calls of SYM, what they call, and their callers\n"
+	"                          (SYM as demangled, or mangled as nm prints it)\n"
 	"      --min-duration D    leave out calls shorter than D (their time stays in\n"
 	"                          their caller)\n"
 	"      --max-depth N       leave out frames nested deeper than N\n"
@@ -91,7 +94,11 @@ int narrow_option(int c, const char *arg, struct decode_request *q)
 			cli_err("--function wants a function's name");
 			return CLI_EXIT_USAGE;
 		}
-		o->function = arg;
+		/* Functions are named demangled, by the symbolizer's demangler: a
+		 * mangled name (as nm prints it) names the function it encodes. */
+		free(q->function_demangled);
+		q->function_demangled = mt_sym_demangle(arg);
+		o->function = q->function_demangled ? q->function_demangled : arg;
 		return 0;
 	case 'M':
 		return parse_duration("min-duration", arg, &o->min_duration);

@@ -57,7 +57,8 @@ static int w_close(void *cookie)
 	return rc;
 }
 
-FILE *mt_fopen_write(const char *path, bool gzip, uint64_t *written)
+FILE *mt_fopen_write(const char *path, bool gzip, uint64_t *written,
+		     const struct mt_reporter *rep)
 {
 	cookie_io_functions_t io = { NULL, w_write, NULL, w_close };
 	struct wstream *w = calloc(1, sizeof(*w));
@@ -68,7 +69,7 @@ FILE *mt_fopen_write(const char *path, bool gzip, uint64_t *written)
 		return NULL;
 	*written = 0;
 	w->written = written;
-	w->fd = mt_open_write(path, 0666);
+	w->fd = mt_open_write(path, 0666, rep);
 	if (w->fd < 0 || (gzip && !(w->gz = gzdopen(w->fd, "wb1"))))
 		goto fail;
 	/* stdio buffers; zlib and write() get whole buffers, not an event at

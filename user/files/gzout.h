@@ -11,11 +11,15 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "util/reporter.h"
+
 /* PATH opened for writing, through zlib (gzip, the fast level the trace
  * writer uses too) when GZIP. *WRITTEN counts the bytes written through
  * the stream (before compression: the "wrote" line's second size) and
- * must outlive it. fclose() flushes and says whether every write and the
- * close went well. NULL with errno set. */
-FILE *mt_fopen_write(const char *path, bool gzip, uint64_t *written);
+ * must outlive it. A FIFO's wait for its reader is told to REP (may be
+ * NULL; util/regfile.h). fclose() flushes and says whether every write
+ * and the close went well. NULL with errno set. */
+FILE *mt_fopen_write(const char *path, bool gzip, uint64_t *written,
+		     const struct mt_reporter *rep);
 
 #endif

@@ -821,13 +821,15 @@ static int write_bundle(struct imp *x, const char *path)
 	struct mt_bundle_clock_desc clk = { 0 };
 	struct mt_bundle_clock_entry anchors[2];
 	struct mt_bundle_cpu_desc cpu;
+	struct mt_bundle_writer_opts wo = { .size = sizeof(wo),
+					    .rep = x->opts ? x->opts->rep : NULL };
 	struct mt_bundle_writer *w;
 	struct mt_bundle_map *maps = NULL;
 	uint64_t ring, hz = tsc_hz(x);
 	char why[sizeof(x->err) - 64];
 	int e;
 
-	if ((e = mt_bundle_writer_create(&w, path, NULL, why, sizeof(why))))
+	if ((e = mt_bundle_writer_create(&w, path, &wo, why, sizeof(why))))
 		return write_fail(x, e, why);
 	fill_cpu(x, &cpu);
 	cfg.rtit_ctl = rtit_ctl(x);

@@ -151,7 +151,8 @@ static void stop_writer(struct pf_sink *s)
 	s->out = NULL;
 }
 
-int pf_sink_open(struct pf_sink *s, const char *path, int gzip_level)
+int pf_sink_open(struct pf_sink *s, const char *path, int gzip_level,
+		 const struct mt_reporter *rep)
 {
 	char mode[8];
 
@@ -162,7 +163,7 @@ int pf_sink_open(struct pf_sink *s, const char *path, int gzip_level)
 		return -ENOMEM;
 	}
 	s->cap = SINK_BUF;
-	s->fd = mt_open_write(path, 0644);
+	s->fd = mt_open_write(path, 0644, rep);
 	if (s->fd < 0) {
 		snprintf(s->msg, sizeof(s->msg), "cannot create %s: %s", path, strerror(errno));
 		goto fail;

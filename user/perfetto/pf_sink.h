@@ -16,6 +16,8 @@
 
 #include <zlib.h>
 
+#include "util/reporter.h"
+
 struct pf_sink_out;
 
 struct pf_sink {
@@ -29,9 +31,11 @@ struct pf_sink {
 	char msg[160];
 };
 
-/* Creates @path; gzip at @gzip_level when it ends in ".gz". -EIO (or
- * -ENOMEM) with msg set on failure (the sink then needs no close). */
-int pf_sink_open(struct pf_sink *s, const char *path, int gzip_level);
+/* Creates @path; gzip at @gzip_level when it ends in ".gz"; a FIFO's wait
+ * for its reader is told to @rep (may be NULL). -EIO (or -ENOMEM) with
+ * msg set on failure (the sink then needs no close). */
+int pf_sink_open(struct pf_sink *s, const char *path, int gzip_level,
+		 const struct mt_reporter *rep);
 /* Writes the buffer out; -EIO with msg set on failure. */
 int pf_sink_flush(struct pf_sink *s);
 /* Flushes, closes the file and frees the buffer; -EIO on any error. */

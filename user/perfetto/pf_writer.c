@@ -132,7 +132,7 @@ int pf_writer_open(struct pf_writer **wp, const char *path, const struct pf_opti
 		rc = mt_errmsg(err, errlen, PF_ENOMEM, "out of memory");
 		goto fail;
 	}
-	rc = pf_sink_open(&w->sink, path, w->opt.gzip_level);
+	rc = pf_sink_open(&w->sink, path, w->opt.gzip_level, w->opt.rep);
 	if (rc) {
 		mt_errmsg(err, errlen, -rc, "%s", w->sink.msg);
 		goto fail;

@@ -102,7 +102,8 @@ struct pf_options {
 	/* Above this many events pf_writer_close gives @rep a size warning
 	 * with advice (0: never). */
 	uint64_t warn_events;
-	/* Where the size warning goes (util/reporter.h); NULL: nowhere. */
+	/* Where the size warning and the wait for a FIFO's reader are told
+	 * (util/reporter.h); NULL: nowhere. */
 	const struct mt_reporter *rep;
 	/* zlib level (1..9) for ".gz" output. */
 	int gzip_level;

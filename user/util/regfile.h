@@ -11,7 +11,10 @@
 #define MTRACE_UTIL_REGFILE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
+
+#include "util/reporter.h"
 
 /* What a file of MODE is, for messages: "a directory", "a character
  * device", "a FIFO", ... ("a regular file" for one). */
@@ -32,11 +35,22 @@ int mt_open_regular(const char *path, const char **kind);
  * Opens PATH for writing from its start, created with MODE if missing;
  * MT_STDOUT_NAME is standard output itself (a duplicate of it): opening
  * that name anew would truncate a file the shell opened for appending
- * (>>) and write over it from its start. The descriptor, or -1 and errno.
+ * (>>) and write over it from its start. A FIFO nobody reads yet is
+ * waited for after one message to REP (may be NULL), a wait that SIGINT,
+ * SIGTERM and SIGHUP end even when the caller blocks them. The
+ * descriptor, or -1 and errno.
  */
-int mt_open_write(const char *path, mode_t mode);
+int mt_open_write(const char *path, mode_t mode, const struct mt_reporter *rep);
 
 /* Whether paths A and B both exist and name one file (through links too). */
 bool mt_same_file(const char *a, const char *b);
+
+/*
+ * What sysfs says of the character device RDEV, told without opening it:
+ * its class ("tty", "mem", "misc") into CLS and its name ("null") into
+ * NAME, LEN bytes each. 0, or -1 when sysfs has no entry for it (not
+ * mounted, or no driver has that number).
+ */
+int mt_chardev_sysfs(dev_t rdev, char *cls, char *name, size_t len);
 
 #endif
