@@ -16,8 +16,9 @@
  * the median of the rounds' ratios, only as good as the machine is idle,
  * so each figure carries the load average at its end. Each round also
  * runs two bare loops in two processes at once against one alone: what
- * the machine gives two independent jobs, the ceiling of the two-job
- * figure (two virtual CPUs on one core's caches give well under two).
+ * the machine itself gives two independent jobs in the same rounds, which
+ * a two-job figure is to be read against (virtual CPUs on a busy host, or
+ * on one core's caches, give well under two).
  *
  * Two workloads, on two virtual CPUs each:
  *  - the random walk: the PT generator's walk over libcapstone (a real
@@ -517,13 +518,12 @@ static int run_child(const char *mode, const char *bundle, const char *out, stru
 }
 
 /*
- * What this machine gives two jobs at most: two bare loops on the same
+ * What the machine itself gives a second job: two bare loops on the same
  * bundle in two processes at once, against one alone, in wall time from
- * start to exit (PT read included in both). Nothing is shared between the
- * two, so their ratio is the ceiling of any two-job figure for this work:
- * two virtual CPUs that share a core's caches and predictors give less
- * than two (a loop of additions alone gives 1.9x on the VMs these figures
- * come from, the bare loop 1.2x to 1.6x).
+ * start to exit (PT read included in both). The two share nothing but the
+ * machine, so the ratio is two only where the second core is as free and
+ * as fast as the first; on virtual CPUs it moves from round to round with
+ * the host's load.
  */
 static int machine_pair(const char *bundle, const char *out, double *ratio)
 {
@@ -654,8 +654,8 @@ static void speed_results(const char *name, const struct speed *sp)
 	snprintf(val, sizeof(val), "%.2fx (load %.1f)", sp->speedup, sp->load);
 	snprintf(tgt, sizeof(tgt), ">= %.2fx", TARGET_SPEEDUP);
 	result(fig, val, tgt, sp->speedup >= TARGET_SPEEDUP);
-	snprintf(fig, sizeof(fig), "two bare loops at once / one, %s (wall: what %ld cores give "
-		 "two independent jobs)", name, cores);
+	snprintf(fig, sizeof(fig), "two bare loops at once / one, %s (wall: what %ld cores gave "
+		 "two independent jobs in the same rounds)", name, cores);
 	snprintf(val, sizeof(val), "%.2fx", sp->machine);
 	result(fig, val, "(info)", 1);
 	snprintf(fig, sizeof(fig),
