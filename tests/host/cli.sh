@@ -12,7 +12,17 @@ suite=cli
 expect_re version 0 "^mtrace-user $(cat "$top/VERSION")\$" "$bin" --version
 expect_re help 0 '^usage: mtrace-user' "$bin" --help
 expect_re no-args 2 '^usage: mtrace-user' "$bin"
-expect_re unknown-command 2 "unknown command 'frobnicate'" "$bin" frobnicate
+expect_re unknown-command 2 "unknown command 'frobnicate' \(see" "$bin" frobnicate
+# `help [COMMAND]` as git and perf take it; a near miss is named.
+expect_re help-command 0 '^usage: mtrace-user' "$bin" help
+expect_re help-decode 0 '^usage: mtrace-user decode ' "$bin" help decode
+expect_re help-help 0 '^usage: mtrace-user' "$bin" help help
+expect_re help-unknown 2 "unknown command 'decod': did you mean 'decode'\?" "$bin" help decod
+expect_re help-two 2 "help takes one command" "$bin" help decode report
+expect_re typo-command 2 "unknown command 'recrod': did you mean 'record'\?" "$bin" recrod -- true
+expect_re prefix-command 2 "unknown command 'conv': did you mean 'convert'\?" "$bin" conv x.data
+expect_re ambiguous-prefix 2 "^mtrace-user: unknown command 're' \(see" "$bin" re
+expect_re program-as-command 2 "to trace a program, 'mtrace-user -- ./app'" "$bin" ./app
 # A bad option is named as typed or as the option it abbreviates, in every
 # command (a value given to an option that takes none once printed
 # getopt's code for it: '-\x01').

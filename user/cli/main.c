@@ -4,6 +4,7 @@
 
 #include "cli_msg.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,12 +14,100 @@ static void usage(FILE *out)
 		     "       mtrace-user [RECORD OPTIONS] -- CMD [ARGS]   (record, then decode to Perfetto)\n\ncommands:\n");
 	for (const struct mt_command *c = mt_commands; c->name; c++)
 		fprintf(out, "  %-12s %s\n", c->name, c->summary);
-	fprintf(out, "\n'mtrace-user COMMAND --help' describes one command ('record --help' also the\n"
-		     "top-level form); see also mtrace-user(1).\n");
+	fprintf(out, "\n'mtrace-user COMMAND --help' (or 'mtrace-user help COMMAND') describes one\n"
+		     "command ('record --help' also the top-level form); see also mtrace-user(1).\n");
+}
+
+/* Edits (insertions, deletions, substitutions) from A to B, up to 31 characters each. */
+static size_t edits(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), row[32];
+
+	if (la > 31 || lb > 31)
+		return SIZE_MAX;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[lb];
+}
+
+/* The command NAME most likely stands for: the only one it begins, else
+ * the nearest within two edits; NULL when none is close. */
+static const struct mt_command *nearest(const char *name)
+{
+	const struct mt_command *best = NULL, *prefix = NULL;
+	size_t best_d = 3, n = strlen(name), prefixes = 0;
+
+	for (const struct mt_command *c = mt_commands; c->name; c++) {
+		size_t d = edits(name, c->name);
+
+		if (n >= 2 && !strncmp(c->name, name, n)) {
+			prefix = c;
+			prefixes++;
+		}
+		if (d < best_d) {
+			best = c;
+			best_d = d;
+		}
+	}
+	return prefixes == 1 ? prefix : best;
+}
+
+static const struct mt_command *find(const char *name)
+{
+	const struct mt_command *c;
+
+	for (c = mt_commands; c->name; c++)
+		if (!strcmp(name, c->name))
+			return c;
+	c = nearest(name);
+	if (c)
+		cli_err("unknown command '%s': did you mean '%s'? (see 'mtrace-user --help')", name,
+			c->name);
+	else if (strchr(name, '/'))
+		cli_err("unknown command '%s': to trace a program, 'mtrace-user -- %s' "
+			"(see 'mtrace-user --help')", name, name);
+	else
+		cli_err("unknown command '%s' (see 'mtrace-user --help')", name);
+	return NULL;
+}
+
+/* `help [COMMAND]`, as git and perf take it: the usage, or COMMAND --help. */
+static int help(int argc, char **argv)
+{
+	const struct mt_command *c;
+	char *args[] = { argv[1], "--help", NULL };
+
+	if (argc < 2 || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc > 2) {
+		cli_err("help takes one command (see 'mtrace-user --help')");
+		return CLI_EXIT_USAGE;
+	}
+	c = find(argv[1]);
+	return c ? c->run(2, args) : CLI_EXIT_USAGE;
 }
 
 int main(int argc, char **argv)
 {
+	const struct mt_command *c;
+
 	cli_remove_outputs_on_signals();
 	if (argc < 2) {
 		usage(stderr);
@@ -35,9 +124,8 @@ int main(int argc, char **argv)
 	/* `mtrace-user [OPTIONS] -- CMD`: options first means record and decode. */
 	if (argv[1][0] == '-')
 		return cmd_trace(argc, argv);
-	for (const struct mt_command *c = mt_commands; c->name; c++)
-		if (!strcmp(argv[1], c->name))
-			return c->run(argc - 1, argv + 1);
-	cli_err("unknown command '%s' (see 'mtrace-user --help')", argv[1]);
-	return CLI_EXIT_USAGE;
+	if (!strcmp(argv[1], "help"))
+		return help(argc - 1, argv + 1);
+	c = find(argv[1]);
+	return c ? c->run(argc - 1, argv + 1) : CLI_EXIT_USAGE;
 }
