@@ -8,6 +8,7 @@
 
 #include "perfdata/perfdata_dir.h"
 #include "perfdata/perfdata_import.h"
+#include "util/util.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -100,14 +101,17 @@ int cmd_convert(int argc, char **argv)
 	if (st.warning[0])
 		cli_err("warning: %s", st.warning);
 	sum = cli_summary_start(out);
-	fprintf(sum, "wrote %s: %zu %s, %zu bytes of PT, %zu threads, %zu maps, %zu switches, "
-		"%zu binaries embedded",
+	fprintf(sum, "wrote %s: %zu %s, %zu bytes of PT, %zu thread%s, %zu map%s, %zu switch%s, "
+		"%zu binar%s embedded",
 		cli_output_name(out), st.streams,
-		st.per_thread ? "threads' buffers" : "CPUs", st.pt_bytes, st.threads, st.maps,
-		st.switches, st.embedded);
+		st.per_thread ? mt_plural(st.streams, "thread's buffer", "threads' buffers") :
+				mt_plural(st.streams, "CPU", "CPUs"),
+		st.pt_bytes, st.threads, mt_plural(st.threads, "", "s"), st.maps,
+		mt_plural(st.maps, "", "s"), st.switches, mt_plural(st.switches, "", "es"),
+		st.embedded, mt_plural(st.embedded, "y", "ies"));
 	if (st.kernel_ranges)
-		fprintf(sum, ", %zu kernel ranges (%llu bytes of code)", st.kernel_ranges,
-			(unsigned long long)st.kernel_bytes);
+		fprintf(sum, ", %zu kernel range%s (%llu bytes of code)", st.kernel_ranges,
+			mt_plural(st.kernel_ranges, "", "s"), (unsigned long long)st.kernel_bytes);
 	fputc('\n', sum);
 	return 0;
 }

@@ -4,6 +4,7 @@
 
 #include "decode/ptconfig.h"
 #include "util/errmsg.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -200,8 +201,9 @@ int mt_decode_open(struct mt_decode **out, struct mt_bundle_reader *r,
 		char msg[160];
 
 		snprintf(msg, sizeof(msg),
-			 "%zu of the bundle's %zu clock anchors go back in time (a damaged bundle): left out",
-			 d->clock.dropped, nanchors);
+			 "%zu of the bundle's %zu clock anchor%s %s back in time (a damaged bundle): left out",
+			 d->clock.dropped, nanchors, mt_plural(nanchors, "", "s"),
+			 mt_plural(d->clock.dropped, "goes", "go"));
 		warn(d, msg);
 	}
 	rc = mt_sideband_open(&d->sb, r, fallback_task(d, ptc.target_pid), err, errlen);

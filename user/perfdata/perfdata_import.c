@@ -7,6 +7,7 @@
 #include "util/errmsg.h"
 #include "util/mt_array.h"
 #include "util/regfile.h"
+#include "util/util.h"
 #include "perfdata/perfdata_dir.h"
 #include "perfdata/perfdata_export.h"
 #include "perfdata/perfdata_kernel_src.h"
@@ -725,8 +726,8 @@ static int stream_bytes(struct imp *x, struct stream *s, const uint8_t **data, s
 	if (x->st->snapshot && s->n > 1) {
 		first = s->n - 1;
 		x->st->dropped_snapshots += s->n - 1;
-		warn(x, "%zu earlier snapshots dropped: the bundle keeps the newest per CPU",
-		     s->n - 1);
+		warn(x, "%zu earlier snapshot%s dropped: the bundle keeps the newest per CPU",
+		     s->n - 1, mt_plural(s->n - 1, "", "s"));
 	}
 	/*
 	 * perf pads each AUXTRACE payload to 8 bytes; the next one's AUX

@@ -6,6 +6,7 @@
 #include "kcore/kcore_capture.h"
 #include "util/mt_array.h"
 #include "util/regfile.h"
+#include "util/util.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -183,8 +184,8 @@ int perfdata_import_kcore(struct mt_bundle_writer *w, const char *dir, uint64_t 
 		return 0;
 	}
 	if (st.skipped)
-		snprintf(why, whylen, "%.300s: %zu kernel ranges not in kcore (%s)", dir, st.skipped,
-			 msg);
+		snprintf(why, whylen, "%.300s: %zu kernel range%s not in kcore (%s)", dir, st.skipped,
+			 mt_plural(st.skipped, "", "s"), msg);
 	*bytes = st.bytes;
 	return (int)st.ranges;
 }
