@@ -21,9 +21,9 @@ static void usage(FILE *out)
 		"Writes a perf.data recorded with perf record -e intel_pt// (per-CPU or per-thread,\n"
 		"with or without --snapshot) as a snapshot bundle to decode anywhere. Binaries\n"
 		"missing here are copied in from DIR or perf's build-id cache; a warning names\n"
-		"each one found in neither, which the bundle lacks. PERF.DATA may be\n"
-		"the directory perf record --kcore writes: its kernel, module and BPF code is\n"
-		"copied in from kcore_dir.\n\n"
+		"each one found in neither, which the bundle lacks (the first eight, then how\n"
+		"many more). PERF.DATA may be the directory perf record --kcore writes: its\n"
+		"kernel, module and BPF code is copied in from kcore_dir.\n\n"
 		"  -o, --output FILE     the bundle to write\n"
 		"      --symfs DIR       look for the recorded binaries under DIR (as perf --symfs)\n"
 		"      --buildid-dir DIR perf's build-id cache (default ~/.debug)\n");

@@ -6,6 +6,7 @@
 #include "decode/blkdec.h"
 #include "util/mt_array.h"
 #include "util/regfile.h"
+#include "util/reporter.h"
 #include "util/util.h"
 
 #include <inttypes.h>
@@ -14,9 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-/* At most this many threads or mappings are named one by one. */
-#define REPORT_LIST 8
 
 static struct report_thread *find_thread(struct decode_report *rep, uint32_t pid, uint32_t tid)
 {
@@ -125,15 +123,15 @@ static size_t print_gap_threads(const struct decode_report *rep)
 
 		if (!t->nomap_gaps)
 			continue;
-		if (n++ < REPORT_LIST)
+		if (n++ < MT_REPORT_LIST)
 			cli_err("  thread %u (pid %u): %" PRIu64 " stretch%s of code without a binary, "
 				"between %.3f and %.3f ms after the first event",
 				t->tid, t->pid, t->nomap_gaps, mt_plural(t->nomap_gaps, "", "es"),
 				ms_from(rep, t->first_ns), ms_from(rep, t->last_ns));
 	}
-	if (n > REPORT_LIST)
-		cli_err("  ... and %zu more thread%s", n - REPORT_LIST,
-			mt_plural(n - REPORT_LIST, "", "s"));
+	if (n > MT_REPORT_LIST)
+		cli_err("  ... and %zu more thread%s", n - MT_REPORT_LIST,
+			mt_plural(n - MT_REPORT_LIST, "", "s"));
 	return n;
 }
 
@@ -148,7 +146,7 @@ static size_t print_silent_threads(const struct decode_report *rep, struct mt_bu
 	for (size_t i = 0; i < n; i++) {
 		if (decoded(rep, th[i].tid))
 			continue;
-		if (silent++ < REPORT_LIST && len < sizeof(list))
+		if (silent++ < MT_REPORT_LIST && len < sizeof(list))
 			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%u (%s)",
 						silent > 1 ? ", " : "", th[i].tid,
 						th[i].comm ? th[i].comm : "?");
@@ -156,7 +154,7 @@ static size_t print_silent_threads(const struct decode_report *rep, struct mt_bu
 	if (silent)
 		cli_err("  %zu of the bundle's %zu thread%s %s no decoded code: %s%s", silent, n,
 			mt_plural(n, "", "s"), mt_plural(silent, "has", "have"), list,
-			silent > REPORT_LIST ? ", ..." : "");
+			silent > MT_REPORT_LIST ? ", ..." : "");
 	return silent;
 }
 
@@ -229,10 +227,10 @@ int decode_report_print(const struct decode_report *rep, struct mt_bundle_reader
 	if (rep->nmissing) {
 		cli_err("missing code: %zu mapping%s had no usable binary:", rep->nmissing,
 			mt_plural(rep->nmissing, "", "s"));
-		for (size_t i = 0; i < rep->nmissing && i < REPORT_LIST; i++)
+		for (size_t i = 0; i < rep->nmissing && i < MT_REPORT_LIST; i++)
 			cli_err("  %s", rep->missing[i]);
-		if (rep->nmissing > REPORT_LIST)
-			cli_err("  ... and %zu more", rep->nmissing - REPORT_LIST);
+		if (rep->nmissing > MT_REPORT_LIST)
+			cli_err("  ... and %zu more", rep->nmissing - MT_REPORT_LIST);
 		gaps = print_gap_threads(rep);
 		/* Only evidence counts: a thread without events may just not have run. */
 		if (gaps) {

@@ -645,7 +645,9 @@ static bool is_binary(const char *path)
 
 static int embed_binaries(struct imp *x, struct mt_bundle_writer *w)
 {
+	const struct mt_reporter *rep = x->opts ? x->opts->rep : NULL;
 	char src[4096], why[1024];
+	size_t missing = 0;
 
 	for (size_t i = 0; i < x->nmaps; i++) {
 		const struct map *m = &x->maps[i];
@@ -658,9 +660,10 @@ static int embed_binaries(struct imp *x, struct mt_bundle_writer *w)
 		if (dup || !(found = find_copy(x, m, src, sizeof(src), why, sizeof(why))))
 			continue;
 		if (found < 0) {
-			if (is_binary(m->path))
-				mt_report(x->opts ? x->opts->rep : NULL, MT_SEV_WARNING,
-					  "%s: not embedded in the bundle: %s", m->path, why);
+			/* Named up to the cap; a system-wide recording can lack hundreds. */
+			if (is_binary(m->path) && missing++ < MT_REPORT_LIST)
+				mt_report(rep, MT_SEV_WARNING, "%s: not embedded in the bundle: %s",
+					  m->path, why);
 			continue;
 		}
 		struct mt_bundle_file bf = { m->path, m->bid, m->m.build_id_len, 0, 0 };
@@ -668,6 +671,12 @@ static int embed_binaries(struct imp *x, struct mt_bundle_writer *w)
 		if (mt_bundle_embed_file(w, &bf, src))
 			return write_fail(x, -EIO, mt_bundle_writer_errmsg(w));
 		x->st->embedded++;
+	}
+	if (missing > MT_REPORT_LIST) {
+		size_t more = missing - MT_REPORT_LIST;
+
+		mt_report(rep, MT_SEV_WARNING, "... and %zu more binar%s not embedded in the bundle",
+			  more, mt_plural(more, "y", "ies"));
 	}
 	return 0;
 }

@@ -24,7 +24,8 @@ struct perfdata_import_opts {
 	const char *buildid_dir;        /* perf's build-id cache; NULL: $HOME/.debug */
 	const char *kcore_dir;          /* kernel code (perf record --kcore); may be NULL */
 	/* A warning for each binary that is neither here (in the recorded
-	 * build) nor found to embed; may be NULL. */
+	 * build) nor found to embed, for the first MT_REPORT_LIST of them,
+	 * then one counting the rest; may be NULL. */
 	const struct mt_reporter *rep;
 };
 
