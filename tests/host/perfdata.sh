@@ -142,6 +142,21 @@ if "$ptgen" -o gone.mtrace -- "$work/gone/plt" >/dev/null 2>&1 &&
 else
 	echo "FAIL $suite/convert-missing-binary: the PT generator or the export failed"
 fi
+# A binary recorded without a build-id: perf's cache, which names its
+# copies by build-id, could not be searched, and both commands say so.
+mkdir -p bare
+cp "$prog" bare/plt
+if objcopy --remove-section .note.gnu.build-id bare/plt &&
+	"$ptgen" -o bare.mtrace -- "$work/bare/plt" >/dev/null 2>&1 &&
+	"$bin" export -p bare.data bare.mtrace >/dev/null 2>&1; then
+	rm -r bare
+	expect_re decode-missing-no-build-id 3 "^mtrace-user:   $work/bare/plt: no such file, and no build-id was recorded for it, so perf's build-id cache could not be searched$" \
+		env HOME="$work/nocache" "$bin" decode -f text -o /dev/null bare.data
+	expect_re convert-missing-no-build-id 0 "^mtrace-user: warning: $work/bare/plt: not embedded in the bundle: no such file here, and no build-id was recorded for it, so perf's build-id cache could not be searched$" \
+		"$bin" convert --buildid-dir nocache bare.data -o bare-back.mtrace
+else
+	echo "FAIL $suite/missing-no-build-id: objcopy, the PT generator or the export failed"
+fi
 expect_re convert-usage 2 '^mtrace-user: convert needs -o OUT' "$bin" convert out.data
 expect_re convert-onto-input 2 'is the input out.data itself' "$bin" convert out.data -o out.data
 expect_re export-onto-input 2 'is the input plt.mtrace itself' "$bin" export -p plt.mtrace plt.mtrace

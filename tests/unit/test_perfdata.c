@@ -833,8 +833,8 @@ static void hear(void *ctx, enum mt_severity sev, const char *msg)
 
 /*
  * A recording whose many binaries are nowhere (not here, no --symfs, no
- * build-ids for perf's cache): convert names the first few and counts
- * the rest exactly in one more warning, not one each.
+ * build-ids for perf's cache): convert names the first few, each saying
+ * why, and counts the rest exactly in one more warning, not one each.
  */
 MT_TEST(missing_binaries_named_up_to_a_cap)
 {
@@ -845,7 +845,7 @@ MT_TEST(missing_binaries_named_up_to_a_cap)
 	struct perfdata_export_stats est;
 	struct perfdata_import_stats st;
 	struct perfdata_file f;
-	char names[N][64], err[1024];
+	char names[N][64], err[1024], want[512];
 	const char *paths[N];
 
 	for (size_t i = 0; i < N; i++) {
@@ -861,5 +861,8 @@ MT_TEST(missing_binaries_named_up_to_a_cap)
 	perfdata_close(&f);
 	MT_ASSERT_EQ(st.embedded, 0);
 	MT_ASSERT_EQ(h.n, MT_REPORT_LIST + 1);
+	snprintf(want, sizeof(want), "%s: not embedded in the bundle: no such file here, and %s",
+		 paths[0], PERFDATA_NO_BUILD_ID);
+	MT_ASSERT_STREQ(h.msg[0], want);
 	MT_ASSERT_STREQ(h.msg[MT_REPORT_LIST], "... and 12 more binaries not embedded in the bundle");
 }

@@ -167,6 +167,7 @@ int mt_decode_open(struct mt_decode **out, struct mt_bundle_reader *r,
 	mt_bincache_init(&d->bins, r, &symopt);
 	d->bins.embedded_only = d->opts.embedded_only;
 	d->bins.copies = d->opts.copies;
+	d->bins.copies_without_id = d->opts.copies_without_id;
 	d->bins.maps = d->opts.path_maps;
 	d->bins.nmaps = d->opts.npath_maps;
 	d->bins.symfs = d->opts.symfs;

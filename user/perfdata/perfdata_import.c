@@ -571,8 +571,12 @@ static void no_copy(char *why, size_t whylen, const char *symfs, size_t bl, cons
 			 symfs ? " under --symfs " : "", symfs ? symfs : "", symfs && cache ? " or" : "",
 			 cache ? " in the build-id cache " : "", cache ? cache : "");
 	else if (!l)
-		snprintf(why, whylen, "no --symfs, and %s",
-			 bl ? "no build-id cache (HOME is not set)" : "no build-id to find a copy by");
+		snprintf(why, whylen, "no --symfs%s",
+			 bl ? ", and no build-id cache (HOME is not set)" : "");
+	/* Without a build-id the cache was not searched: not "no copy" there. */
+	l = strlen(why);
+	if (!bl)
+		snprintf(why + l, whylen - l, ", and %s", PERFDATA_NO_BUILD_ID);
 }
 
 /*

@@ -19,6 +19,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Why perf's build-id cache was not searched for a binary (or the kernel)
+ * the recording gives no build-id: the cache names its copies by build-id. */
+#define PERFDATA_NO_BUILD_ID \
+	"no build-id was recorded for it, so perf's build-id cache could not be searched"
+
 struct perfdata_import_opts {
 	const char *symfs;              /* directory prefixed to map paths; may be NULL */
 	const char *buildid_dir;        /* perf's build-id cache; NULL: $HOME/.debug */

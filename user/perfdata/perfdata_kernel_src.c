@@ -4,6 +4,7 @@
 
 #include "kcore/kallsyms.h"
 #include "kcore/kcore_capture.h"
+#include "perfdata/perfdata_import.h"
 #include "util/mt_array.h"
 #include "util/regfile.h"
 #include "util/util.h"
@@ -152,7 +153,8 @@ int perfdata_kernel_source(const struct perfdata_kernel_map *km, const char *kco
 		snprintf(why, whylen, "the recording holds no copy of it and %.200s/[kernel.kcore] "
 			 "none for its build-id", buildid_dir ? buildid_dir : "~/.debug");
 	else
-		snprintf(why, whylen, "the recording holds no copy of it");
+		snprintf(why, whylen, "the recording holds no copy of it, and %s",
+			 PERFDATA_NO_BUILD_ID);
 	return 0;
 }
 
