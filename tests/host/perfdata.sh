@@ -22,6 +22,9 @@ fi
 
 expect_re export 0 '^  perf script -i out\.data --symfs out\.data\.symfs --itrace=cr' \
 	"$bin" export --perf-data out.data plt.mtrace
+# Counts of one are said in the singular (one CPU, one thread).
+expect_re export-summary 0 '^wrote out\.data: 1 CPU, [0-9]+ bytes of PT, 1 thread, [0-9]+ maps, [0-9]+ switches;$' \
+	"$bin" export --perf-data out.data plt.mtrace
 expect_re export-usage 2 '^mtrace-user: export needs --perf-data OUT' "$bin" export plt.mtrace
 expect_re export-bad-bundle 1 '^mtrace-user: .*not-there' \
 	"$bin" export -p x.data not-there.mtrace
@@ -60,7 +63,7 @@ expect_re export-kcore-onto-file 2 'out\.data exists and is not a perf\.data dir
 	"$bin" export --kcore --perf-data out.data plt.mtrace
 expect_re decode-perf-data-dir 0 'wrote dir\.pftrace' \
 	"$bin" decode --symfs dir.data.symfs -o dir.pftrace dir.data
-expect_re convert-dir 0 '^wrote dirback\.mtrace: 1 CPUs' \
+expect_re convert-dir 0 '^wrote dirback\.mtrace: 1 CPU, ' \
 	"$bin" convert --symfs dir.data.symfs dir.data -o dirback.mtrace
 if command -v perf >/dev/null; then
 	cmd=$("$bin" export --kcore --perf-data dir.data plt.mtrace | sed -n 's/^  perf /perf /p')
@@ -74,6 +77,8 @@ else
 fi
 
 expect_re decode-perf-data 0 'wrote plt\.pftrace' \
+	"$bin" decode --symfs out.data.symfs -o plt.pftrace out.data
+expect_re decode-perf-data-summary 0 '^mtrace-user: [0-9]+ bytes of PT from 1 CPU, 1 thread, [0-9]+ instructions, ' \
 	"$bin" decode --symfs out.data.symfs -o plt.pftrace out.data
 # A perf.data has no trigger: a window around it is refused, not placed at 0.
 expect_re report-around-no-trigger 2 '^mtrace-user: out\.data: --around-trigger: there is no trigger' \
@@ -92,13 +97,15 @@ assert f[0] == f[1] and "main" in f[0], f' perf.json bundle.json; then
 else
 	echo "FAIL $suite/report-perf-data: $(head -c 300 perf.json)"
 fi
-expect_re convert 0 '^wrote back\.mtrace: 1 CPUs' \
+expect_re convert 0 '^wrote back\.mtrace: 1 CPU, [0-9]+ bytes of PT, 1 thread, [0-9]+ maps, [0-9]+ switches, 1 binary embedded$' \
 	"$bin" convert --symfs out.data.symfs out.data -o back.mtrace
 expect_re convert-readable 0 'pt-data' "$bin" bundle-info back.mtrace
+expect_re bundle-info-counts 0 '^records: [0-9]+ switches, [0-9]+ maps, 1 thread, 0 modules, 1 file, 0 kernel text ranges$' \
+	"$bin" bundle-info back.mtrace
 # To a pipe: standard output holds the bundle alone, the summary goes to stderr.
 if "$bin" convert --symfs out.data.symfs out.data -o - 2>piped.err | cat >piped.mtrace &&
 	"$bin" bundle-info piped.mtrace >/dev/null 2>&1 &&
-	grep -q '^mtrace-user: wrote standard output: 1 CPUs' piped.err; then
+	grep -q '^mtrace-user: wrote standard output: 1 CPU, ' piped.err; then
 	echo "PASS $suite/convert-to-pipe"
 else
 	echo "FAIL $suite/convert-to-pipe: $(head -c 300 piped.err); $("$bin" bundle-info piped.mtrace 2>&1 | head -c 300)"
@@ -134,6 +141,21 @@ if "$ptgen" -o gone.mtrace -- "$work/gone/plt" >/dev/null 2>&1 &&
 		"$bin" convert --symfs nocache --buildid-dir nocache gone.data -o gone-back.mtrace
 else
 	echo "FAIL $suite/convert-missing-binary: the PT generator or the export failed"
+fi
+# A binary recorded without a build-id: perf's cache, which names its
+# copies by build-id, could not be searched, and both commands say so.
+mkdir -p bare
+cp "$prog" bare/plt
+if objcopy --remove-section .note.gnu.build-id bare/plt &&
+	"$ptgen" -o bare.mtrace -- "$work/bare/plt" >/dev/null 2>&1 &&
+	"$bin" export -p bare.data bare.mtrace >/dev/null 2>&1; then
+	rm -r bare
+	expect_re decode-missing-no-build-id 3 "^mtrace-user:   $work/bare/plt: no such file, and no build-id was recorded for it, so perf's build-id cache could not be searched$" \
+		env HOME="$work/nocache" "$bin" decode -f text -o /dev/null bare.data
+	expect_re convert-missing-no-build-id 0 "^mtrace-user: warning: $work/bare/plt: not embedded in the bundle: no such file here, and no build-id was recorded for it, so perf's build-id cache could not be searched$" \
+		"$bin" convert --buildid-dir nocache bare.data -o bare-back.mtrace
+else
+	echo "FAIL $suite/missing-no-build-id: objcopy, the PT generator or the export failed"
 fi
 expect_re convert-usage 2 '^mtrace-user: convert needs -o OUT' "$bin" convert out.data
 expect_re convert-onto-input 2 'is the input out.data itself' "$bin" convert out.data -o out.data

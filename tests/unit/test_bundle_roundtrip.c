@@ -596,7 +596,7 @@ MT_TEST(print_info_lists_sections)
 	MT_ASSERT_MSG(strstr(text, "pt-data"), "%s", text);
 	MT_ASSERT_MSG(strstr(text, "pt cpu 0: 8192 bytes, wrapped"), "%s", text);
 	MT_ASSERT_MSG(strstr(text, "uprobe:/usr/bin/app:handle_request"), "%s", text);
-	MT_ASSERT_MSG(strstr(text, "records: 6 switches, 3 maps, 2 threads, 2 modules, 1 files, 1 kernel text ranges"),
+	MT_ASSERT_MSG(strstr(text, "records: 6 switches, 3 maps, 2 threads, 2 modules, 1 file, 1 kernel text range\n"),
 		      "%s", text);
 	free(text);
 	unlink(path);

@@ -165,6 +165,7 @@ MT_TEST(dry_run_plan_names_probe_and_output)
 	MT_ASSERT_MSG(mt_capture_preflight(&o, &spec, 1, NULL, &p, &usage, err, sizeof(err)) == 0,
 		      "%s", err);
 	MT_ASSERT(p.probes[0].link_addr != 0);
+	p.cpus = 1;	/* a count of one, told as such */
 	out = open_memstream(&text, &len);
 	mt_capture_print_plan(&o, &spec, 1, &p, &(struct mt_reporter){ collect, out });
 	fclose(out);
@@ -177,6 +178,7 @@ MT_TEST(dry_run_plan_names_probe_and_output)
 	MT_ASSERT_MSG(strstr(text, want), "%s", text);
 	MT_ASSERT_MSG(strstr(text, "would run "), "%s", text);
 	MT_ASSERT_MSG(strstr(text, "to /dev/null"), "%s", text);
+	MT_ASSERT_MSG(strstr(text, "1 snapshot of up to 1 CPU x "), "%s", text);
 	free(text);
 	mt_trigger_spec_free(&spec);
 }

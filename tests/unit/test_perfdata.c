@@ -814,3 +814,55 @@ MT_TEST(export_of_a_clock_that_goes_back)
 		      (unsigned long long)span);
 	MT_ASSERT_MSG(export_to("back.mtrace", "back.data", &st, err, sizeof(err)) == 0, "%s", err);
 }
+
+/* The import's warnings, each kept. */
+struct heard {
+	char msg[MT_REPORT_LIST + 4][512];
+	size_t n;
+};
+
+static void hear(void *ctx, enum mt_severity sev, const char *msg)
+{
+	struct heard *h = ctx;
+
+	MT_ASSERT_EQ(sev, MT_SEV_WARNING);
+	if (h->n < sizeof(h->msg) / sizeof(h->msg[0]))
+		snprintf(h->msg[h->n], sizeof(h->msg[0]), "%s", msg);
+	h->n++;
+}
+
+/*
+ * A recording whose many binaries are nowhere (not here, no --symfs, no
+ * build-ids for perf's cache): convert names the first few, each saying
+ * why, and counts the rest exactly in one more warning, not one each.
+ */
+MT_TEST(missing_binaries_named_up_to_a_cap)
+{
+	enum { N = MT_REPORT_LIST + 12 };
+	static const char code[] = "\x7f" "ELF not really";
+	struct heard h = { .n = 0 };
+	struct perfdata_import_opts io = { .rep = &(struct mt_reporter){ hear, &h } };
+	struct perfdata_export_stats est;
+	struct perfdata_import_stats st;
+	struct perfdata_file f;
+	char names[N][64], err[1024], want[512];
+	const char *paths[N];
+
+	for (size_t i = 0; i < N; i++) {
+		snprintf(names[i], sizeof(names[i]), "/nonexistent-mtrace-test/lib%02zu.so", i);
+		paths[i] = names[i];
+	}
+	bundle_of_files("many.mtrace", paths, N, code, sizeof(code));
+	MT_ASSERT_MSG(export_to("many.mtrace", "many.data", &est, err, sizeof(err)) == 0, "%s",
+		      err);
+	MT_ASSERT_MSG(perfdata_open(&f, fx_path("many.data")) == 0, "%s", f.err);
+	MT_ASSERT_MSG(perfdata_import(&f, "many.data", fx_path("many-back.mtrace"), &io, &st, err,
+				      sizeof(err)) == 0, "%s", err);
+	perfdata_close(&f);
+	MT_ASSERT_EQ(st.embedded, 0);
+	MT_ASSERT_EQ(h.n, MT_REPORT_LIST + 1);
+	snprintf(want, sizeof(want), "%s: not embedded in the bundle: no such file here, and %s",
+		 paths[0], PERFDATA_NO_BUILD_ID);
+	MT_ASSERT_STREQ(h.msg[0], want);
+	MT_ASSERT_STREQ(h.msg[MT_REPORT_LIST], "... and 12 more binaries not embedded in the bundle");
+}

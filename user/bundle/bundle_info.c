@@ -3,6 +3,7 @@
 #include "bundle/bundle.h"
 #include "util/errmsg.h"
 #include "util/text.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -43,8 +44,9 @@ static void print_summary(struct mt_bundle_reader *r, FILE *out)
 	 * by a terminal. */
 	if (!mt_bundle_get_cpu(r, &cpu)) {
 		mt_visible(vendor, sizeof(vendor), cpu.vendor_id, sizeof(cpu.vendor_id));
-		fprintf(out, "cpu: %s family %u model %#x stepping %u, %u cpus\n", vendor,
-			cpu.family, cpu.model, cpu.stepping, cpu.nr_cpus);
+		fprintf(out, "cpu: %s family %u model %#x stepping %u, %u cpu%s\n", vendor,
+			cpu.family, cpu.model, cpu.stepping, cpu.nr_cpus,
+			mt_plural(cpu.nr_cpus, "", "s"));
 	}
 	if (!mt_bundle_get_pt_config(r, &cfg))
 		fprintf(out, "pt: rtit_ctl %#" PRIx64 ", ring %" PRIu64 " bytes, target pid %u\n",
@@ -74,20 +76,25 @@ static void print_summary(struct mt_bundle_reader *r, FILE *out)
 			" ns\n", trig.d.cpu, trig.d.pid, trig.d.tid, trig.d.ip, trig.d.tsc,
 			trig.d.skid_ns);
 	}
-	fprintf(out, "records: %zu switches, %zu maps, %zu threads, %zu modules, ",
-		mt_bundle_switch_count(r), mt_bundle_maps(r, NULL), mt_bundle_threads(r, NULL),
-		mt_bundle_modules(r, NULL));
-	fprintf(out, "%zu files, %zu kernel text ranges\n", mt_bundle_file_count(r),
-		mt_bundle_ktext_count(r));
+	size_t sw = mt_bundle_switch_count(r), maps = mt_bundle_maps(r, NULL),
+	       threads = mt_bundle_threads(r, NULL), mods = mt_bundle_modules(r, NULL),
+	       files = mt_bundle_file_count(r), ktext = mt_bundle_ktext_count(r);
+
+	fprintf(out, "records: %zu switch%s, %zu map%s, %zu thread%s, %zu module%s, ", sw,
+		mt_plural(sw, "", "es"), maps, mt_plural(maps, "", "s"), threads,
+		mt_plural(threads, "", "s"), mods, mt_plural(mods, "", "s"));
+	fprintf(out, "%zu file%s, %zu kernel text range%s\n", files, mt_plural(files, "", "s"),
+		ktext, mt_plural(ktext, "", "s"));
 }
 
 void mt_bundle_print_info_of(struct mt_bundle_reader *r, const char *name, FILE *out)
 {
+	size_t n = mt_bundle_section_count(r);
 	uint16_t major, minor;
 
 	mt_bundle_version(r, &major, &minor);
-	fprintf(out, "%s: mtrace bundle format %u.%u, %zu sections\n", name, major, minor,
-		mt_bundle_section_count(r));
+	fprintf(out, "%s: mtrace bundle format %u.%u, %zu section%s\n", name, major, minor, n,
+		mt_plural(n, "", "s"));
 	print_sections(r, out);
 	print_summary(r, out);
 }

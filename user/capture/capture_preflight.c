@@ -4,6 +4,7 @@
 
 #include "capture/capture_target.h"
 #include "util/errmsg.h"
+#include "util/util.h"
 #include "files/outfile.h"
 
 #include <dirent.h>
@@ -135,9 +136,9 @@ static int check_room(const struct mt_capture_opts *o, struct mt_preflight *p, c
 	p->room_known = true;
 	if (p->free_bytes < p->worst_case)
 		return mt_errmsg(err, errlen, ENOSPC,
-				 "not enough room for a snapshot in %s: %.1f MiB free, the worst case needs %.1f MiB (%u CPUs x %.1f MiB of PT%s); free space, write elsewhere (-o) or use a smaller --buffer-size",
+				 "not enough room for a snapshot in %s: %.1f MiB free, the worst case needs %.1f MiB (%u CPU%s x %.1f MiB of PT%s); free space, write elsewhere (-o) or use a smaller --buffer-size",
 				 dir, p->free_bytes / 1048576.0, p->worst_case / 1048576.0, p->cpus,
-				 o->buffer_size / 1048576.0,
+				 mt_plural(p->cpus, "", "s"), o->buffer_size / 1048576.0,
 				 o->embed || o->kernel ? ", plus copied code" : "");
 	if (o->snapshots > 1 && p->free_bytes / o->snapshots < p->worst_case)
 		snprintf(p->note, sizeof(p->note),
@@ -295,8 +296,9 @@ static void write_plan(const struct mt_capture_opts *o, const struct mt_trigger_
 	if (!n)
 		fprintf(f, "no trigger: the snapshot is taken on Ctrl-C or when the target exits\n");
 	mt_capture_output_path(o->output, 1, o->snapshots, path, sizeof(path));
-	fprintf(f, "%u snapshot%s of up to %u CPUs x %.1f MiB of PT each, to %s%s (worst case %.1f MiB each",
-		o->snapshots, o->snapshots > 1 ? "s" : "", p->cpus, o->buffer_size / 1048576.0,
+	fprintf(f, "%u snapshot%s of up to %u CPU%s x %.1f MiB of PT each, to %s%s (worst case %.1f MiB each",
+		o->snapshots, mt_plural(o->snapshots, "", "s"), p->cpus,
+		mt_plural(p->cpus, "", "s"), o->buffer_size / 1048576.0,
 		o->temporary_bundles ? "a temporary bundle" :
 		strcmp(path, "-") ? path : "standard output",
 		o->snapshots > 1 && !o->temporary_bundles ? " ..." : "", p->worst_case / 1048576.0);

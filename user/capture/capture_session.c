@@ -32,6 +32,7 @@
 #include "capture/capture_target.h"
 #include "trigger/trigger.h"
 #include "util/reporter.h"
+#include "util/util.h"
 
 /* Bound for the FREEZING -> FROZEN step (the module IPIs the other CPUs). */
 #define FREEZE_WAIT_MS 5000
@@ -235,9 +236,11 @@ static void print_summary(const struct session *s, unsigned int index, const cha
 		snprintf(what, sizeof(what), "snapshot %u taken", index);
 	else
 		snprintf(what, sizeof(what), "snapshot written to %s", file);
-	msg(s, MT_SEV_INFO, "%s: %u CPUs, %llu bytes of PT, %llu context switches, %zu maps, %zu threads%s (frozen by %s; skid %lld ns on the trigger CPU, %lld ns max)",
-	    what, c->cpus, (unsigned long long)c->pt_bytes, (unsigned long long)c->switches,
-	    c->maps, c->threads, c->clobbered ? ", CLOBBERED by another PT user" : "",
+	msg(s, MT_SEV_INFO, "%s: %u CPU%s, %llu bytes of PT, %llu context switch%s, %zu map%s, %zu thread%s%s (frozen by %s; skid %lld ns on the trigger CPU, %lld ns max)",
+	    what, c->cpus, mt_plural(c->cpus, "", "s"), (unsigned long long)c->pt_bytes,
+	    (unsigned long long)c->switches, mt_plural(c->switches, "", "es"), c->maps,
+	    mt_plural(c->maps, "", "s"), c->threads, mt_plural(c->threads, "", "s"),
+	    c->clobbered ? ", CLOBBERED by another PT user" : "",
 	    paths[c->path < 6 ? c->path : 0], (long long)c->skid_ns_trigger_cpu,
 	    (long long)c->skid_ns_max);
 	if (c->kept[0])
@@ -245,8 +248,8 @@ static void print_summary(const struct session *s, unsigned int index, const cha
 	if (c->warning[0])
 		msg(s, MT_SEV_WARNING, "%s", c->warning);
 	if (c->sb_lost)
-		msg(s, MT_SEV_WARNING, "%llu context-switch records were overwritten before the freeze",
-		    (unsigned long long)c->sb_lost);
+		msg(s, MT_SEV_WARNING, "%llu context-switch record%s overwritten before the freeze",
+		    (unsigned long long)c->sb_lost, mt_plural(c->sb_lost, " was", "s were"));
 }
 
 static int setup(struct session *s, struct mt_collect_in *in)
@@ -286,7 +289,8 @@ static int setup(struct session *s, struct mt_collect_in *in)
 		if (mt_trigger_set_open(&s->trig, s->specs, s->nspecs, &topt, s->err,
 					sizeof(s->err)))
 			return -1;
-		msg(s, MT_SEV_INFO, "%zu trigger%s armed; freeze path: %s%s%s", s->nspecs, s->nspecs > 1 ? "s" : "",
+		msg(s, MT_SEV_INFO, "%zu trigger%s armed; freeze path: %s%s%s", s->nspecs,
+		    mt_plural(s->nspecs, "", "s"),
 		    mt_trigger_freeze_name(mt_trigger_set_freeze(s->trig)),
 		    mt_trigger_set_freeze_reason(s->trig) ? " - " : "",
 		    mt_trigger_set_freeze_reason(s->trig) ? mt_trigger_set_freeze_reason(s->trig) : "");

@@ -4,6 +4,7 @@
 
 #include "cli_input.h"
 #include "cli_msg.h"
+#include "perfdata/perfdata_import.h"
 #include "util/mt_array.h"
 
 #include <errno.h>
@@ -83,4 +84,5 @@ void binary_decode_opts(const struct decode_request *q, struct mt_decode_opts *o
 	o->symfs = q->symfs;
 	/* A perf.data's import copied in what it found in perf's cache. */
 	o->copies = q->perf_data ? "perf's build-id cache" : NULL;
+	o->copies_without_id = q->perf_data ? PERFDATA_NO_BUILD_ID : NULL;
 }

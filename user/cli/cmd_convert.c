@@ -8,6 +8,7 @@
 
 #include "perfdata/perfdata_dir.h"
 #include "perfdata/perfdata_import.h"
+#include "util/util.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -20,9 +21,9 @@ static void usage(FILE *out)
 		"Writes a perf.data recorded with perf record -e intel_pt// (per-CPU or per-thread,\n"
 		"with or without --snapshot) as a snapshot bundle to decode anywhere. Binaries\n"
 		"missing here are copied in from DIR or perf's build-id cache; a warning names\n"
-		"each one found in neither, which the bundle lacks. PERF.DATA may be\n"
-		"the directory perf record --kcore writes: its kernel, module and BPF code is\n"
-		"copied in from kcore_dir.\n\n"
+		"each one found in neither, which the bundle lacks (the first eight, then how\n"
+		"many more). PERF.DATA may be the directory perf record --kcore writes: its\n"
+		"kernel, module and BPF code is copied in from kcore_dir.\n\n"
 		"  -o, --output FILE     the bundle to write\n"
 		"      --symfs DIR       look for the recorded binaries under DIR (as perf --symfs)\n"
 		"      --buildid-dir DIR perf's build-id cache (default ~/.debug)\n");
@@ -100,14 +101,17 @@ int cmd_convert(int argc, char **argv)
 	if (st.warning[0])
 		cli_err("warning: %s", st.warning);
 	sum = cli_summary_start(out);
-	fprintf(sum, "wrote %s: %zu %s, %zu bytes of PT, %zu threads, %zu maps, %zu switches, "
-		"%zu binaries embedded",
+	fprintf(sum, "wrote %s: %zu %s, %zu bytes of PT, %zu thread%s, %zu map%s, %zu switch%s, "
+		"%zu binar%s embedded",
 		cli_output_name(out), st.streams,
-		st.per_thread ? "threads' buffers" : "CPUs", st.pt_bytes, st.threads, st.maps,
-		st.switches, st.embedded);
+		st.per_thread ? mt_plural(st.streams, "thread's buffer", "threads' buffers") :
+				mt_plural(st.streams, "CPU", "CPUs"),
+		st.pt_bytes, st.threads, mt_plural(st.threads, "", "s"), st.maps,
+		mt_plural(st.maps, "", "s"), st.switches, mt_plural(st.switches, "", "es"),
+		st.embedded, mt_plural(st.embedded, "y", "ies"));
 	if (st.kernel_ranges)
-		fprintf(sum, ", %zu kernel ranges (%llu bytes of code)", st.kernel_ranges,
-			(unsigned long long)st.kernel_bytes);
+		fprintf(sum, ", %zu kernel range%s (%llu bytes of code)", st.kernel_ranges,
+			mt_plural(st.kernel_ranges, "", "s"), (unsigned long long)st.kernel_bytes);
 	fputc('\n', sum);
 	return 0;
 }

@@ -7,6 +7,7 @@
 
 #include "capture/capture_doctor.h"
 #include "cli_msg.h"
+#include "util/util.h"
 
 static void print_check(const struct mt_check *c, void *ctx)
 {
@@ -42,7 +43,7 @@ int cmd_doctor(int argc, char **argv)
 	fails = mt_doctor_run(print_check, NULL);
 	if (fails)
 		printf("\n%d problem%s: a capture cannot work on this machine as it is\n", fails,
-		       fails > 1 ? "s" : "");
+		       mt_plural(fails, "", "s"));
 	else
 		printf("\nall required checks passed\n");
 	return fails ? 1 : 0;

@@ -10,6 +10,7 @@
 #include "bundle/bundle.h"
 #include "perfdata/perfdata_dir.h"
 #include "perfdata/perfdata_export.h"
+#include "util/util.h"
 
 #include <getopt.h>
 #include <limits.h>
@@ -129,12 +130,17 @@ int cmd_export(int argc, char **argv)
 	}
 	if (st.warning[0])
 		cli_err("warning: %s", st.warning);
-	printf("wrote %s: %zu CPUs, %zu bytes of PT, %zu threads, %zu maps, %zu switches;\n"
-	       "%zu binaries in %s\n",
-	       out, st.cpus, st.pt_bytes, st.threads, st.maps, st.switches, st.binaries, st.symfs);
+	printf("wrote %s: %zu CPU%s, %zu bytes of PT, %zu thread%s, %zu map%s, %zu switch%s;\n"
+	       "%zu binar%s in %s\n",
+	       out, st.cpus, mt_plural(st.cpus, "", "s"), st.pt_bytes, st.threads,
+	       mt_plural(st.threads, "", "s"), st.maps, mt_plural(st.maps, "", "s"), st.switches,
+	       mt_plural(st.switches, "", "es"), st.binaries, mt_plural(st.binaries, "y", "ies"),
+	       st.symfs);
 	if (st.kcore)
-		printf("kernel code in %s/kcore_dir: %zu ranges, %zu module%s, %zu BPF ranges\n", out,
-		       st.kernel_ranges, st.modules, st.modules == 1 ? "" : "s", st.bpf_ranges);
+		printf("kernel code in %s/kcore_dir: %zu range%s, %zu module%s, %zu BPF range%s\n",
+		       out, st.kernel_ranges, mt_plural(st.kernel_ranges, "", "s"), st.modules,
+		       mt_plural(st.modules, "", "s"), st.bpf_ranges,
+		       mt_plural(st.bpf_ranges, "", "s"));
 	printf("decode it with perf:\n  perf script -i ");
 	print_word(out);
 	printf(" --symfs ");

@@ -6,6 +6,7 @@
 #include "cli_input.h"
 #include "cli_msg.h"
 #include "decode/decode.h"
+#include "util/util.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -41,7 +42,7 @@ static int print_decodable(struct mt_bundle_reader *r)
 	mt_decode_free(d);
 	if (missing)
 		printf("decode: possible; %zu mapping%s without a usable binary on this machine (decode lists them)\n",
-		       missing, missing > 1 ? "s" : "");
+		       missing, mt_plural(missing, "", "s"));
 	else
 		printf("decode: possible\n");
 	return 0;

@@ -14,6 +14,7 @@
 #include "narrow_args.h"
 #include "svg/svg.h"
 #include "util/text.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -241,7 +242,8 @@ static int run_perfetto(struct mt_decode *d, struct mt_bundle_reader *r, const c
 		tell_kept(of, output);
 		return CLI_EXIT_FAIL;
 	}
-	snprintf(events, sizeof(events), "%" PRIu64 " events, ", st.events);
+	snprintf(events, sizeof(events), "%" PRIu64 " event%s, ", st.events,
+		 mt_plural(st.events, "", "s"));
 	if (!q->quiet)
 		print_written(output, of, events, st.bytes);
 	return 0;
@@ -335,10 +337,13 @@ int decode_bundle(struct mt_bundle_reader *r, const char *name, const struct dec
 	rc = formats[q->format].run(d, r, name, q, &of, &rep);
 	s = mt_decode_get_stats(d);
 	if (!q->quiet)
-		cli_err("%" PRIu64 " bytes of PT from %" PRIu64 " CPUs, %" PRIu64 " threads, %" PRIu64
-			" instructions, %" PRIu64 " events, %" PRIu64 " decode errors, %" PRIu64
-			" overflows", s->pt_bytes, s->cpus, s->threads, s->insns, s->events, s->errors,
-			s->overflows);
+		cli_err("%" PRIu64 " bytes of PT from %" PRIu64 " CPU%s, %" PRIu64 " thread%s, %"
+			PRIu64 " instruction%s, %" PRIu64 " event%s, %" PRIu64 " decode error%s, %"
+			PRIu64 " overflow%s", s->pt_bytes, s->cpus, mt_plural(s->cpus, "", "s"),
+			s->threads, mt_plural(s->threads, "", "s"), s->insns,
+			mt_plural(s->insns, "", "s"), s->events, mt_plural(s->events, "", "s"),
+			s->errors, mt_plural(s->errors, "", "s"), s->overflows,
+			mt_plural(s->overflows, "", "s"));
 	/* The account of missing code is no warning: -q does not hide it. */
 	missing = rc ? 0 : decode_report_print(&rep, r, d, s, q, name);
 	mt_decode_free(d);

@@ -6,6 +6,8 @@
 #include "decode/blkdec.h"
 #include "util/mt_array.h"
 #include "util/regfile.h"
+#include "util/reporter.h"
+#include "util/util.h"
 
 #include <inttypes.h>
 #include <limits.h>
@@ -13,9 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-/* At most this many threads or mappings are named one by one. */
-#define REPORT_LIST 8
 
 static struct report_thread *find_thread(struct decode_report *rep, uint32_t pid, uint32_t tid)
 {
@@ -124,14 +123,15 @@ static size_t print_gap_threads(const struct decode_report *rep)
 
 		if (!t->nomap_gaps)
 			continue;
-		if (n++ < REPORT_LIST)
+		if (n++ < MT_REPORT_LIST)
 			cli_err("  thread %u (pid %u): %" PRIu64 " stretch%s of code without a binary, "
 				"between %.3f and %.3f ms after the first event",
-				t->tid, t->pid, t->nomap_gaps, t->nomap_gaps > 1 ? "es" : "",
+				t->tid, t->pid, t->nomap_gaps, mt_plural(t->nomap_gaps, "", "es"),
 				ms_from(rep, t->first_ns), ms_from(rep, t->last_ns));
 	}
-	if (n > REPORT_LIST)
-		cli_err("  ... and %zu more threads", n - REPORT_LIST);
+	if (n > MT_REPORT_LIST)
+		cli_err("  ... and %zu more thread%s", n - MT_REPORT_LIST,
+			mt_plural(n - MT_REPORT_LIST, "", "s"));
 	return n;
 }
 
@@ -146,14 +146,15 @@ static size_t print_silent_threads(const struct decode_report *rep, struct mt_bu
 	for (size_t i = 0; i < n; i++) {
 		if (decoded(rep, th[i].tid))
 			continue;
-		if (silent++ < REPORT_LIST && len < sizeof(list))
+		if (silent++ < MT_REPORT_LIST && len < sizeof(list))
 			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%u (%s)",
 						silent > 1 ? ", " : "", th[i].tid,
 						th[i].comm ? th[i].comm : "?");
 	}
 	if (silent)
-		cli_err("  %zu of the bundle's %zu threads have no decoded code: %s%s", silent, n, list,
-			silent > REPORT_LIST ? ", ..." : "");
+		cli_err("  %zu of the bundle's %zu thread%s %s no decoded code: %s%s", silent, n,
+			mt_plural(n, "", "s"), mt_plural(silent, "has", "have"), list,
+			silent > MT_REPORT_LIST ? ", ..." : "");
 	return silent;
 }
 
@@ -175,7 +176,7 @@ static void explain_nothing(const struct decode_report *rep, struct mt_bundle_re
 		cli_err("no instructions decoded: the traced code is in the mappings without a binary listed above");
 	else
 		cli_err("no instructions decoded: the PT of %zu CPU%s (%zu with a sync point) holds no executed code of a traced thread: tracing was filtered out or disabled the whole time",
-			npt, npt == 1 ? "" : "s", psb);
+			npt, mt_plural(npt, "", "s"), psb);
 }
 
 /* CPUs that came online while armed had no ring (MT_BUNDLE_PT_NO_RING):
@@ -225,11 +226,11 @@ int decode_report_print(const struct decode_report *rep, struct mt_bundle_reader
 	print_cpus_without_ring(rep, r, d);
 	if (rep->nmissing) {
 		cli_err("missing code: %zu mapping%s had no usable binary:", rep->nmissing,
-			rep->nmissing > 1 ? "s" : "");
-		for (size_t i = 0; i < rep->nmissing && i < REPORT_LIST; i++)
+			mt_plural(rep->nmissing, "", "s"));
+		for (size_t i = 0; i < rep->nmissing && i < MT_REPORT_LIST; i++)
 			cli_err("  %s", rep->missing[i]);
-		if (rep->nmissing > REPORT_LIST)
-			cli_err("  ... and %zu more", rep->nmissing - REPORT_LIST);
+		if (rep->nmissing > MT_REPORT_LIST)
+			cli_err("  ... and %zu more", rep->nmissing - MT_REPORT_LIST);
 		gaps = print_gap_threads(rep);
 		/* Only evidence counts: a thread without events may just not have run. */
 		if (gaps) {
@@ -241,7 +242,7 @@ int decode_report_print(const struct decode_report *rep, struct mt_bundle_reader
 	} else if ((outside = count_gap_threads(rep))) {
 		/* Code outside every mapping is no binary that could be found: no exit 3. */
 		cli_err("%zu thread%s entered code outside every mapping (JIT code, or a uprobe's single-step slot): those stretches are gaps in the trace",
-			outside, outside > 1 ? "s" : "");
+			outside, mt_plural(outside, "", "s"));
 	}
 	if (!s->insns)
 		explain_nothing(rep, r, s);

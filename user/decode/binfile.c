@@ -186,6 +186,9 @@ static struct mt_binfile *load(struct mt_bincache *c, const char *path, const ui
 	if (c->embedded_only)
 		snprintf(err, errlen, "%s: not embedded in the bundle (--embedded-only ignores local files)",
 			 path);
+	else if (!bid_len && c->copies_without_id)
+		snprintf(err, errlen, "%s: no such file%s, and %s", path, where,
+			 c->copies_without_id);
 	else
 		snprintf(err, errlen, "%s: no such file%s, and no copy in %s", path, where, copies);
 	/* A recorded path that is not absolute ("[vdso]") names no file; an

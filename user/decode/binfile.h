@@ -54,6 +54,8 @@ struct mt_bincache {
 	/* Where copies of binaries missing here were looked for, as messages
 	 * name it; NULL: "the bundle". */
 	const char *copies;
+	/* Said of a binary without a build-id instead (mt_decode_opts). */
+	const char *copies_without_id;
 	/* Where a recorded path is looked for locally: the first matching
 	 * map rewrites its start, then SYMFS (a root directory) is put
 	 * before it. Both NULL/0: the path as recorded. */

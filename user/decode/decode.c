@@ -4,6 +4,7 @@
 
 #include "decode/ptconfig.h"
 #include "util/errmsg.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -166,6 +167,7 @@ int mt_decode_open(struct mt_decode **out, struct mt_bundle_reader *r,
 	mt_bincache_init(&d->bins, r, &symopt);
 	d->bins.embedded_only = d->opts.embedded_only;
 	d->bins.copies = d->opts.copies;
+	d->bins.copies_without_id = d->opts.copies_without_id;
 	d->bins.maps = d->opts.path_maps;
 	d->bins.nmaps = d->opts.npath_maps;
 	d->bins.symfs = d->opts.symfs;
@@ -200,8 +202,9 @@ int mt_decode_open(struct mt_decode **out, struct mt_bundle_reader *r,
 		char msg[160];
 
 		snprintf(msg, sizeof(msg),
-			 "%zu of the bundle's %zu clock anchors go back in time (a damaged bundle): left out",
-			 d->clock.dropped, nanchors);
+			 "%zu of the bundle's %zu clock anchor%s %s back in time (a damaged bundle): left out",
+			 d->clock.dropped, nanchors, mt_plural(nanchors, "", "s"),
+			 mt_plural(d->clock.dropped, "goes", "go"));
 		warn(d, msg);
 	}
 	rc = mt_sideband_open(&d->sb, r, fallback_task(d, ptc.target_pid), err, errlen);

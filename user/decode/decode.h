@@ -50,6 +50,10 @@ struct mt_decode_opts {
 	 * about code without a binary name it; NULL: "the bundle" (a bundle
 	 * imported from a perf.data got its copies elsewhere). */
 	const char *copies;
+	/* Said instead of "no copy in COPIES" of a binary recorded without a
+	 * build-id when COPIES are found by build-id alone (so none was looked
+	 * for); NULL: the same words as with one. */
+	const char *copies_without_id;
 	/* Where recorded paths are looked for locally (binfile.h); may be NULL. */
 	const struct mt_path_map *path_maps;
 	size_t npath_maps;

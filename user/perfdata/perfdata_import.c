@@ -7,6 +7,7 @@
 #include "util/errmsg.h"
 #include "util/mt_array.h"
 #include "util/regfile.h"
+#include "util/util.h"
 #include "perfdata/perfdata_dir.h"
 #include "perfdata/perfdata_export.h"
 #include "perfdata/perfdata_kernel_src.h"
@@ -570,8 +571,12 @@ static void no_copy(char *why, size_t whylen, const char *symfs, size_t bl, cons
 			 symfs ? " under --symfs " : "", symfs ? symfs : "", symfs && cache ? " or" : "",
 			 cache ? " in the build-id cache " : "", cache ? cache : "");
 	else if (!l)
-		snprintf(why, whylen, "no --symfs, and %s",
-			 bl ? "no build-id cache (HOME is not set)" : "no build-id to find a copy by");
+		snprintf(why, whylen, "no --symfs%s",
+			 bl ? ", and no build-id cache (HOME is not set)" : "");
+	/* Without a build-id the cache was not searched: not "no copy" there. */
+	l = strlen(why);
+	if (!bl)
+		snprintf(why + l, whylen - l, ", and %s", PERFDATA_NO_BUILD_ID);
 }
 
 /*
@@ -644,7 +649,9 @@ static bool is_binary(const char *path)
 
 static int embed_binaries(struct imp *x, struct mt_bundle_writer *w)
 {
+	const struct mt_reporter *rep = x->opts ? x->opts->rep : NULL;
 	char src[4096], why[1024];
+	size_t missing = 0;
 
 	for (size_t i = 0; i < x->nmaps; i++) {
 		const struct map *m = &x->maps[i];
@@ -657,9 +664,10 @@ static int embed_binaries(struct imp *x, struct mt_bundle_writer *w)
 		if (dup || !(found = find_copy(x, m, src, sizeof(src), why, sizeof(why))))
 			continue;
 		if (found < 0) {
-			if (is_binary(m->path))
-				mt_report(x->opts ? x->opts->rep : NULL, MT_SEV_WARNING,
-					  "%s: not embedded in the bundle: %s", m->path, why);
+			/* Named up to the cap; a system-wide recording can lack hundreds. */
+			if (is_binary(m->path) && missing++ < MT_REPORT_LIST)
+				mt_report(rep, MT_SEV_WARNING, "%s: not embedded in the bundle: %s",
+					  m->path, why);
 			continue;
 		}
 		struct mt_bundle_file bf = { m->path, m->bid, m->m.build_id_len, 0, 0 };
@@ -667,6 +675,12 @@ static int embed_binaries(struct imp *x, struct mt_bundle_writer *w)
 		if (mt_bundle_embed_file(w, &bf, src))
 			return write_fail(x, -EIO, mt_bundle_writer_errmsg(w));
 		x->st->embedded++;
+	}
+	if (missing > MT_REPORT_LIST) {
+		size_t more = missing - MT_REPORT_LIST;
+
+		mt_report(rep, MT_SEV_WARNING, "... and %zu more binar%s not embedded in the bundle",
+			  more, mt_plural(more, "y", "ies"));
 	}
 	return 0;
 }
@@ -725,8 +739,8 @@ static int stream_bytes(struct imp *x, struct stream *s, const uint8_t **data, s
 	if (x->st->snapshot && s->n > 1) {
 		first = s->n - 1;
 		x->st->dropped_snapshots += s->n - 1;
-		warn(x, "%zu earlier snapshots dropped: the bundle keeps the newest per CPU",
-		     s->n - 1);
+		warn(x, "%zu earlier snapshot%s dropped: the bundle keeps the newest per CPU",
+		     s->n - 1, mt_plural(s->n - 1, "", "s"));
 	}
 	/*
 	 * perf pads each AUXTRACE payload to 8 bytes; the next one's AUX

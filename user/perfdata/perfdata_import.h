@@ -19,12 +19,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Why perf's build-id cache was not searched for a binary (or the kernel)
+ * the recording gives no build-id: the cache names its copies by build-id. */
+#define PERFDATA_NO_BUILD_ID \
+	"no build-id was recorded for it, so perf's build-id cache could not be searched"
+
 struct perfdata_import_opts {
 	const char *symfs;              /* directory prefixed to map paths; may be NULL */
 	const char *buildid_dir;        /* perf's build-id cache; NULL: $HOME/.debug */
 	const char *kcore_dir;          /* kernel code (perf record --kcore); may be NULL */
 	/* A warning for each binary that is neither here (in the recorded
-	 * build) nor found to embed; may be NULL. */
+	 * build) nor found to embed, for the first MT_REPORT_LIST of them,
+	 * then one counting the rest; may be NULL. */
 	const struct mt_reporter *rep;
 };
 

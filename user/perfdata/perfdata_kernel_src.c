@@ -4,8 +4,10 @@
 
 #include "kcore/kallsyms.h"
 #include "kcore/kcore_capture.h"
+#include "perfdata/perfdata_import.h"
 #include "util/mt_array.h"
 #include "util/regfile.h"
+#include "util/util.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -151,7 +153,8 @@ int perfdata_kernel_source(const struct perfdata_kernel_map *km, const char *kco
 		snprintf(why, whylen, "the recording holds no copy of it and %.200s/[kernel.kcore] "
 			 "none for its build-id", buildid_dir ? buildid_dir : "~/.debug");
 	else
-		snprintf(why, whylen, "the recording holds no copy of it");
+		snprintf(why, whylen, "the recording holds no copy of it, and %s",
+			 PERFDATA_NO_BUILD_ID);
 	return 0;
 }
 
@@ -183,8 +186,8 @@ int perfdata_import_kcore(struct mt_bundle_writer *w, const char *dir, uint64_t 
 		return 0;
 	}
 	if (st.skipped)
-		snprintf(why, whylen, "%.300s: %zu kernel ranges not in kcore (%s)", dir, st.skipped,
-			 msg);
+		snprintf(why, whylen, "%.300s: %zu kernel range%s not in kcore (%s)", dir, st.skipped,
+			 mt_plural(st.skipped, "", "s"), msg);
 	*bytes = st.bytes;
 	return (int)st.ranges;
 }

@@ -314,11 +314,14 @@ static void health(const struct out *o, const struct mt_report *rep)
 	mt_fmt_ns(t, sizeof(t), lost);
 	heading(o, "Decode health");
 	say(o, 2, bad ? "\033[31m" : "\033[32m",
-	    "%" PRIu64 " gaps (%s lost), %" PRIu64 " decode errors, %" PRIu64 " overflows,",
-	    (uint64_t)rep->ngaps, t, s->errors, s->overflows);
+	    "%zu gap%s (%s lost), %" PRIu64 " decode error%s, %" PRIu64 " overflow%s,",
+	    rep->ngaps, mt_plural(rep->ngaps, "", "s"), t, s->errors, mt_plural(s->errors, "", "s"),
+	    s->overflows, mt_plural(s->overflows, "", "s"));
 	say(o, 2, bad ? "\033[31m" : "\033[32m",
-	    "%" PRIu64 " mappings without code, %" PRIu64 " gaps for missing code, %" PRIu64
-	    " clamped time steps", s->missing_maps, rep->nomap_gaps, s->backsteps);
+	    "%" PRIu64 " mapping%s without code, %" PRIu64 " gap%s for missing code, %" PRIu64
+	    " clamped time step%s", s->missing_maps, mt_plural(s->missing_maps, "", "s"),
+	    rep->nomap_gaps, mt_plural(rep->nomap_gaps, "", "s"), s->backsteps,
+	    mt_plural(s->backsteps, "", "s"));
 	for (size_t i = 0; i < rep->ngaps && i < o->s->top; i++) {
 		mt_fmt_ns(t, sizeof(t), rep->gaps[i].lost);
 		say(o, 2, NULL, "at %" PRIu64 " ns on %s (%u): %s, %s lost", rep->gaps[i].ns,
@@ -338,8 +341,8 @@ static void one(const struct out *o, const struct mt_report *rep)
 		goto out;
 	mt_fmt_ns(w, sizeof(w), rep->last - rep->first);
 	say(o, 0, "\033[1m", "%s: a window of %s, %zu thread%s, %zu function%s",
-	    rep->label ? rep->label : "snapshot", w, rep->nthreads, rep->nthreads == 1 ? "" : "s",
-	    rep->nfns, rep->nfns == 1 ? "" : "s");
+	    rep->label ? rep->label : "snapshot", w, rep->nthreads,
+	    mt_plural(rep->nthreads, "", "s"), rep->nfns, mt_plural(rep->nfns, "", "s"));
 	trigger(o, rep);
 	slowest(o, rep, idx);
 	for (size_t i = 0; i < rep->nfns; i++) {

@@ -17,6 +17,11 @@ enum mt_severity {
 	MT_SEV_NR,
 };
 
+/* At most this many of a list of like messages (mappings without code,
+ * binaries not embedded, ...) are told one by one; "... and N more" counts
+ * the rest, which would bury everything else on a terminal. */
+#define MT_REPORT_LIST 8
+
 struct mt_reporter {
 	void (*report)(void *ctx, enum mt_severity sev, const char *msg);
 	void *ctx;

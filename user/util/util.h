@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Small helpers the event consumers share (narrow/, report/, svg/):
- * durations for people and names of decoder function ids
- * interned once.
+ * Small helpers: durations for people, the word a count takes (for
+ * messages anywhere), and names of decoder function ids interned once
+ * (for the event consumers: narrow/, report/, svg/).
  */
 #ifndef MTRACE_UTIL_H
 #define MTRACE_UTIL_H
@@ -12,6 +12,13 @@
 
 /* "12.3us": NS with three significant digits and a unit (ns below 1 us). */
 void mt_fmt_ns(char *buf, size_t len, uint64_t ns);
+
+/* ONE when N is 1, else MANY: the ending (or word) a count of N takes, so
+ * that no message says "1 threads" ("%zu thread%s", n, mt_plural(n, "", "s")). */
+static inline const char *mt_plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
 
 /* Distinct names, each once, and which one each function id has. */
 struct mt_names {

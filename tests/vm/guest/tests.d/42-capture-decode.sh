@@ -48,7 +48,7 @@ record_then_decode() {
 	cat $T/dec.log
 	# The vdso exists in no file: the capture copies it, decode finds it.
 	if grep -q '\[vdso\]' $T/dec.log; then echo "the bundle lacks the vdso"; return 1; fi
-	grep -q " 1 decode errors" $T/dec.log || return 1
+	grep -q " 1 decode error, " $T/dec.log || return 1
 	pftrace_gap $T/rt.pftrace "target exit" || return 1
 	mtrace-user decode -q -f text $T/rt.mtrace >$T/rt.txt || return 1
 	cat $T/rt.txt
