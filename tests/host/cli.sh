@@ -21,7 +21,8 @@ expect_re help-unknown 2 "unknown command 'decod': did you mean 'decode'\?" "$bi
 expect_re help-two 2 "help takes one command" "$bin" help decode report
 expect_re typo-command 2 "unknown command 'recrod': did you mean 'record'\?" "$bin" recrod -- true
 expect_re prefix-command 2 "unknown command 'conv': did you mean 'convert'\?" "$bin" conv x.data
-expect_re ambiguous-prefix 2 "^mtrace-user: unknown command 're' \(see" "$bin" re
+expect_re ambiguous-prefix 2 "unknown command 're': did you mean 'record' or 'report'\?" "$bin" re
+expect_re far-command 2 "^mtrace-user: unknown command 'frob' \(see" "$bin" frob
 expect_re program-as-command 2 "to trace a program, 'mtrace-user -- ./app'" "$bin" ./app
 # A bad option is named as typed or as the option it abbreviates, in every
 # command (a value given to an option that takes none once printed

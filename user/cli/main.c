@@ -4,6 +4,7 @@
 
 #include "cli_msg.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -45,39 +46,40 @@ static size_t edits(const char *a, const char *b)
 	return row[lb];
 }
 
-/* The command NAME most likely stands for: the only one it begins, else
- * the nearest within two edits; NULL when none is close. */
-static const struct mt_command *nearest(const char *name)
+/* Whether command C is among those NAME most likely stands for: those it
+ * begins (two characters at least), else those nearest within two edits. */
+static bool likely(const char *name, const struct mt_command *c)
 {
-	const struct mt_command *best = NULL, *prefix = NULL;
-	size_t best_d = 3, n = strlen(name), prefixes = 0;
+	size_t n = strlen(name), best = 3;
+	bool prefixes = false;
 
-	for (const struct mt_command *c = mt_commands; c->name; c++) {
-		size_t d = edits(name, c->name);
+	for (const struct mt_command *k = mt_commands; k->name; k++) {
+		size_t d = edits(name, k->name);
 
-		if (n >= 2 && !strncmp(c->name, name, n)) {
-			prefix = c;
-			prefixes++;
-		}
-		if (d < best_d) {
-			best = c;
-			best_d = d;
-		}
+		prefixes |= n >= 2 && !strncmp(k->name, name, n);
+		if (d < best)
+			best = d;
 	}
-	return prefixes == 1 ? prefix : best;
+	if (prefixes)
+		return !strncmp(c->name, name, n);
+	return edits(name, c->name) == best;
 }
 
 static const struct mt_command *find(const char *name)
 {
 	const struct mt_command *c;
+	char hint[160] = "";
+	size_t len = 0, k = 0;
 
 	for (c = mt_commands; c->name; c++)
 		if (!strcmp(name, c->name))
 			return c;
-	c = nearest(name);
-	if (c)
-		cli_err("unknown command '%s': did you mean '%s'? (see 'mtrace-user --help')", name,
-			c->name);
+	for (c = mt_commands; c->name; c++)
+		if (likely(name, c) && len < sizeof(hint))
+			len += (size_t)snprintf(hint + len, sizeof(hint) - len, "%s'%s'",
+						k++ ? " or " : ": did you mean ", c->name);
+	if (k)
+		cli_err("unknown command '%s'%s? (see 'mtrace-user --help')", name, hint);
 	else if (strchr(name, '/'))
 		cli_err("unknown command '%s': to trace a program, 'mtrace-user -- %s' "
 			"(see 'mtrace-user --help')", name, name);
