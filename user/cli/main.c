@@ -46,36 +46,30 @@ static size_t edits(const char *a, const char *b)
 	return row[lb];
 }
 
-/* Whether command C is among those NAME most likely stands for: those it
- * begins (two characters at least), else those nearest within two edits. */
-static bool likely(const char *name, const struct mt_command *c)
-{
-	size_t n = strlen(name), best = 3;
-	bool prefixes = false;
-
-	for (const struct mt_command *k = mt_commands; k->name; k++) {
-		size_t d = edits(name, k->name);
-
-		prefixes |= n >= 2 && !strncmp(k->name, name, n);
-		if (d < best)
-			best = d;
-	}
-	if (prefixes)
-		return !strncmp(c->name, name, n);
-	return edits(name, c->name) == best;
-}
-
+/*
+ * The command NAME is, else NULL after telling what it most likely stands
+ * for: the commands it begins (two characters at least), else the nearest
+ * within two edits.
+ */
 static const struct mt_command *find(const char *name)
 {
 	const struct mt_command *c;
+	size_t n = strlen(name), best = 3, len = 0, k = 0;
+	bool prefix = false;
 	char hint[160] = "";
-	size_t len = 0, k = 0;
 
-	for (c = mt_commands; c->name; c++)
-		if (!strcmp(name, c->name))
+	for (c = mt_commands; c->name; c++) {
+		size_t d = edits(name, c->name);
+
+		if (!d)
 			return c;
+		prefix |= n >= 2 && !strncmp(c->name, name, n);
+		if (d < best)
+			best = d;
+	}
 	for (c = mt_commands; c->name; c++)
-		if (likely(name, c) && len < sizeof(hint))
+		if ((prefix ? !strncmp(c->name, name, n) : edits(name, c->name) == best) &&
+		    len < sizeof(hint))
 			len += (size_t)snprintf(hint + len, sizeof(hint) - len, "%s'%s'",
 						k++ ? " or " : ": did you mean ", c->name);
 	if (k)
