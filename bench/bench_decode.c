@@ -30,7 +30,8 @@
  *    instructions on a real call tree), single-stepped by the generator.
  * Both are made once with the generator built next to this benchmark
  * (O/rel/tests/ptgen/ptgen) and kept in O/bench. A third, the walk on one
- * CPU (16 MiB of PT), gives the two-job speed-up of a single busy stream.
+ * CPU (16 MiB of PT), gives the two-job speed-up of a single busy stream,
+ * and again with CYC packets (the same instructions, more PT).
  * A fourth, the generator's threads program doing the same work in 2 and
  * in 64 threads of one process, gives what a thread costs: one job's CPU
  * time per event with 64 threads over that with 2.
@@ -62,6 +63,7 @@
 
 #include <intel-pt.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,20 +167,23 @@ static int generate(const char *path, const char *what, const char *const *args)
 	return 0;
 }
 
-/* The random walk with @mib MiB of PT, made once and kept in this directory. */
-static int walk_bundle(char *path, size_t len, unsigned int mib, unsigned int cpus)
+/* The random walk with @mib MiB of PT (without CYC packets; with them
+ * more), made once and kept in this directory. */
+static int walk_bundle(char *path, size_t len, unsigned int mib, unsigned int cpus, bool cyc)
 {
 	char dir[PATH_MAX - 64], n[32], c[16], what[64];
 	unsigned long long insns = (unsigned long long)mib * 1048576 * 1000 / WALK_BYTES_PER_KINSN;
-	const char *args[] = { "--walk", WALK_LIB, "--insns", n, "--cpus", c, NULL };
+	const char *args[] = { "--walk", WALK_LIB, "--insns", n, "--cpus", c, cyc ? "--cyc" : NULL,
+			       NULL };
 	struct stat sb;
 
 	if (bench_self_dir(dir, sizeof(dir)))
 		return -1;
-	if (cpus == 2)
+	if (cpus == 2 && !cyc)
 		snprintf(path, len, "%s/decode-walk-%uM.mtrace", dir, mib);
 	else
-		snprintf(path, len, "%s/decode-walk-%uM-%ucpu.mtrace", dir, mib, cpus);
+		snprintf(path, len, "%s/decode-walk-%uM-%ucpu%s.mtrace", dir, mib, cpus,
+			 cyc ? "-cyc" : "");
 	snprintf(n, sizeof(n), "%llu", insns);
 	snprintf(c, sizeof(c), "%u", cpus);
 	snprintf(what, sizeof(what), "a walk of %s instructions", n);
@@ -668,18 +673,19 @@ static void speed_results(const char *name, const struct speed *sp)
 /*
  * One busy CPU: two jobs split its stream into pieces that two helpers
  * decode ahead (decode/blksplit.h), where they used to leave the second
- * core to the replay alone. No bound: the threads' shares are in the
- * two-job run.
+ * core to the replay alone; with CYC packets, each piece starts with the
+ * cycles' chain read from the stream before it. No bound: the threads'
+ * shares are in the two-job run.
  */
-static void busy_cpu_results(const struct speed *sp)
+static void busy_cpu_results(const char *name, const struct speed *sp)
 {
 	char fig[160], val[64];
 
-	printf("random walk on 1 CPU: %.1f MiB of PT; mtrace 1 job %.3f s wall, 2 jobs %.3f s "
+	printf("%s: %.1f MiB of PT; mtrace 1 job %.3f s wall, 2 jobs %.3f s "
 	       "wall (best of %d), their busiest decoding thread %.0f%% of their CPU time\n",
-	       sp->one.pt_bytes / 1048576.0, sp->one_wall, sp->two_wall, WALK_ROUNDS,
+	       name, sp->one.pt_bytes / 1048576.0, sp->one_wall, sp->two_wall, WALK_ROUNDS,
 	       sp->two.cpu > 0 ? 100 * sp->two.stream / sp->two.cpu : 0);
-	snprintf(fig, sizeof(fig), "decode 2 jobs / 1 job, walk on one CPU (wall)");
+	snprintf(fig, sizeof(fig), "decode 2 jobs / 1 job, %s (wall)", name);
 	snprintf(val, sizeof(val), "%.2fx (load %.1f)", sp->speedup, sp->load);
 	result(fig, val, "(info)", 1);
 }
@@ -788,10 +794,10 @@ int main(int argc, char **argv)
 {
 	unsigned int mib = 64, large;
 	char dir[PATH_MAX - 64], path[PATH_MAX], big[PATH_MAX], prog[PATH_MAX], out[PATH_MAX],
-	     busy[PATH_MAX], few[PATH_MAX], many[PATH_MAX];
+	     busy[PATH_MAX], busy_cyc[PATH_MAX], few[PATH_MAX], many[PATH_MAX];
 	char val[64];
 	struct run none;
-	struct speed walk, call, one_cpu;
+	struct speed walk, call, one_cpu, one_cpu_cyc;
 	struct memory mem, mem_big;
 	double pt;
 
@@ -805,7 +811,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "usage: bench_decode --bundle MiB (1..4096) [CPUs (1..64)]\n");
 			return 2;
 		}
-		if (walk_bundle(path, sizeof(path), mib, cpus))
+		if (walk_bundle(path, sizeof(path), mib, cpus, false))
 			return 1;
 		printf("%s\n", path);
 		return 0;
@@ -822,16 +828,19 @@ int main(int argc, char **argv)
 	snprintf(out, sizeof(out), "%s/bench-decode-%d.pftrace", dir, (int)getpid());
 	if (argc > 2)
 		snprintf(path, sizeof(path), "%s", argv[2]);
-	else if (walk_bundle(path, sizeof(path), mib, 2))
+	else if (walk_bundle(path, sizeof(path), mib, 2, false))
 		return 1;
-	if (program_bundle(prog, sizeof(prog)) || (large && walk_bundle(big, sizeof(big), large, 2)) ||
-	    walk_bundle(busy, sizeof(busy), BUSY_MIB, 1) || threads_bundle(few, sizeof(few), 2) ||
+	if (program_bundle(prog, sizeof(prog)) || (large && walk_bundle(big, sizeof(big), large, 2, false)) ||
+	    walk_bundle(busy, sizeof(busy), BUSY_MIB, 1, false) ||
+	    walk_bundle(busy_cyc, sizeof(busy_cyc), BUSY_MIB, 1, true) ||
+	    threads_bundle(few, sizeof(few), 2) ||
 	    threads_bundle(many, sizeof(many), 64))
 		return 1;
 	if (run_child("none", path, out, &none) || measure_memory(path, out, &none, &mem) ||
 	    measure_speed(path, out, WALK_ROUNDS, &walk) ||
 	    measure_speed(prog, out, PROGRAM_ROUNDS, &call) ||
 	    measure_speed(busy, out, WALK_ROUNDS, &one_cpu) ||
+	    measure_speed(busy_cyc, out, WALK_ROUNDS, &one_cpu_cyc) ||
 	    (large && measure_memory(big, out, &none, &mem_big)))
 		return 1;
 
@@ -860,7 +869,8 @@ int main(int argc, char **argv)
 	result("bare libipt block loop (PT)", val, "(info)", 1);
 	speed_results("walk", &walk);
 	speed_results("call-heavy program", &call);
-	busy_cpu_results(&one_cpu);
+	busy_cpu_results("walk on one CPU", &one_cpu);
+	busy_cpu_results("walk on one CPU with CYC", &one_cpu_cyc);
 	if (threads_results(few, many))
 		return 1;
 	memory_results(mib, &mem);

@@ -175,7 +175,8 @@ static struct trail split_trail(const uint8_t *data, size_t size, unsigned int h
 	cfg.end = (uint8_t *)data + size;
 	cfg.flags.variant.block.end_on_call = 1;
 	cfg.flags.variant.block.end_on_jump = 1;
-	must(mt_blk_decode_split_buffer(&cfg, 64, helpers, image, isc, &h, &st, &ss) == 0,
+	cfg.nom_freq = 20;	/* CYC packets: pieces ahead start with their chain */
+	must(mt_blk_decode_split_buffer(&cfg, false, 64, helpers, image, isc, &h, &st, &ss) == 0,
 	     "split set-up");
 	mix(&t, 's', st.blocks, st.errors, st.last_tsc);
 	return t;

@@ -73,18 +73,21 @@ struct walk {
 	struct pt_image_section_cache *isc;
 	struct pt_image *image;
 	struct pt_config cfg;
+	bool cyc;	/* with CYC packets, decoded with their exact times */
 };
 
-static void walk_make(struct walk *w)
+/* The walk, with CYC packets when CYC (and the generator's nominal ratio,
+ * its CBR, so that they take the exact-time path). */
+static void walk_make(struct walk *w, bool cyc)
 {
 	char ptgen[1200], progs[1200], prog[1300], line[1500];
-	const char *raw = fx_path("split.pt");
+	const char *raw = fx_path(cyc ? "split-cyc.pt" : "split.pt");
 	FILE *f;
 
 	fx_ptgen_paths(ptgen, progs, sizeof(progs));
 	snprintf(prog, sizeof(prog), "%s/indirect-nopie", progs);
-	fx_sh("'%s' --raw '%s' --walk '%s' --insns 600000 --seed 11 --psb-freq 0 >/dev/null",
-	      ptgen, raw, prog);
+	fx_sh("'%s' --raw '%s' --walk '%s' --insns 600000 --seed 11 --psb-freq 0%s >/dev/null",
+	      ptgen, raw, prog, cyc ? " --cyc" : "");
 	f = fopen(raw, "rb");
 	MT_ASSERT(f);
 	MT_ASSERT_EQ(fseek(f, 0, SEEK_END), 0);
@@ -112,6 +115,8 @@ static void walk_make(struct walk *w)
 	pt_config_init(&w->cfg);
 	w->cfg.flags.variant.block.end_on_call = 1;
 	w->cfg.flags.variant.block.end_on_jump = 1;
+	w->cfg.nom_freq = cyc ? 20 : 0;
+	w->cyc = cyc;
 }
 
 static void walk_free(struct walk *w)
@@ -136,7 +141,7 @@ static void decode_whole(struct walk *w, struct calls *c, struct mt_blk_stats *s
 
 	c->image = w->image;
 	mt_pt_buffer_init(&buf, w->pt, w->len);
-	MT_ASSERT_EQ(mt_blk_decode_stream(&w->cfg, &buf.src, &buf.src, true, 1, NULL, w->isc,
+	MT_ASSERT_EQ(mt_blk_decode_stream(&w->cfg, &buf.src, &buf.src, !w->cyc, 1, NULL, w->isc,
 					  &h, st), 0);
 }
 
@@ -150,8 +155,8 @@ static void decode_split(struct walk *w, struct calls *c, struct mt_blk_stats *s
 	c->image = w->image;
 	cfg.begin = w->pt;
 	cfg.end = w->pt + w->len;
-	MT_ASSERT_EQ(mt_blk_decode_split_buffer(&cfg, piece, helpers, w->image, w->isc, &h, st, ss),
-		     0);
+	MT_ASSERT_EQ(mt_blk_decode_split_buffer(&cfg, !w->cyc, piece, helpers, w->image, w->isc, &h,
+						st, ss), 0);
 }
 
 /* X and Y made the same calls, and counted the same. */
@@ -180,14 +185,14 @@ static void same_calls(const struct calls *x, const struct mt_blk_stats *sx,
 	MT_ASSERT_EQ(sx->first_error_offset, sy->first_error_offset);
 }
 
-MT_TEST(pieces_decode_as_one)
+static void pieces_decode_as_one(bool cyc)
 {
 	struct walk w;
 	struct calls whole = { 0 };
 	struct mt_blk_stats sw, sp;
 	static const uint64_t pieces[] = { 1024, 5000, 64 << 10 };
 
-	walk_make(&w);
+	walk_make(&w, cyc);
 	decode_whole(&w, &whole, &sw);
 	printf("# %zu calls, %" PRIu64 " blocks, %" PRIu64 " errors, %" PRIu64 " PSBs\n", whole.n, sw.blocks, sw.errors, sw.psbs);
 	MT_ASSERT(whole.n > 100000);
@@ -212,12 +217,45 @@ MT_TEST(pieces_decode_as_one)
 	walk_free(&w);
 }
 
+MT_TEST(pieces_decode_as_one)
+{
+	pieces_decode_as_one(false);
+}
+
+/*
+ * With CYC packets a piece's times hang on the chain of cycles from before
+ * it (decode/cyctime.h): each piece decoded ahead starts with the chain
+ * read from the stream before it, and the calls, exact times included, are
+ * still one decoder's. The times are the cycles' (they differ from
+ * libipt's estimates), so the chain is what is tested.
+ */
+MT_TEST(cyc_pieces_decode_as_one)
+{
+	struct walk w;
+	struct calls exact = { 0 }, estimated = { 0 };
+	struct mt_blk_stats se, sl;
+	size_t i = 0;
+
+	walk_make(&w, true);
+	decode_whole(&w, &exact, &se);
+	w.cyc = false;
+	decode_whole(&w, &estimated, &sl);
+	while (i < exact.n && i < estimated.n &&
+	       !memcmp(exact.v[i].v, estimated.v[i].v, sizeof(exact.v[i].v)))
+		i++;
+	MT_ASSERT_MSG(i < exact.n, "the cycles gave libipt's times");
+	free(exact.v);
+	free(estimated.v);
+	walk_free(&w);
+	pieces_decode_as_one(true);
+}
+
 /* Random bytes just before every third PSB: libipt errors there and
  * resyncs at a later PSB, so the piece after it did not start where the
  * decoding stopped, and is decoded again; everything still matches what
  * one decoder makes with the same window ends (no helper). On a damaged
  * stream, where windows end can change what is decoded (docs/decoder.md). */
-MT_TEST(damage_across_piece_ends_decodes_as_one)
+static void damage_across_piece_ends(bool cyc)
 {
 	struct walk w;
 	struct calls whole = { 0 }, split = { 0 };
@@ -226,7 +264,7 @@ MT_TEST(damage_across_piece_ends_decodes_as_one)
 	unsigned int seed = 7;
 	size_t damaged = 0, psbs = 0;
 
-	walk_make(&w);
+	walk_make(&w, cyc);
 	for (size_t i = 64; i + 16 <= w.len; i++) {
 		if (w.pt[i] != 0x02 || w.pt[i + 1] != 0x82 || memcmp(w.pt + i, w.pt + i + 2, 14))
 			continue;
@@ -250,6 +288,18 @@ MT_TEST(damage_across_piece_ends_decodes_as_one)
 	free(whole.v);
 	free(split.v);
 	walk_free(&w);
+}
+
+MT_TEST(damage_across_piece_ends_decodes_as_one)
+{
+	damage_across_piece_ends(false);
+}
+
+/* The same with CYC packets: a damaged piece end also breaks the chain of
+ * cycles there (the decoding before stops reading at the bad packet). */
+MT_TEST(cyc_damage_across_piece_ends_decodes_as_one)
+{
+	damage_across_piece_ends(true);
 }
 
 /* Through the whole decoder: a walk on one CPU, split (two jobs, a piece

@@ -49,6 +49,7 @@ struct mt_blkdec {
 	/* The piece being decoded (blkdec.h): it ends at the first window
 	 * end at or after piece_end. start: where the next window starts. */
 	uint64_t piece_end, start, prev_sync, piece_start;
+	uint64_t piece_psb_end;	/* where its first PSB+ ends */
 	bool first;		/* no window synced yet */
 	bool ended;		/* the stream's end reached */
 	bool quit;		/* h->stop was found set */
@@ -58,6 +59,9 @@ struct mt_blkdec {
 	bool partial;		/* TSC marks before the piece may be missing */
 	bool unsure;		/* an enable's bounds needed one of them */
 	bool zero_time;		/* a time asked for before any was known */
+	/* With CYC: the chain assumed at its start (mt_blkdec_resume_cyc()). */
+	bool chain_assumed;
+	struct mt_cyc_chain assumed_chain;
 	struct mt_insn_dec *insn;
 	uint64_t tsc;
 	uint64_t reported;	/* the offset of the last look at h->stop and h->progress */
@@ -559,9 +563,6 @@ static int decode_piece(struct mt_blkdec *b)
 		size_t got;
 		bool cont = b->at_stop, last;
 
-		/* The CYC reading goes on in the next window from here. */
-		if (b->cyc && b->nwindows)
-			mt_cyctime_read_to(b->cyc, start);
 		/* What is dropped, a decoding of everything before drops too:
 		 * from here on, it holds the same marks (blkdec.h, pieces ahead). */
 		if (mt_blkscan_forget(&b->sc, start, b->tsc))
@@ -578,12 +579,18 @@ static int decode_piece(struct mt_blkdec *b)
 			return -pte_nomem;
 		b->stop = last ? UINT64_MAX : b->sc.cuts[0].psb;
 		b->at_stop = false;
+		if (b->cyc)
+			mt_cyctime_mark(b->cyc, b->stop);
 		if (!open_window(b, p, got, start)) {
 			close_window(b);
 			return -pte_nomem;
 		}
 		decode_window(b, cont, &b->first, &b->prev_sync);
 		close_window(b);
+		/* The CYC reading goes on in the next window from its start,
+		 * with the chain as it stood there (mt_blkdec_follows()). */
+		if (b->cyc && !last)
+			mt_cyctime_read_to(b->cyc, b->stop);
 		b->stats->windows++;
 		b->nwindows++;
 		if (b->sc.failed)
@@ -651,7 +658,11 @@ int mt_blkdec_start(struct mt_blkdec *b, uint64_t index, bool cyc_off)
 		return b->sc.failed ? -pte_nomem : 0;
 	}
 	/* Ahead: from the piece's first window end on, as if decoding had
-	 * stopped there, packets on where its PSB+ says so. */
+	 * stopped there, packets on where its PSB+ says so; with CYC packets
+	 * assumed when RTIT_CTL.CYCEn is set, their chain given later. */
+	if (!cyc_off)
+		b->cyc = mt_cyctime_new(&b->cfg);
+	b->cfg.flags.variant.block.enable_tick_events = b->cyc != NULL;
 	mt_blkscan_start(&b->sc, scan, b->window);
 	b->sc.pos = b->sc.next_cut = index * b->sc.piece;
 	while (!b->sc.ncuts && mt_blkscan_more(&b->sc))
@@ -668,6 +679,7 @@ int mt_blkdec_start(struct mt_blkdec *b, uint64_t index, bool cyc_off)
 	b->start = b->piece_start = b->sc.cuts[0].psb;
 	b->at_stop = true;
 	b->on = b->assumed_on = b->sc.cuts[0].on;
+	b->piece_psb_end = b->sc.cuts[0].end;
 	mt_blkscan_take_cut(&b->sc);
 	/* The PSBs before it are the piece before's. */
 	b->sc.npsbs_seen = mt_blkscan_psbs_from(&b->sc, b->start);
@@ -695,6 +707,33 @@ uint64_t mt_blkdec_position(const struct mt_blkdec *b)
 	return b->ended ? UINT64_MAX : b->start;
 }
 
+void mt_blkdec_resume_cyc(struct mt_blkdec *b, const struct mt_cyc_chain *c)
+{
+	if (!b->cyc || b->ended)
+		return;
+	mt_cyctime_resume(b->cyc, c, b->piece_start, b->piece_psb_end);
+	b->assumed_chain = *c;
+	b->chain_assumed = true;
+}
+
+/*
+ * With CYC, whether the times of AHEAD's piece are those BEFORE would
+ * give: BEFORE's reading had the assumed chain where the piece starts, and
+ * stands where AHEAD's began its first window, at the end of the piece's
+ * first PSB+ (a window answers the times asked for before that from there).
+ */
+static bool cyc_follows(const struct mt_blkdec *before, const struct mt_blkdec *ahead)
+{
+	struct mt_cyc_chain c;
+
+	if (!before->cyc || !ahead->cyc)
+		return !before->cyc && !ahead->cyc;
+	return ahead->chain_assumed &&
+	       mt_cyctime_marked(before->cyc, ahead->piece_start, &c) &&
+	       mt_cyc_chain_equal(&c, &ahead->assumed_chain) &&
+	       mt_cyctime_next(before->cyc) == ahead->piece_psb_end;
+}
+
 bool mt_blkdec_follows(const struct mt_blkdec *before, const struct mt_blkdec *ahead)
 {
 	uint64_t first = ahead->stats->first_tsc;
@@ -703,7 +742,8 @@ bool mt_blkdec_follows(const struct mt_blkdec *before, const struct mt_blkdec *a
 	       !before->sc.marks_back && !ahead->sc.marks_back && !ahead->sc.bad &&
 	       !before->ended && before->start == ahead->piece_start &&
 	       before->on == ahead->assumed_on && before->image && !ahead->unsure &&
-	       !(ahead->zero_time && before->tsc) && !(first && before->tsc > first);
+	       !(ahead->zero_time && before->tsc) && !(first && before->tsc > first) &&
+	       cyc_follows(before, ahead);
 }
 
 void mt_blkdec_adopt(struct mt_blkdec *ahead, const struct mt_blkdec *before)

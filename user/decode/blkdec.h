@@ -10,6 +10,7 @@
 #define MTRACE_DECODE_BLKDEC_H
 
 #include "decode/callstack.h"
+#include "decode/cyctime.h"
 
 #include <intel-pt.h>
 #include <stdatomic.h>
@@ -139,10 +140,14 @@ struct mt_blkdec *mt_blkdec_new(const struct pt_config *cfg, uint64_t size, uint
 void mt_blkdec_bind(struct mt_blkdec *b, const struct mt_pt_source *src,
 		    const struct mt_pt_source *scan, struct pt_image *image,
 		    const struct mt_blk_handler *h, struct mt_interp *q);
-/* Starts at piece INDEX: 0, the stream's start (CYC_OFF as for
- * mt_blk_decode_stream()); any other ahead (the stream must have no CYC
- * packets). Negative libipt error when the scan failed. */
+/* Starts at piece INDEX: 0, the stream's start, or any other ahead (CYC_OFF
+ * as for mt_blk_decode_stream()). Negative libipt error when the scan
+ * failed. */
 int mt_blkdec_start(struct mt_blkdec *b, uint64_t index, bool cyc_off);
+/* A piece started ahead of a stream with CYC packets: their chain where it
+ * starts (mt_blkdec_position()), read from the stream before it
+ * (cyctime.h). Without it the piece does not follow. */
+void mt_blkdec_resume_cyc(struct mt_blkdec *b, const struct mt_cyc_chain *c);
 /* Decodes on to the end of piece INDEX (the whole stream without
  * pieces). 0 or a negative libipt error. */
 int mt_blkdec_decode_piece(struct mt_blkdec *b, uint64_t index);

@@ -3,6 +3,7 @@
 #include "decode/blksplit.h"
 
 #include "decode/blkpipe.h"
+#include "decode/cyctime.h"
 #include "decode/interp.h"
 #include "decode/ptsource.h"
 #include "util/cputime.h"
@@ -17,6 +18,23 @@ struct piece {
 	struct mt_blk_pipe *spool;
 	int rc;
 	bool done;
+};
+
+/*
+ * With CYC packets, the chain of cycles where each piece starts, which a
+ * piece decoded ahead cannot know (cyctime.h): read from the stream's
+ * start with a reading of its own, piece by piece in order (a packet
+ * decoder only, a small part of a block decoder's work).
+ */
+struct chain_reading {
+	pthread_mutex_t lock;
+	pthread_cond_t turn;
+	uint64_t next;		/* the piece whose turn it is */
+	struct mt_blk_reading r;
+	bool opened;
+	struct mt_cyctime *t;	/* NULL: no chain to give */
+	struct pt_config cfg;
+	uint64_t pos;		/* read up to here */
 };
 
 struct split {
@@ -35,6 +53,7 @@ struct split {
 	size_t nring;
 	struct mt_blk_chunks *pool;	/* the spools' chunks */
 	uint64_t helper_cpu_ns;
+	struct chain_reading chain;
 };
 
 struct helper {
@@ -58,20 +77,61 @@ static void piece_free(struct piece *pc)
 	pc->spool = NULL;
 }
 
+/* The chain at offset OFF into *C, read on from the last piece's; false
+ * when there is none to give. */
+static bool chain_read_to(struct chain_reading *ch, uint64_t off, struct mt_cyc_chain *c)
+{
+	if (!ch->t || off == UINT64_MAX || off < ch->pos)
+		return false;
+	mt_cyctime_mark(ch->t, off);
+	if (off > ch->pos) {
+		size_t got;
+		const uint8_t *p = ch->r.src->window(ch->r.src->ctx, ch->pos, off, &got);
+
+		if (!p || got < off - ch->pos)
+			return false;
+		ch->cfg.begin = (uint8_t *)p;
+		ch->cfg.end = (uint8_t *)p + got;
+		mt_cyctime_window(ch->t, &ch->cfg, ch->pos);
+		mt_cyctime_read_to(ch->t, off);
+		ch->pos = off;
+	}
+	return mt_cyctime_marked(ch->t, off, c);
+}
+
+/* Piece PC, started ahead (or not), gets the chain where it starts: the
+ * pieces take their turns in order, each once. */
+static void chain_turn(struct split *sp, struct piece *pc)
+{
+	struct chain_reading *ch = &sp->chain;
+	struct mt_cyc_chain c;
+
+	pthread_mutex_lock(&ch->lock);
+	while (ch->next != pc->index)
+		pthread_cond_wait(&ch->turn, &ch->lock);
+	if (!pc->rc && chain_read_to(ch, mt_blkdec_position(pc->b), &c))
+		mt_blkdec_resume_cyc(pc->b, &c);
+	ch->next++;
+	pthread_cond_broadcast(&ch->turn);
+	pthread_mutex_unlock(&ch->lock);
+}
+
 /* Decodes piece PC->index ahead into a spool of its own. */
 static void decode_ahead(struct helper *hp, struct piece *pc)
 {
-	const struct split *sp = hp->sp;
+	struct split *sp = hp->sp;
 	const struct mt_blk_split *s = sp->s;
 
 	pc->spool = mt_blk_spool_new(sp->h, sp->pool);
 	pc->b = mt_blkdec_new(s->cfg, sp->size, s->window, s->piece, s->iscache, NULL);
 	pc->rc = -pte_nomem;
-	if (!pc->spool || !pc->b)
-		return;
-	mt_blkdec_bind(pc->b, hp->reading.src, hp->reading.scan, hp->image,
-		       mt_blk_pipe_front(pc->spool), NULL);
-	pc->rc = mt_blkdec_start(pc->b, pc->index, true);
+	if (pc->spool && pc->b) {
+		mt_blkdec_bind(pc->b, hp->reading.src, hp->reading.scan, hp->image,
+			       mt_blk_pipe_front(pc->spool), NULL);
+		pc->rc = mt_blkdec_start(pc->b, pc->index, s->cyc_off);
+	}
+	if (!s->cyc_off)
+		chain_turn(sp, pc);
 	if (!pc->rc)
 		pc->rc = mt_blkdec_decode_piece(pc->b, pc->index);
 }
@@ -131,6 +191,33 @@ static void delivered(struct split *sp, uint64_t i)
 	sp->delivered = i + 1;
 	pthread_cond_broadcast(&sp->cond);
 	pthread_mutex_unlock(&sp->lock);
+}
+
+static void chain_open(struct split *sp)
+{
+	struct chain_reading *ch = &sp->chain;
+	const struct mt_blk_split *s = sp->s;
+
+	pthread_mutex_init(&ch->lock, NULL);
+	pthread_cond_init(&ch->turn, NULL);
+	ch->next = 1;
+	if (s->cyc_off)
+		return;
+	ch->cfg = *s->cfg;
+	ch->opened = s->open(s->ctx, &ch->r) == 0;
+	if (ch->opened)
+		ch->t = mt_cyctime_new(&ch->cfg);
+}
+
+static void chain_close(struct split *sp)
+{
+	struct chain_reading *ch = &sp->chain;
+
+	mt_cyctime_free(ch->t);
+	if (ch->opened)
+		sp->s->close(sp->s->ctx, &ch->r);
+	pthread_mutex_destroy(&ch->lock);
+	pthread_cond_destroy(&ch->turn);
 }
 
 static void helpers_start(struct split *sp, struct helper *hv)
@@ -215,7 +302,7 @@ static int run(struct split *sp, struct mt_interp *q, struct mt_blk_stats *stats
 	if (!cur)
 		return -pte_nomem;
 	mt_blkdec_bind(cur, s->own.src, s->own.scan, NULL, sp->h, q);
-	rc = mt_blkdec_start(cur, 0, true);
+	rc = mt_blkdec_start(cur, 0, s->cyc_off);
 	if (!rc)
 		rc = mt_blkdec_decode_piece(cur, 0);
 	img = mt_blkdec_image(cur);
@@ -259,9 +346,11 @@ int mt_blk_decode_split(const struct mt_blk_split *s, const struct mt_blk_handle
 	pthread_mutex_init(&sp.lock, NULL);
 	pthread_cond_init(&sp.cond, NULL);
 	mt_interp_init(&q, h);
+	chain_open(&sp);
 	helpers_start(&sp, hv);
 	rc = run(&sp, &q, stats, ss);
 	helpers_stop(&sp, hv);
+	chain_close(&sp);
 	mt_interp_fini(&q);
 	ss->helper_cpu_ns = sp.helper_cpu_ns;
 	pthread_mutex_destroy(&sp.lock);
@@ -286,16 +375,16 @@ static void nothing_to_close(void *ctx, struct mt_blk_reading *r)
 	(void)ctx, (void)r;
 }
 
-int mt_blk_decode_split_buffer(const struct pt_config *cfg, uint64_t piece, unsigned int helpers,
-			       const struct pt_image *image,
+int mt_blk_decode_split_buffer(const struct pt_config *cfg, bool cyc_off, uint64_t piece,
+			       unsigned int helpers, const struct pt_image *image,
 			       struct pt_image_section_cache *iscache,
 			       const struct mt_blk_handler *h, struct mt_blk_stats *stats,
 			       struct mt_blk_split_stats *ss)
 {
 	struct mt_pt_buffer buf;
-	struct mt_blk_split s = { .cfg = cfg, .window = 1, .piece = piece, .helpers = helpers,
-				  .iscache = iscache, .image = image, .open = same_buffer,
-				  .close = nothing_to_close, .ctx = &buf };
+	struct mt_blk_split s = { .cfg = cfg, .cyc_off = cyc_off, .window = 1, .piece = piece,
+				  .helpers = helpers, .iscache = iscache, .image = image,
+				  .open = same_buffer, .close = nothing_to_close, .ctx = &buf };
 
 	mt_pt_buffer_init(&buf, cfg->begin, (size_t)(cfg->end - cfg->begin));
 	s.own = (struct mt_blk_reading){ &buf.src, &buf.src, NULL };

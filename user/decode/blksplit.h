@@ -24,6 +24,7 @@ struct mt_blk_reading {
 
 struct mt_blk_split {
 	const struct pt_config *cfg;
+	bool cyc_off;		/* as for mt_blk_decode_stream() */
 	uint64_t window;	/* as for mt_blk_decode_stream() */
 	uint64_t piece;		/* the pieces' size in PT bytes */
 	unsigned int helpers;	/* threads decoding ahead */
@@ -31,8 +32,9 @@ struct mt_blk_split {
 	/* The stream's one image (it needs no other): each helper decodes
 	 * with a copy of it (libipt images are not thread-safe). */
 	const struct pt_image *image;
-	/* The calling thread's reading, and a new one for each helper
-	 * (0 or a negative errno); closed with close. */
+	/* The calling thread's reading, and a new one for each helper and,
+	 * with CYC, for the cycles' chain (0 or a negative errno); closed
+	 * with close. */
 	struct mt_blk_reading own;
 	int (*open)(void *ctx, struct mt_blk_reading *r);
 	void (*close)(void *ctx, struct mt_blk_reading *r);
@@ -46,17 +48,20 @@ struct mt_blk_split_stats {
 };
 
 /*
- * Decodes the stream S describes (without CYC packets) into H as
- * mt_blk_decode_stream() does, with the same result. Returns 0 or a
- * negative libipt error.
+ * Decodes the stream S describes into H as mt_blk_decode_stream() does,
+ * with the same result. With CYC packets a piece decoded ahead starts with
+ * the chain of cycles where it starts, read from the stream before it by
+ * one more reading, piece by piece in order; the piece follows when the
+ * decoding before it had that chain there (mt_blkdec_follows()). Returns 0
+ * or a negative libipt error.
  */
 int mt_blk_decode_split(const struct mt_blk_split *s, const struct mt_blk_handler *h,
 			struct mt_blk_stats *stats, struct mt_blk_split_stats *ss);
 
 /* The same for CFG's buffer (every thread reads it in place), with the
  * shortest windows and IMAGE, for tests and fuzzing. */
-int mt_blk_decode_split_buffer(const struct pt_config *cfg, uint64_t piece, unsigned int helpers,
-			       const struct pt_image *image,
+int mt_blk_decode_split_buffer(const struct pt_config *cfg, bool cyc_off, uint64_t piece,
+			       unsigned int helpers, const struct pt_image *image,
 			       struct pt_image_section_cache *iscache,
 			       const struct mt_blk_handler *h, struct mt_blk_stats *stats,
 			       struct mt_blk_split_stats *ss);

@@ -13,45 +13,48 @@ struct mt_cyctime {
 	/* A window going on from the last re-reads the PSB+ it starts with:
 	 * offsets before this were read there, and are no step back. */
 	uint64_t reread;
-	uint64_t at;		/* the time from the last packet not read ahead over */
-	uint64_t tsc;		/* time of the last CYC; 0: unknown */
-	uint64_t frac;		/* and its fraction, in 1/cbr ticks */
-	uint64_t floor;		/* the last TSC packet: no later time is earlier */
-	uint64_t psb_tsc;	/* the TSC of the PSB+ being read */
-	uint8_t cbr, nom;
-	bool in_psb, psb_on;	/* in PSB+; it holds a FUP (packets on) */
+	struct mt_cyc_chain c;
+	uint8_t nom;
+	/* The chain kept where the reading stood at mark (mt_cyctime_mark()). */
+	uint64_t mark;
+	struct mt_cyc_chain at_mark;
+	bool marked;
+	/* Resumed (mt_cyctime_resume()): the next window goes on, first
+	 * reading up to resume_to. */
+	bool resumed;
+	uint64_t resume_to;
 };
 
 static void restart(struct mt_cyctime *t, uint64_t tsc)
 {
-	t->tsc = t->floor = tsc;
-	t->frac = 0;
+	t->c.tsc = t->c.floor = tsc;
+	t->c.frac = 0;
 }
 
 static void set_cbr(struct mt_cyctime *t, uint8_t cbr)
 {
 	if (!cbr)
 		return;
-	if (t->cbr)
-		t->frac = t->frac * cbr / t->cbr;
-	t->cbr = cbr;
+	if (t->c.cbr)
+		t->c.frac = t->c.frac * cbr / t->c.cbr;
+	t->c.cbr = cbr;
 }
 
 static void add_cycles(struct mt_cyctime *t, uint64_t cycles)
 {
-	unsigned __int128 n = (unsigned __int128)cycles * t->nom + t->frac;
+	unsigned __int128 n = (unsigned __int128)cycles * t->nom + t->c.frac;
 
-	if (!t->tsc || !t->cbr) {
-		t->tsc = 0;
+	if (!t->c.tsc || !t->c.cbr) {
+		t->c.tsc = 0;
 		return;
 	}
-	t->tsc += (uint64_t)(n / t->cbr);
-	t->frac = (uint64_t)(n % t->cbr);
+	t->c.tsc += (uint64_t)(n / t->c.cbr);
+	t->c.frac = (uint64_t)(n % t->c.cbr);
 	/* Cycles the counter missed (a sleep state) cannot make a time
 	 * earlier than a TSC packet before it. */
-	if (t->tsc < t->floor) {
-		t->tsc = t->floor;
-		t->frac = 0;
+	if (t->c.tsc < t->c.floor) {
+		t->c.tsc = t->c.floor;
+		t->c.frac = 0;
 	}
 }
 
@@ -59,23 +62,23 @@ static void apply(struct mt_cyctime *t, const struct pt_packet *p)
 {
 	switch (p->type) {
 	case ppt_psb:
-		t->in_psb = true;
-		t->psb_on = false;
-		t->psb_tsc = 0;
+		t->c.in_psb = true;
+		t->c.psb_on = false;
+		t->c.psb_tsc = 0;
 		break;
 	case ppt_psbend:
-		t->in_psb = false;
-		if (t->psb_tsc && (!t->psb_on || !t->tsc))
-			restart(t, t->psb_tsc);
-		else if (t->psb_tsc)
-			t->floor = t->psb_tsc;
+		t->c.in_psb = false;
+		if (t->c.psb_tsc && (!t->c.psb_on || !t->c.tsc))
+			restart(t, t->c.psb_tsc);
+		else if (t->c.psb_tsc)
+			t->c.floor = t->c.psb_tsc;
 		break;
 	case ppt_fup:
-		t->psb_on |= t->in_psb;
+		t->c.psb_on |= t->c.in_psb;
 		break;
 	case ppt_tsc:
-		if (t->in_psb)
-			t->psb_tsc = p->payload.tsc.tsc;
+		if (t->c.in_psb)
+			t->c.psb_tsc = p->payload.tsc.tsc;
 		else
 			restart(t, p->payload.tsc.tsc);
 		break;
@@ -86,12 +89,12 @@ static void apply(struct mt_cyctime *t, const struct pt_packet *p)
 		add_cycles(t, p->payload.cyc.value);
 		break;
 	case ppt_ovf:
-		t->tsc = 0;
+		t->c.tsc = 0;
 		break;
 	default:
 		break;
 	}
-	if (t->in_psb)
+	if (t->c.in_psb)
 		return;
 	switch (p->type) {
 	case ppt_pad:
@@ -102,15 +105,15 @@ static void apply(struct mt_cyctime *t, const struct pt_packet *p)
 	case ppt_fup:
 		break;
 	default:
-		t->at = t->tsc;
+		t->c.at = t->c.tsc;
 	}
 }
 
 /* Continues at the next PSB (at OFF when given): the chain is lost. */
 static void resync(struct mt_cyctime *t, uint64_t off, bool at_off)
 {
-	t->tsc = t->at = 0;
-	t->in_psb = false;
+	t->c.tsc = t->c.at = 0;
+	t->c.in_psb = false;
 	if (t->pkt && (at_off ? pt_pkt_sync_set(t->pkt, off - t->base)
 			      : pt_pkt_sync_forward(t->pkt)) >= 0 &&
 	    !pt_pkt_get_offset(t->pkt, &t->next)) {
@@ -129,20 +132,27 @@ struct mt_cyctime *mt_cyctime_new(const struct pt_config *cfg)
 	if (!cfg->nom_freq || !(t = calloc(1, sizeof(*t))))
 		return NULL;
 	t->nom = cfg->nom_freq;
+	t->mark = UINT64_MAX;
 	return t;
 }
 
 void mt_cyctime_window(struct mt_cyctime *t, const struct pt_config *cfg, uint64_t base)
 {
-	bool on = t->pkt && t->next >= base;
+	bool resumed = t->resumed, on = (t->pkt || resumed) && t->next >= base;
 
+	t->resumed = false;
 	pt_pkt_free_decoder(t->pkt);
 	t->pkt = pt_pkt_alloc_decoder(cfg);
 	t->base = base;
 	t->reread = on ? t->next : 0;
 	/* Where the last window left off, with the chain: or lost. */
-	if (on && t->pkt && pt_pkt_sync_set(t->pkt, t->next - base) >= 0)
+	if (on && t->pkt && pt_pkt_sync_set(t->pkt, t->next - base) >= 0) {
+		if (resumed) {
+			mt_cyctime_read_to(t, t->resume_to);
+			t->reread = t->next;
+		}
 		return;
+	}
 	resync(t, 0, false);
 }
 
@@ -158,6 +168,10 @@ void mt_cyctime_read_to(struct mt_cyctime *t, uint64_t pos)
 	struct pt_packet p;
 
 	while (t->pkt && t->next < pos) {
+		if (t->next == t->mark) {
+			t->at_mark = t->c;
+			t->marked = true;
+		}
 		t->last = t->next;
 		if (pt_pkt_next(t->pkt, &p, sizeof(p)) < 0 || pt_pkt_get_offset(t->pkt, &t->next)) {
 			resync(t, 0, false);
@@ -182,5 +196,47 @@ uint64_t mt_cyctime_at(struct mt_cyctime *t, uint64_t pos, const uint64_t *psbs,
 		resync(t, psbs[i - 1], true);
 	}
 	mt_cyctime_read_to(t, pos);
-	return t->at;
+	return t->c.at;
+}
+
+void mt_cyctime_mark(struct mt_cyctime *t, uint64_t off)
+{
+	t->mark = off;
+	t->marked = false;
+}
+
+bool mt_cyctime_marked(const struct mt_cyctime *t, uint64_t off, struct mt_cyc_chain *c)
+{
+	/* A reading that stopped for good is lost again at the next window. */
+	if (!t->pkt || t->mark != off)
+		return false;
+	if (t->next == off)
+		*c = t->c;
+	else if (t->marked)
+		*c = t->at_mark;
+	else
+		return false;
+	return true;
+}
+
+bool mt_cyc_chain_equal(const struct mt_cyc_chain *x, const struct mt_cyc_chain *y)
+{
+	return x->at == y->at && x->tsc == y->tsc && x->frac == y->frac && x->floor == y->floor &&
+	       x->psb_tsc == y->psb_tsc && x->cbr == y->cbr && x->in_psb == y->in_psb &&
+	       x->psb_on == y->psb_on;
+}
+
+void mt_cyctime_resume(struct mt_cyctime *t, const struct mt_cyc_chain *c, uint64_t off,
+			uint64_t to)
+{
+	t->c = *c;
+	t->next = off;
+	t->last = 0;
+	t->resumed = true;
+	t->resume_to = to;
+}
+
+uint64_t mt_cyctime_next(const struct mt_cyctime *t)
+{
+	return t->next;
 }

@@ -25,10 +25,26 @@
 #define MTRACE_DECODE_CYCTIME_H
 
 #include <intel-pt.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct mt_cyctime;
+
+/* The reading's state between two packets: what a reading that goes on
+ * from there needs besides the bytes (a piece decoded ahead starts with
+ * it, blksplit.h). */
+struct mt_cyc_chain {
+	uint64_t at;		/* the time from the last packet not read ahead over */
+	uint64_t tsc;		/* time of the last CYC; 0: unknown */
+	uint64_t frac;		/* and its fraction, in 1/cbr ticks */
+	uint64_t floor;		/* the last TSC packet: no later time is earlier */
+	uint64_t psb_tsc;	/* the TSC of the PSB+ being read */
+	uint8_t cbr;
+	bool in_psb, psb_on;	/* in PSB+; it holds a FUP (packets on) */
+};
+
+bool mt_cyc_chain_equal(const struct mt_cyc_chain *x, const struct mt_cyc_chain *y);
 
 /* For a stream timed as CFG says; NULL when the bundle has no nominal
  * ratio or memory ran out. */
@@ -55,5 +71,24 @@ void mt_cyctime_read_to(struct mt_cyctime *t, uint64_t pos);
  * reading goes back to when the block decoder did (a resync).
  */
 uint64_t mt_cyctime_at(struct mt_cyctime *t, uint64_t pos, const uint64_t *psbs, size_t npsbs);
+
+/*
+ * Pieces decoded ahead (blksplit.h). mt_cyctime_mark() keeps the chain as
+ * it stands when the reading gets to OFF, before the packet there;
+ * mt_cyctime_marked() gives it, false when the reading never stood at OFF
+ * (a packet ran across it, a resync went past it) or has stopped for good.
+ */
+void mt_cyctime_mark(struct mt_cyctime *t, uint64_t off);
+bool mt_cyctime_marked(const struct mt_cyctime *t, uint64_t off, struct mt_cyc_chain *c);
+/*
+ * Goes on from OFF with chain C, as if it had read the stream up to there:
+ * the next window, starting at OFF, continues it, and first reads on to TO,
+ * where a decoding that went on into that window would stand (the end of
+ * the PSB+ at OFF, which it read to report it).
+ */
+void mt_cyctime_resume(struct mt_cyctime *t, const struct mt_cyc_chain *c, uint64_t off,
+		       uint64_t to);
+/* The offset of the next packet to read. */
+uint64_t mt_cyctime_next(const struct mt_cyctime *t);
 
 #endif

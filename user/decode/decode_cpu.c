@@ -609,6 +609,7 @@ static int decode_split(struct stream_decoding *sd, const struct mt_blk_handler 
 	const struct mt_decode *d = w->d;
 	const struct mt_blk_split s = {
 		.cfg = &d->cfg,
+		.cyc_off = !d->cyc,
 		.window = pt_window(d),
 		.piece = pt_piece(d),
 		.helpers = w->split_helpers,
@@ -630,12 +631,11 @@ static int decode_split(struct stream_decoding *sd, const struct mt_blk_handler 
 }
 
 /* Whether the stream at LOG, chosen for two stages, is split into pieces
- * instead: with two jobs or more, no CYC (the cycles' time chain crosses
- * pieces), one image (pieces decoded ahead get no enable's answer), and
- * two pieces at least. */
+ * instead: with two jobs or more, one image (pieces decoded ahead get no
+ * enable's answer), and two pieces at least. */
 static bool splits(const struct mt_decode *d, unsigned int jobs, const struct mt_cpu_log *log)
 {
-	return jobs > 1 && !d->cyc && images(d) == 1 && log->len >= 2 * pt_piece(d);
+	return jobs > 1 && images(d) == 1 && log->len >= 2 * pt_piece(d);
 }
 
 /*
