@@ -50,8 +50,9 @@
  * larger walk, and (4) - (1) of the two sizes compared: memory growth.
  *
  * Usage: bench_decode [--large MiB] [MiB of PT, default 64] [bundle]
- *        bench_decode --bundle MiB [CPUs]       the walk's bundle (made if missing;
- *                                               on 2 CPUs by default)
+ *        bench_decode --bundle MiB [CPUs [cyc]] the walk's bundle (made if missing;
+ *                                               on 2 CPUs by default; cyc: with
+ *                                               CYC packets)
  *        bench_decode --child MODE BUNDLE OUT   one variant alone (to profile)
  */
 #include "bundle/bundle.h"
@@ -803,15 +804,16 @@ int main(int argc, char **argv)
 
 	if (argc == 5 && !strcmp(argv[1], "--child"))
 		return child(argv[2], argv[3], argv[4]);
-	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "--bundle")) {
-		unsigned int cpus = argc == 4 ? (unsigned int)strtoul(argv[3], NULL, 10) : 2;
+	if (argc >= 3 && argc <= 5 && !strcmp(argv[1], "--bundle")) {
+		unsigned int cpus = argc >= 4 ? (unsigned int)strtoul(argv[3], NULL, 10) : 2;
+		bool cyc = argc == 5 && !strcmp(argv[4], "cyc");
 
 		mib = (unsigned int)strtoul(argv[2], NULL, 10);
-		if (!mib || mib > 4096 || !cpus || cpus > 64) {
-			fprintf(stderr, "usage: bench_decode --bundle MiB (1..4096) [CPUs (1..64)]\n");
+		if (!mib || mib > 4096 || !cpus || cpus > 64 || (argc == 5 && !cyc)) {
+			fprintf(stderr, "usage: bench_decode --bundle MiB (1..4096) [CPUs (1..64) [cyc]]\n");
 			return 2;
 		}
-		if (walk_bundle(path, sizeof(path), mib, cpus, false))
+		if (walk_bundle(path, sizeof(path), mib, cpus, cyc))
 			return 1;
 		printf("%s\n", path);
 		return 0;

@@ -1,12 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# critical_path.sh [BUILD_DIR] [MiB of PT] [CPUs]: the decoder's instruction-count
+# critical_path.sh [BUILD_DIR] [MiB of PT] [CPUs] [cyc]: the decoder's instruction-count
 # critical path. Runs `bench_decode --child full` (one job) and `--child
 # full2` (two jobs) under `valgrind --tool=callgrind --separate-threads=yes`
 # on the random-walk bundle of that size (2 MiB by default; made by
 # bench_decode if missing) on that many CPUs (2 by default; 1: one busy
-# stream, which two jobs split into pieces) and prints the instructions of the one-job
+# stream, which two jobs split into pieces), with CYC packets given "cyc",
+# and prints the instructions of the one-job
 # decode (all its threads), those of every thread of the two-job decode,
 # and one-job total / the largest two-job thread: the speed-up two jobs
 # could reach on two idle cores if only instructions counted (target
@@ -18,6 +19,7 @@ target=1.85
 o=${1:-build}
 mib=${2:-2}
 cpus=${3:-2}
+cyc=${4:-}
 bench=$o/bench/bench_decode
 if [ ! -x "$bench" ]; then
 	echo "critical_path.sh: $bench is not built (make O=$o $bench)" >&2
@@ -27,7 +29,7 @@ if ! command -v valgrind >/dev/null; then
 	echo "critical_path.sh: valgrind is not installed" >&2
 	exit 2
 fi
-bundle=$("$bench" --bundle "$mib" "$cpus")
+bundle=$("$bench" --bundle "$mib" "$cpus" $cyc)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
