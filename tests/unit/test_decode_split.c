@@ -5,8 +5,9 @@
  * over the whole stream gives, in the same order: on a generated walk, on
  * the same walk damaged just before piece boundaries (decode errors run
  * across them, so pieces are decoded again), and with every piece a
- * different size. Through the whole decoder, a walk on one CPU gives the
- * same steps at the same times split or not.
+ * different size; and all of it again with CYC packets, whose times hang
+ * on the cycles' chain from before each piece. Through the whole decoder,
+ * a walk on one CPU gives the same steps at the same times split or not.
  */
 #include "test_decode_steps.h"
 
@@ -255,6 +256,33 @@ MT_TEST(cyc_pieces_decode_as_one)
  * decoding stopped, and is decoded again; everything still matches what
  * one decoder makes with the same window ends (no helper). On a damaged
  * stream, where windows end can change what is decoded (docs/decoder.md). */
+/*
+ * RTIT_CTL.CYCEn set but no CYC packet in the stream: pieces decoded ahead
+ * assume CYC packets (they cannot look for the first from the start), the
+ * decoding before them has none, so none follows and each is decoded
+ * again; the calls are still one decoder's.
+ */
+MT_TEST(cyc_enabled_without_cyc_packets_decodes_as_one)
+{
+	struct walk w;
+	struct calls whole = { 0 }, split = { 0 };
+	struct mt_blk_stats sw, sp;
+	struct mt_blk_split_stats ss;
+
+	walk_make(&w, false);
+	w.cfg.nom_freq = 20;
+	w.cyc = true;
+	decode_whole(&w, &whole, &sw);
+	decode_split(&w, &split, &sp, &ss, 5000, 2);
+	printf("# %" PRIu64 " pieces ahead, %" PRIu64 " decoded again\n", ss.ahead, ss.redone);
+	same_calls(&whole, &sw, &split, &sp);
+	MT_ASSERT_EQ(ss.ahead, 0);
+	MT_ASSERT(ss.redone > 10);
+	free(whole.v);
+	free(split.v);
+	walk_free(&w);
+}
+
 static void damage_across_piece_ends(bool cyc)
 {
 	struct walk w;
