@@ -114,6 +114,8 @@ static void resync(struct mt_cyctime *t, uint64_t off, bool at_off)
 {
 	t->c.tsc = t->c.at = 0;
 	t->c.in_psb = false;
+	/* The chain kept at the mark is that of a reading given up. */
+	t->marked = false;
 	if (t->pkt && (at_off ? pt_pkt_sync_set(t->pkt, off - t->base)
 			      : pt_pkt_sync_forward(t->pkt)) >= 0 &&
 	    !pt_pkt_get_offset(t->pkt, &t->next)) {
