@@ -64,6 +64,10 @@ static size_t check_at(const uint8_t *p, size_t n, struct pt_packet *q)
 		MT_ASSERT_EQ(l.payload.tsc.tsc, q->payload.tsc.tsc);
 	if (q->type == ppt_mode)
 		MT_ASSERT_EQ(l.payload.mode.leaf, q->payload.mode.leaf);
+	if (q->type == ppt_cyc)
+		MT_ASSERT_EQ(l.payload.cyc.value, q->payload.cyc.value);
+	if (q->type == ppt_cbr)
+		MT_ASSERT_EQ(l.payload.cbr.ratio, q->payload.cbr.ratio);
 	return len;
 }
 
@@ -95,7 +99,7 @@ MT_TEST(every_packet_taken_is_libipts)
 	MT_ASSERT_EQ(seen, 1u << ppt_pad | 1u << ppt_psbend | 1u << ppt_ovf | 1u << ppt_cbr |
 			   1u << ppt_tnt_64 | 1u << ppt_tsc | 1u << ppt_mtc | 1u << ppt_mode |
 			   1u << ppt_tnt_8 | 1u << ppt_tip | 1u << ppt_fup | 1u << ppt_tip_pge |
-			   1u << ppt_tip_pgd);
+			   1u << ppt_tip_pgd | 1u << ppt_cyc);
 	MT_ASSERT(taken > 256 * 256 * 3 * 16 / 2);
 }
 

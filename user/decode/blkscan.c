@@ -95,34 +95,6 @@ static void scan_packet(struct mt_blkscan *sc, const struct pt_packet *p, uint64
 	}
 }
 
-/* The packet at OFF read by libipt; its length in *LEN. */
-static int libipt_packet(struct pt_packet_decoder *pkt, uint64_t off, struct pt_packet *pk,
-			 size_t *len)
-{
-	uint64_t next = off;
-	int st = pt_pkt_sync_set(pkt, off);
-
-	if (st >= 0)
-		st = pt_pkt_next(pkt, pk, sizeof(*pk));
-	if (st >= 0)
-		st = pt_pkt_get_offset(pkt, &next);
-	*len = (size_t)(next - off);
-	return st;
-}
-
-/* Puts PKT where libipt's own reading from its sync point FROM stops at
- * the bad packet at OFF: at OFF, synced at FROM. */
-static void walk_to(struct pt_packet_decoder *pkt, uint64_t from, uint64_t off)
-{
-	uint64_t at = from;
-	struct pt_packet pk;
-
-	if (pt_pkt_sync_set(pkt, from) < 0)
-		return;
-	while (at < off && pt_pkt_next(pkt, &pk, sizeof(pk)) >= 0 && !pt_pkt_get_offset(pkt, &at))
-		;
-}
-
 /*
  * Scans the piece at POS (GOT bytes at P) from its start (or its first
  * PSB when SYNC); returns where the next piece starts, and whether it
@@ -159,7 +131,7 @@ static uint64_t scan_piece(struct mt_blkscan *sc, const uint8_t *p, size_t got, 
 			size_t len = mt_ptq_packet(p + off, got - off, &pk);
 
 			if (!len)
-				st = libipt_packet(pkt, off, &pk, &len);
+				st = mt_ptq_libipt_packet(pkt, off, &pk, &len);
 			if (st < 0)
 				break;
 			scan_packet(sc, &pk, pos + off);
@@ -172,7 +144,7 @@ static uint64_t scan_piece(struct mt_blkscan *sc, const uint8_t *p, size_t got, 
 		/* A bad packet: on at the next PSB, from libipt's own state
 		 * there (where its sync point is decides where it looks). */
 		sc->bad = true;
-		walk_to(pkt, from, off);
+		mt_ptq_walk_to(pkt, from, off);
 		synced = pt_pkt_sync_forward(pkt) >= 0;
 	}
 	pt_pkt_free_decoder(pkt);

@@ -1,13 +1,19 @@
 // SPDX-License-Identifier: MIT
 /* Exact cycle-accurate times from the packets; see cyctime.h. */
 #include "decode/cyctime.h"
+#include "decode/ptquick.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
 
 struct mt_cyctime {
-	struct pt_packet_decoder *pkt;	/* NULL: no more packets */
+	/* Most packets are read from the window's bytes (ptquick.h), the
+	 * rest by libipt's decoder. NULL: no more packets. */
+	struct pt_packet_decoder *pkt;
+	const uint8_t *bytes;
+	size_t len;
 	uint64_t base;		/* stream offset of the window's first byte */
+	uint64_t sync;		/* where libipt's decoder last synced (stream offset) */
 	/* Stream offsets of the last packet read and the next. */
 	uint64_t last, next;
 	/* A window going on from the last re-reads the PSB+ it starts with:
@@ -120,7 +126,7 @@ static void resync(struct mt_cyctime *t, uint64_t off, bool at_off)
 			      : pt_pkt_sync_forward(t->pkt)) >= 0 &&
 	    !pt_pkt_get_offset(t->pkt, &t->next)) {
 		t->next += t->base;
-		t->last = t->next;
+		t->last = t->sync = t->next;
 		return;
 	}
 	pt_pkt_free_decoder(t->pkt);
@@ -145,10 +151,13 @@ void mt_cyctime_window(struct mt_cyctime *t, const struct pt_config *cfg, uint64
 	t->resumed = false;
 	pt_pkt_free_decoder(t->pkt);
 	t->pkt = pt_pkt_alloc_decoder(cfg);
+	t->bytes = cfg->begin;
+	t->len = (size_t)(cfg->end - cfg->begin);
 	t->base = base;
 	t->reread = on ? t->next : 0;
 	/* Where the last window left off, with the chain: or lost. */
 	if (on && t->pkt && pt_pkt_sync_set(t->pkt, t->next - base) >= 0) {
+		t->sync = t->next;
 		if (resumed) {
 			mt_cyctime_read_to(t, t->resume_to);
 			t->reread = t->next;
@@ -170,15 +179,20 @@ void mt_cyctime_read_to(struct mt_cyctime *t, uint64_t pos)
 	struct pt_packet p;
 
 	while (t->pkt && t->next < pos) {
+		uint64_t off = t->next - t->base;
+		size_t len = off < t->len ? mt_ptq_packet(t->bytes + off, t->len - off, &p) : 0;
+
 		if (t->next == t->mark) {
 			t->at_mark = t->c;
 			t->marked = true;
 		}
 		t->last = t->next;
-		if (pt_pkt_next(t->pkt, &p, sizeof(p)) < 0 || pt_pkt_get_offset(t->pkt, &t->next)) {
+		if (!len && mt_ptq_libipt_packet(t->pkt, off, &p, &len) < 0) {
+			/* On as libipt reading alone from its sync point would. */
+			mt_ptq_walk_to(t->pkt, t->sync - t->base, off);
 			resync(t, 0, false);
 		} else {
-			t->next += t->base;
+			t->next += len;
 			apply(t, &p);
 		}
 	}

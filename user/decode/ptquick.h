@@ -7,8 +7,8 @@
  * packet there (about 7 % of a stream's decoding), these checks a tenth
  * of that. Everything else, and every packet these rules would not take
  * exactly as libipt does (its dispatch in pt_df_fetch(), its checks in
- * pt_packet.c), is left to libipt: CYC, power and VMX packets, bad or
- * reserved encodings, packets cut by the end of the bytes.
+ * pt_packet.c), is left to libipt: power and VMX packets, bad or reserved
+ * encodings, packets cut by the end of the bytes.
  * test_decode_ptquick holds the two to the same answers byte for byte.
  */
 #ifndef MTRACE_DECODE_PTQUICK_H
@@ -29,9 +29,31 @@ static inline uint64_t mt_ptq_le(const uint8_t *p, unsigned int n)
 }
 
 /*
+ * A CYC packet (SDM "Cycle Count (CYC) Packet"): 5 bits of the count in its
+ * first byte, 7 in each byte after while the one before has its Exp bit.
+ * libipt takes at most 8 of those bytes (a 9th would shift past 64 bits,
+ * a bad packet); anything longer, or cut by the end, is left to it.
+ */
+static inline size_t mt_ptq_cyc(const uint8_t *p, size_t n, struct pt_packet *pk)
+{
+	uint64_t v = p[0] >> 3;
+	size_t len = 1;
+
+	for (uint8_t more = p[0] & 4; more; len++) {
+		if (len == n || len > 8)
+			return 0;
+		v |= (uint64_t)(p[len] >> 1) << (7 * len - 2);
+		more = p[len] & 1;
+	}
+	pk->type = ppt_cyc;
+	pk->payload.cyc.value = v;
+	return len;
+}
+
+/*
  * The packet at P (N > 0 bytes from there to the end): its length, with
- * its type in PK (and for TSC and MODE their payload's value and leaf),
- * or 0 when it is one to ask libipt about.
+ * its type in PK (and the payload's value for TSC and CYC, its ratio for
+ * CBR, its leaf for MODE), or 0 when it is one to ask libipt about.
  */
 static inline size_t mt_ptq_packet(const uint8_t *p, size_t n, struct pt_packet *pk)
 {
@@ -66,6 +88,7 @@ static inline size_t mt_ptq_packet(const uint8_t *p, size_t n, struct pt_packet 
 			if (n < 4)
 				return 0;
 			pk->type = ppt_cbr;
+			pk->payload.cbr.ratio = p[2];
 			return 4;
 		case 0xa3:	/* a TNT without its stop bit is bad */
 			if (n < 8 || !mt_ptq_le(p + 2, 6))
@@ -95,6 +118,8 @@ static inline size_t mt_ptq_packet(const uint8_t *p, size_t n, struct pt_packet 
 	default:
 		break;
 	}
+	if ((b & 3) == 3)
+		return mt_ptq_cyc(p, n, pk);
 	if (!(b & 1)) {		/* 0x00 and 0x02 aside, an even byte is a short TNT */
 		pk->type = ppt_tnt_8;
 		return 1;
@@ -117,6 +142,36 @@ static inline size_t mt_ptq_packet(const uint8_t *p, size_t n, struct pt_packet 
 	}
 	sz = ip_bytes[b >> 5];
 	return sz != 0xff && n > sz ? (size_t)sz + 1 : 0;
+}
+
+/* The packet at OFF in PKT's bytes read by libipt; its length in *LEN.
+ * libipt reads a packet alone, wherever the decoder was. */
+static inline int mt_ptq_libipt_packet(struct pt_packet_decoder *pkt, uint64_t off,
+				       struct pt_packet *pk, size_t *len)
+{
+	uint64_t next = off;
+	int st = pt_pkt_sync_set(pkt, off);
+
+	if (st >= 0)
+		st = pt_pkt_next(pkt, pk, sizeof(*pk));
+	if (st >= 0)
+		st = pt_pkt_get_offset(pkt, &next);
+	*len = (size_t)(next - off);
+	return st;
+}
+
+/* Puts PKT where libipt's own reading from its sync point FROM stops at
+ * the bad packet at OFF: at OFF, synced at FROM (where its forward sync
+ * looks from depends on both). */
+static inline void mt_ptq_walk_to(struct pt_packet_decoder *pkt, uint64_t from, uint64_t off)
+{
+	uint64_t at = from;
+	struct pt_packet pk;
+
+	if (pt_pkt_sync_set(pkt, from) < 0)
+		return;
+	while (at < off && pt_pkt_next(pkt, &pk, sizeof(pk)) >= 0 && !pt_pkt_get_offset(pkt, &at))
+		;
 }
 
 #endif
