@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The packets a stream is made of, by the hundred thousand (TNT, TIP,
- * FUP, timing, PSB+), read without libipt's packet decoder. The scan ahead
- * of the decoder (blkdec.c) needs only each packet's length and, for a
- * few, one field; libipt's pt_pkt_next() costs some 150 instructions a
- * packet there (about 7 % of a stream's decoding), these checks a tenth
- * of that. Everything else, and every packet these rules would not take
+ * FUP, timing, CYC, PSB+), read without libipt's packet decoder. The scan
+ * ahead of the decoder (blkscan.c) and the reading of exact times
+ * (cyctime.c) need only each packet's length and, for a few, one field;
+ * libipt's pt_pkt_next() costs some 150 instructions a packet there
+ * (about 7 % of a stream's decoding), these checks a tenth of that. Everything else, and every packet these rules would not take
  * exactly as libipt does (its dispatch in pt_df_fetch(), its checks in
  * pt_packet.c), is left to libipt: power and VMX packets, bad or reserved
  * encodings, packets cut by the end of the bytes.
