@@ -128,10 +128,9 @@ static uint64_t scan_piece(struct mt_blkscan *sc, const uint8_t *p, size_t got, 
 		off = from;
 		/* Most packets are read here (ptquick.h), the rest by libipt. */
 		while (st >= 0 && !sc->oom && off < got) {
-			size_t len = mt_ptq_packet(p + off, got - off, &pk);
+			size_t len;
 
-			if (!len)
-				st = mt_ptq_libipt_packet(pkt, off, &pk, &len);
+			st = mt_ptq_read(pkt, p, got, off, &pk, &len);
 			if (st < 0)
 				break;
 			scan_packet(sc, &pk, pos + off);

@@ -180,14 +180,14 @@ void mt_cyctime_read_to(struct mt_cyctime *t, uint64_t pos)
 
 	while (t->pkt && t->next < pos) {
 		uint64_t off = t->next - t->base;
-		size_t len = off < t->len ? mt_ptq_packet(t->bytes + off, t->len - off, &p) : 0;
+		size_t len;
 
 		if (t->next == t->mark) {
 			t->at_mark = t->c;
 			t->marked = true;
 		}
 		t->last = t->next;
-		if (!len && mt_ptq_libipt_packet(t->pkt, off, &p, &len) < 0) {
+		if (mt_ptq_read(t->pkt, t->bytes, t->len, off, &p, &len) < 0) {
 			/* On as libipt reading alone from its sync point would. */
 			mt_ptq_walk_to(t->pkt, t->sync - t->base, off);
 			resync(t, 0, false);

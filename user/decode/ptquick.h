@@ -160,6 +160,15 @@ static inline int mt_ptq_libipt_packet(struct pt_packet_decoder *pkt, uint64_t o
 	return st;
 }
 
+/* The packet at OFF of the N bytes at P (PKT's bytes): read here when it
+ * can be, else by libipt. 0, or libipt's error for a bad packet. */
+static inline int mt_ptq_read(struct pt_packet_decoder *pkt, const uint8_t *p, size_t n,
+			      uint64_t off, struct pt_packet *pk, size_t *len)
+{
+	*len = off < n ? mt_ptq_packet(p + off, n - off, pk) : 0;
+	return *len ? 0 : mt_ptq_libipt_packet(pkt, off, pk, len);
+}
+
 /* Puts PKT where libipt's own reading from its sync point FROM stops at
  * the bad packet at OFF: at OFF, synced at FROM (where its forward sync
  * looks from depends on both). */
