@@ -76,6 +76,9 @@ static void cpu1(struct ptenc *e)
 struct streams {
 	const uint8_t *data[2];
 	size_t len[2];
+	/* The context switches (NULL: those of cpu0() and cpu1()). */
+	const struct mt_bundle_switch_entry *sw;
+	size_t nsw;
 };
 
 static void write_bundle(const char *path, const char *exe, const struct streams *pts)
@@ -128,7 +131,8 @@ static void write_bundle(const char *path, const char *exe, const struct streams
 	MT_ASSERT_EQ(mt_bundle_write_pt_config(w, &ptc), 0);
 	MT_ASSERT_EQ(mt_bundle_write_pt(w, &pt0, pts->data[0], pts->len[0]), 0);
 	MT_ASSERT_EQ(mt_bundle_write_pt(w, &pt1, pts->data[1], pts->len[1]), 0);
-	MT_ASSERT_EQ(mt_bundle_write_switches(w, sw, 3), 0);
+	MT_ASSERT_EQ(pts->sw ? mt_bundle_write_switches(w, pts->sw, pts->nsw)
+			     : mt_bundle_write_switches(w, sw, 3), 0);
 	MT_ASSERT_EQ(mt_bundle_write_maps(w, &map, 1), 0);
 	MT_ASSERT_EQ(mt_bundle_write_clock(w, &cd, clk, 2), 0);
 	MT_ASSERT_EQ(mt_bundle_write_trigger(w, &trig), 0);
@@ -165,7 +169,7 @@ static void open_bundle_with(struct mt_bundle_reader **r, struct mt_decode **d,
 	build_prog();
 	cpu0(&e0);
 	cpu1(&e1);
-	good = (struct streams){ { e0.buf, e1.buf }, { e0.len, e1.len } };
+	good = (struct streams){ { e0.buf, e1.buf }, { e0.len, e1.len }, NULL, 0 };
 	write_bundle(fx_path("t.mtrace"), fx_path("prog"), pts ? pts : &good);
 	MT_ASSERT_MSG(mt_bundle_open(r, fx_path("t.mtrace"), err, sizeof(err)) == 0, "%s", err);
 	MT_ASSERT_MSG(mt_decode_open(d, *r, NULL, err, sizeof(err)) == 0, "%s", err);
@@ -237,6 +241,76 @@ MT_TEST(two_threads_two_cpus_text_dump)
 	mt_bundle_close(r);
 }
 
+/* A thread's trace on its own CPU: on in D from START, which returns to
+ * A+14; off at OFF; on in D again at 1500, off at END. */
+static void returns_from_d(struct ptenc *e, uint64_t start, uint64_t off, uint64_t end)
+{
+	ptenc_begin(e, start, F('D'));
+	ptenc_ip(e, ppt_tip, F('A') + 14, pt_ipc_sext_48);
+	ptenc_tsc(e, off);
+	ptenc_ip(e, ppt_fup, F('A') + 14, pt_ipc_sext_48);
+	ptenc_ip(e, ppt_tip_pgd, 0, pt_ipc_suppressed);
+	ptenc_tsc(e, 1500);
+	ptenc_ip(e, ppt_tip_pge, F('D'), pt_ipc_sext_48);
+	ptenc_ip(e, ppt_tip, F('A') + 14, pt_ipc_sext_48);
+	ptenc_tsc(e, end);
+	ptenc_ip(e, ppt_fup, F('A') + 14, pt_ipc_sext_48);
+	ptenc_ip(e, ppt_tip_pgd, 0, pt_ipc_suppressed);
+	ptenc_end(e);
+}
+
+/*
+ * Two threads' events at the same time go in thread order (the thread
+ * seen first first), even when the other thread's event just before was
+ * the merge's: both come back at TSC 1700, and 101's events there go
+ * first although 102's last event (at 1300) came after 101's (at 1200).
+ */
+MT_TEST(equal_times_go_in_thread_order)
+{
+	static const char want[] = "1000600 101 B A inferred\n"
+				   "1000600 101 B D inferred\n"
+				   "1000600 101 E D\n"
+				   "1000600 101 B [untraced]\n"
+				   "1000650 102 B A inferred\n"
+				   "1000650 102 B D inferred\n"
+				   "1000650 102 E D\n"
+				   "1000650 102 B [untraced]\n"
+				   "1000850 101 E [untraced]\n"
+				   "1000850 101 B D async\n"
+				   "1000850 101 E D\n"
+				   "1000850 101 B [untraced]\n"
+				   "1000850 101 E [untraced] truncated\n"
+				   "1000850 101 E A truncated\n"
+				   "1000850 102 E [untraced]\n"
+				   "1000850 102 B D async\n"
+				   "1000850 102 E D\n"
+				   "1000850 102 B [untraced]\n"
+				   "1000850 102 E [untraced] truncated\n"
+				   "1000850 102 E A truncated\n";
+	const struct mt_bundle_switch_entry sw[] = {
+		{ .tsc = 990, .cpu = 0, .next_pid = 100, .next_tid = 101 },
+		{ .tsc = 1090, .cpu = 1, .next_pid = 100, .next_tid = 102 },
+	};
+	struct mt_bundle_reader *r;
+	struct mt_decode *d;
+	struct ptenc e0, e1;
+	struct streams s;
+	char err[512], *text;
+
+	build_prog();
+	returns_from_d(&e0, 1000, 1200, 1700);
+	returns_from_d(&e1, 1100, 1300, 1700);
+	s = (struct streams){ { e0.buf, e1.buf }, { e0.len, e1.len }, sw, 2 };
+	write_bundle(fx_path("t.mtrace"), fx_path("prog"), &s);
+	MT_ASSERT_MSG(mt_bundle_open(&r, fx_path("t.mtrace"), err, sizeof(err)) == 0, "%s", err);
+	MT_ASSERT_MSG(mt_decode_open(&d, r, NULL, err, sizeof(err)) == 0, "%s", err);
+	text = text_dump(d);
+	MT_ASSERT_MSG(!strncmp(text, want, strlen(want)), "got:\n%s", text);
+	free(text);
+	mt_decode_free(d);
+	mt_bundle_close(r);
+}
+
 /*
  * A run releases each CPU's PT from the reader once decoded: a second
  * decoder opened on the same reader before still decodes the same, and
@@ -291,7 +365,7 @@ MT_TEST(decoders_share_a_reader_that_releases_pt)
 	memcpy(padded[0], e0.buf, e0.len);
 	memcpy(padded[1], e1.buf, e1.len);
 	s = (struct streams){ { padded[0], padded[1] },
-			      { e0.len + 4096, e1.len + 4096 } };
+			      { e0.len + 4096, e1.len + 4096 }, NULL, 0 };
 	open_bundle_with(&r, &d, &s);
 	for (size_t i = 0; !mt_bundle_section_info(r, i, &si); i++)
 		compressed += si.type == MT_BUNDLE_SEC_PT_DATA &&
@@ -434,7 +508,7 @@ MT_TEST(mutated_pt_streams_decode_safely)
 	cpu1(&e1);
 	for (int round = 0; round < 200; round++) {
 		uint8_t buf[2][sizeof(e0.buf)];
-		struct streams s = { { buf[0], buf[1] }, { e0.len, e1.len } };
+		struct streams s = { { buf[0], buf[1] }, { e0.len, e1.len }, NULL, 0 };
 		struct mt_decode_sink sink = { NULL, balanced_event, NULL, NULL, 0 };
 		struct mt_bundle_reader *r;
 		struct mt_decode *d;

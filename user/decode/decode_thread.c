@@ -705,6 +705,69 @@ static int heap_next(struct merge *m)
 	return 0;
 }
 
+/* Passes on BEST's event EV, placed at AT (AT_NS), and moves past it. */
+static inline __attribute__((always_inline)) int emit(struct merge *m, struct timeline *best,
+						     const struct mt_ev *ev, uint64_t at,
+						     uint64_t at_ns)
+{
+	const struct mt_decode_sink *sink = m->sink;
+	int rc = sink->event(sink->ctx, best->task.pid, best->task.tid,
+			     ev->ts == at ? at_ns : to_ns(m->d, &m->ev_cache, ev->ts), ev);
+
+	if (rc)
+		return m->sink_rc = rc;
+	best->merged_tsc = at;
+	consume(best);
+	m->d->stats.events++;
+	return 0;
+}
+
+/*
+ * The first thread's events that still come before every other thread's
+ * next one and up to BOUND (once final, any), straight from its queue:
+ * one thread runs for thousands of events before another's turn, and the
+ * heap's place() and peek() for each cost a fifth of the merge. Stops
+ * where the general step has more to weigh: an inferred frame due, the
+ * trigger's time reached, the queue empty after its replay went on.
+ */
+static int emit_run(struct merge *m, uint64_t bound, int trig_final)
+{
+	size_t i = m->heap[0].tl;
+	struct timeline *t = m->tls[i];
+	uint64_t lim = m->final ? UINT64_MAX : bound;
+	int tie = 1;	/* whether an event placed at LIM still goes first */
+	int rc;
+
+	if (m->nheap > 1) {
+		const struct heap_ent *r = &m->heap[1];
+
+		if (m->nheap > 2 && heap_before(&m->heap[2], r))
+			r = &m->heap[2];
+		if (r->at <= lim) {
+			lim = r->at;
+			tie = i < r->tl;
+		}
+	}
+	for (;;) {
+		const struct mt_ev *ev;
+		uint64_t at, at_ns;
+
+		if (t->queue_head == t->queue_len)
+			replay(m, t);
+		if (t->ndue || t->oom || t->queue_head == t->queue_len)
+			return 0;
+		ev = &t->queue[t->queue_head];
+		at = ev->ts > t->merged_tsc ? ev->ts : t->merged_tsc;
+		if (at > lim || (at == lim && !tie))
+			return 0;
+		at_ns = to_ns(m->d, &m->at_cache, at);
+		if (m->trig_pending && trig_final && at_ns >= m->trig_ns)
+			return 0;
+		if ((rc = emit(m, t, ev, at, at_ns)))
+			return rc;
+	}
+}
+
 /*
  * Passes events on to the sink in time order (ties: thread order), those
  * up to BOUND or, once final, all. Another thread's event still to come
@@ -745,15 +808,8 @@ static int merge_upto(struct merge *m, uint64_t bound, int trig_final)
 		}
 		if (!best)
 			return 0;
-		rc = sink->event(sink->ctx, best->task.pid, best->task.tid,
-				 best_ev->ts == best_at ? at_ns : to_ns(d, &m->ev_cache, best_ev->ts),
-				 best_ev);
-		if (rc)
-			return m->sink_rc = rc;
-		best->merged_tsc = best_at;
-		consume(best);
-		d->stats.events++;
-		if ((rc = heap_next(m)))
+		if ((rc = emit(m, best, best_ev, best_at, at_ns)) ||
+		    (rc = emit_run(m, bound, trig_final)) || (rc = heap_next(m)))
 			return rc;
 	}
 }
