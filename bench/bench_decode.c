@@ -316,10 +316,10 @@ struct full_result {
 };
 
 /* The whole decode to a Perfetto file, as the CLI does it. */
-static int full_decode(struct mt_bundle_reader *r, unsigned int jobs, const char *out,
-		       struct full_result *res)
+static int full_decode(struct mt_bundle_reader *r, unsigned int jobs, int sink_thread,
+		       const char *out, struct full_result *res)
 {
-	struct mt_decode_opts o = { .jobs = jobs };
+	struct mt_decode_opts o = { .jobs = jobs, .sink_thread = sink_thread };
 	struct mt_decode_sink sink;
 	struct pf_options po;
 	struct mt_pfout pfo;
@@ -391,12 +391,36 @@ struct run {
 	unsigned long long pt_bytes, insns, events, out_events, out_bytes;
 };
 
+/* The jobs of a decoding child's MODE: "decode3" three, "fullN" N, else one. */
+static unsigned int jobs_of(const char *mode)
+{
+	unsigned int n = 0;
+
+	if (!strcmp(mode, "decode3"))
+		return 3;
+	return sscanf(mode, "full%u", &n) == 1 && n ? n : 1;
+}
+
+/* The decoder's sink_thread for MODE: "fullNs" 1 (on), "fullNm" -1 (on the
+ * merge's thread), else 0 (as the machine suggests). */
+static int sink_thread_of(const char *mode)
+{
+	unsigned int n;
+	char c = 0;
+
+	if (sscanf(mode, "full%u%c", &n, &c) < 2)
+		return 0;
+	return c == 's' ? 1 : c == 'm' ? -1 : 0;
+}
+
 /*
  * The child: MODE "none" (the bare process), "bundle" (reader open, PT
  * read), "open" (the same and the decoder open: images, symbols), "bare" (the libipt
- * loop), "full" or "full2" (the decode with one or two jobs), "decode"
- * (one job, as the CLI decodes a file), "decode3" (the same with three
- * jobs: on the walk's two CPUs, both streams in pieces). Except for
+ * loop), "full" or "fullN" (the decode with one or N jobs; "fullNs" and
+ * "fullNm": the sink's calls on a thread of their own, or on the merge's,
+ * whatever the machine),
+ * "decode" (one job, as the CLI decodes a file), "decode3" (the same with
+ * three jobs: on the walk's two CPUs, both streams in pieces). Except for
  * "decode" and "decode3", the PT is read (and decompressed) before the
  * clock starts, for every mode alike.
  * Each variant runs in a fresh process so that its peak RSS is its own
@@ -442,8 +466,7 @@ static int child(const char *mode, const char *bundle, const char *out)
 				mt_decode_free(d);
 			}
 		} else if (strcmp(mode, "bundle")) {
-			rc = full_decode(r, !strcmp(mode, "full2") ? 2 : !strcmp(mode, "decode3") ? 3 : 1,
-					 out, &fr);
+			rc = full_decode(r, jobs_of(mode), sink_thread_of(mode), out, &fr);
 			res.cpu = fr.t.cpu;
 			res.self = fr.t.self;
 			res.stream = fr.stream;

@@ -23,10 +23,11 @@ fi
 tso=$O/tsan
 per_test=${TSAN_TIMEOUT:-900}
 # The streaming replay, the stream split into pieces and its pipe, the
-# open-time checks of the streams, the writer's thread, and every
+# open-time checks of the streams, the writer's thread, the sink's calls
+# on a thread of their own (the Perfetto output's too), and every
 # ground-truth program with one job and with several.
 names=${TSAN_TESTS:-test_decode_stream test_decode_split test_decode_pipe test_decode_ptcheck
-	test_decode_bundle test_perfetto_writer test_decode_truth}
+	test_decode_bundle test_perfetto_writer test_perfetto_decode_late test_decode_truth}
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -241,6 +241,28 @@ MT_TEST(two_threads_two_cpus_text_dump)
 	mt_bundle_close(r);
 }
 
+/* The text sink on a thread of its own (mt_decode_opts.sink_thread) prints
+ * what it prints on the merge's, the trigger in place. */
+MT_TEST(text_dump_from_the_sinks_own_thread)
+{
+	const struct mt_decode_opts o = { .sink_thread = 1 };
+	struct mt_bundle_reader *r;
+	struct mt_decode *d, *apart;
+	char err[512], *text, *text_apart;
+
+	open_bundle(&r, &d);
+	MT_ASSERT_MSG(mt_decode_open(&apart, r, &o, err, sizeof(err)) == 0, "%s", err);
+	text = text_dump(d);
+	text_apart = text_dump(apart);
+	MT_ASSERT(strstr(text, "trigger"));
+	MT_ASSERT_STREQ(text_apart, text);
+	free(text);
+	free(text_apart);
+	mt_decode_free(apart);
+	mt_decode_free(d);
+	mt_bundle_close(r);
+}
+
 /* A thread's trace on its own CPU: on in D from START, which returns to
  * A+14; off at OFF; on in D again at 1500, off at END. */
 static void returns_from_d(struct ptenc *e, uint64_t start, uint64_t off, uint64_t end)

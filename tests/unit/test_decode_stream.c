@@ -8,6 +8,7 @@
 #include "test_decode_steps.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <time.h>
 
 /* Decodes PATH into GOT with JOBS and WINDOW, the replay following the
@@ -113,6 +114,110 @@ MT_TEST(a_failed_output_stops_the_decoding)
 	mt_decode_free(d);
 	mt_bundle_close(r);
 	free(all.v);
+}
+
+/* A sink that collects the steps and notes whether any call came on
+ * another thread than the run's. */
+struct elsewhere {
+	struct steps steps;
+	pthread_t run;
+	int calls_elsewhere;
+	int fail_at;	/* fails at this call (0: never) and counts the calls */
+	int calls;
+};
+
+static int collect_elsewhere(void *ctx, uint32_t pid, uint32_t tid, uint64_t ns,
+			     const struct mt_ev *ev)
+{
+	struct elsewhere *e = ctx;
+
+	e->calls_elsewhere += !pthread_equal(pthread_self(), e->run);
+	if (++e->calls == e->fail_at)
+		return -ENOSPC;
+	return collect(&e->steps, pid, tid, ns, ev);
+}
+
+/* Runs a decode of PATH into E with JOBS jobs, the replay following the
+ * decoding or not (LATE), the sink on a thread of its own or not
+ * (SINK_THREAD); returns mt_decode_run()'s result, and the decoder's
+ * message and instructions decoded. */
+static int run_elsewhere(const char *path, struct elsewhere *e, unsigned int jobs, int late,
+			 int sink_thread, char *msg, size_t msglen, uint64_t *insns)
+{
+	struct mt_decode_opts o = { .jobs = jobs, .sink_thread = sink_thread };
+	struct mt_decode_sink sink = { NULL, collect_elsewhere, NULL, e, late };
+	struct mt_bundle_reader *r;
+	struct mt_decode *d;
+	char err[512];
+	int rc;
+
+	e->run = pthread_self();
+	MT_ASSERT_MSG(mt_bundle_open(&r, path, err, sizeof(err)) == 0, "%s", err);
+	MT_ASSERT_MSG(mt_decode_open(&d, r, &o, err, sizeof(err)) == 0, "%s", err);
+	rc = mt_decode_run(d, &sink);
+	snprintf(msg, msglen, "%s", mt_decode_error(d));
+	*insns = mt_decode_get_stats(d)->insns;
+	mt_decode_free(d);
+	mt_bundle_close(r);
+	return rc;
+}
+
+/* With the sink's calls on a thread of their own, the sink gets the same
+ * calls in the same order, all on that thread, whether the replay follows
+ * the decoding or waits for it, with one job and with two. */
+MT_TEST(a_sink_on_a_thread_of_its_own_gets_the_same_calls)
+{
+	const char *b = walk("w2.mtrace", "--insns 8000000 --cpus 2 --seed 5");
+	char msg[512];
+	uint64_t insns;
+
+	for (int late = 0; late <= 1; late++) {
+		for (unsigned int jobs = 1; jobs <= 2; jobs++) {
+			struct elsewhere here = { 0 }, there = { 0 };
+
+			MT_ASSERT_EQ(run_elsewhere(b, &here, jobs, late, -1, msg, sizeof(msg),
+						   &insns), 0);
+			MT_ASSERT_EQ(run_elsewhere(b, &there, jobs, late, 1, msg, sizeof(msg),
+						   &insns), 0);
+			MT_ASSERT_EQ(here.calls_elsewhere, 0);
+			MT_ASSERT_EQ(there.calls_elsewhere, there.calls);
+			MT_ASSERT_EQ(here.calls, there.calls);
+			MT_ASSERT(here.steps.n > 10000);
+			MT_ASSERT_MSG(steps_diff("walk", "on the run's thread", &here.steps,
+						 "on the sink's", &there.steps, NULL, msg,
+						 sizeof(msg)) == 0,
+				      "late %d, %u jobs: %s", late, jobs, msg);
+			free(here.steps.v);
+			free(there.steps.v);
+		}
+	}
+}
+
+/* A sink on its own thread that fails ends the run with its value and
+ * gets no call after it: at the first call, within the first block handed
+ * over, after it (the decoding then stops soon after, a block of calls
+ * later) and at the last call, when the merge has ended. */
+MT_TEST(a_sink_failing_on_its_own_thread_ends_the_run)
+{
+	const char *b = walk("w2.mtrace", "--insns 8000000 --cpus 2 --seed 5");
+	struct elsewhere whole = { 0 };
+	uint64_t all, insns;
+	char msg[512];
+
+	MT_ASSERT_EQ(run_elsewhere(b, &whole, 2, 1, 1, msg, sizeof(msg), &all), 0);
+	const int fail_at[] = { 1, 300, 5000, whole.calls };
+
+	for (size_t i = 0; i < sizeof(fail_at) / sizeof(fail_at[0]); i++) {
+		struct elsewhere e = { .fail_at = fail_at[i] };
+
+		MT_ASSERT_EQ(run_elsewhere(b, &e, 2, 1, 1, msg, sizeof(msg), &insns), -ENOSPC);
+		MT_ASSERT_EQ(e.calls, fail_at[i]);
+		MT_ASSERT_MSG(!msg[0], "'%s'", msg);
+		MT_ASSERT_MSG(fail_at[i] == whole.calls || insns * 4 < all,
+			      "%" PRIu64 " of %" PRIu64 " instructions", insns, all);
+		free(e.steps.v);
+	}
+	free(whole.steps.v);
 }
 
 static uint64_t process_cpu_ns(void)

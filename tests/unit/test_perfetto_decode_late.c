@@ -13,9 +13,11 @@
 
 #include "out_perfetto/pfout.h"
 
-/* Decodes BUNDLE to a protobuf trace at OUT, one replay or two. */
-static void decode_to(const char *bundle, const char *out, int late)
+/* Decodes BUNDLE to a protobuf trace at OUT, one replay or two, the
+ * writer on the merge's thread or on its own (SINK_THREAD, decode.h). */
+static void decode_to(const char *bundle, const char *out, int late, int sink_thread)
 {
+	const struct mt_decode_opts dopts = { .sink_thread = sink_thread };
 	struct mt_bundle_reader *r;
 	struct mt_decode *d;
 	struct mt_decode_sink sink;
@@ -27,7 +29,7 @@ static void decode_to(const char *bundle, const char *out, int late)
 	pf_options_init(&o);
 	o.late_inferred = late;
 	MT_ASSERT_MSG(mt_bundle_open(&r, bundle, err, sizeof(err)) == 0, "%s", err);
-	MT_ASSERT_MSG(mt_decode_open(&d, r, NULL, err, sizeof(err)) == 0, "%s", err);
+	MT_ASSERT_MSG(mt_decode_open(&d, r, &dopts, err, sizeof(err)) == 0, "%s", err);
 	MT_ASSERT_MSG(pf_writer_open(&w, out, &o, err, sizeof(err)) == 0, "%s", err);
 	MT_ASSERT_EQ(mt_pfout_init(&po, d, r, w, &sink), 0);
 	MT_ASSERT_EQ(sink.late_inferred, late);
@@ -110,12 +112,15 @@ static void compare_tracks(const struct pfr_trace *a, const struct pfr_trace *b,
 }
 
 /* Generates PROG with EXTRA (a random walk over it with WALK), decodes it
- * both ways and compares; returns how many inferred frames it had. */
+ * both ways and compares; returns how many inferred frames it had. The
+ * writer on a thread of its own writes the same trace (the same bytes
+ * but where equal times of two threads meet, as for any replay that
+ * follows the decoding). */
 static size_t check(const char *prog, const char *extra, int walk)
 {
-	char ptgen[1200], progs[1200], bundle[300], two[320], one[320];
-	struct pfr_trace a, b;
-	size_t events = 0, inferred = 0;
+	char ptgen[1200], progs[1200], bundle[300], two[320], one[320], apart[320];
+	struct pfr_trace a, b, c;
+	size_t events = 0, inferred = 0, events_apart = 0;
 
 	fx_ptgen_paths(ptgen, progs, sizeof(progs));
 	snprintf(bundle, sizeof(bundle), "%s", fx_path(prog));
@@ -124,17 +129,23 @@ static size_t check(const char *prog, const char *extra, int walk)
 	      progs, prog);
 	snprintf(two, sizeof(two), "%s.two.pftrace", bundle);
 	snprintf(one, sizeof(one), "%s.one.pftrace", bundle);
-	decode_to(bundle, two, 0);
-	decode_to(bundle, one, 1);
+	snprintf(apart, sizeof(apart), "%s.apart.pftrace", bundle);
+	decode_to(bundle, two, 0, -1);
+	decode_to(bundle, one, 1, -1);
+	decode_to(bundle, apart, 1, 1);
 	pft_read_clean(two, &a);
 	pft_read_clean(one, &b);
+	pft_read_clean(apart, &c);
 	compare_tracks(&a, &b, &events);
+	compare_tracks(&b, &c, &events_apart);
 	MT_ASSERT(events > 0);
+	MT_ASSERT_EQ(events_apart, events);
 	for (size_t i = 0; i < b.nevents; i++)
 		for (int k = 0; k < b.events[i].nannots; k++)
 			inferred += !strcmp(b.events[i].annots[k].name, "inferred_start");
 	pfr_free(&a);
 	pfr_free(&b);
+	pfr_free(&c);
 	return inferred;
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The decoder's set-up and entry points; see decode.h. */
 #include "decode/decode_internal.h"
+#include "decode/sink_thread.h"
 
 #include "decode/ptconfig.h"
 #include "util/errmsg.h"
@@ -247,8 +248,36 @@ uint64_t mt_decode_place_trigger(const struct mt_decode *d, int *final)
 	return at;
 }
 
+/* Online CPUs from which the sink's calls get a thread of their own by
+ * default: the merge's thread bounds a decode once the cores outnumber
+ * the times its work goes into the whole (four to seven on the
+ * benchmarks, docs/benchmarks.md). */
+#define SINK_THREAD_CPUS 8
+
 /* Log a stream may hold ahead of the replay when the replay follows. */
 #define STREAM_LOG_LIMIT ((size_t)4 << 20)
+
+/* Whether the sink's calls go to a thread of their own (opts.sink_thread). */
+static int sink_thread_wanted(const struct mt_decode *d)
+{
+	return d->opts.sink_thread ? d->opts.sink_thread > 0
+				   : sysconf(_SC_NPROCESSORS_ONLN) >= SINK_THREAD_CPUS;
+}
+
+/* The merge into SINK, on a thread of its own where wanted and possible. */
+static int merge(struct mt_decode *d, const struct mt_decode_sink *sink)
+{
+	struct mt_sink_thread *st;
+	struct mt_decode_sink outer;
+	int rc, sink_rc;
+
+	if (!sink_thread_wanted(d) || mt_sink_thread_start(&st, sink, &outer))
+		return mt_decode_threads(d, sink);
+	rc = mt_decode_threads(d, &outer);
+	sink_rc = mt_sink_thread_stop(st);
+	/* A failure of the sink's the merge did not see yet is the run's. */
+	return rc ? rc : sink_rc;
+}
 
 int mt_decode_run(struct mt_decode *d, const struct mt_decode_sink *sink)
 {
@@ -267,7 +296,7 @@ int mt_decode_run(struct mt_decode *d, const struct mt_decode_sink *sink)
 	if (rc)
 		snprintf(d->errmsg, sizeof(d->errmsg), "out of memory starting to decode");
 	else
-		rc = mt_decode_threads(d, sink);
+		rc = merge(d, sink);
 	join = mt_decode_cpus_join(d, rc != 0, why, sizeof(why));
 	if (join && !rc) {
 		rc = join;

@@ -88,6 +88,11 @@ struct mt_decode_opts {
 	 * several threads at once (decode/blksplit.h); 0: 128 KiB. The output
 	 * does not depend on it. */
 	size_t pt_piece;
+	/* The sink's calls on a thread of their own (sink_thread.h): 1, or
+	 * -1 never; 0: with 8 or more online CPUs, where the merge's thread
+	 * rather than the streams bounds the decode (on fewer the extra
+	 * thread takes its time from the others). */
+	int sink_thread;
 	/* Decode the CPU streams as while other threads hold the DWARF of
 	 * all the code: with inline ranges unknown, a stream logs every
 	 * block in functions that may have some (decode_cpu.c, log_block()).
