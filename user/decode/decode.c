@@ -250,8 +250,8 @@ uint64_t mt_decode_place_trigger(const struct mt_decode *d, int *final)
 
 /* Online CPUs from which the sink's calls get a thread of their own by
  * default: the merge's thread bounds a decode once the cores outnumber
- * the times its work goes into the whole (four to seven on the
- * benchmarks, docs/benchmarks.md). */
+ * the times its work goes into the whole (4.3 and 6.3 on the benchmarks,
+ * docs/benchmarks.md); below, the hand-over's work costs more. */
 #define SINK_THREAD_CPUS 8
 
 /* Log a stream may hold ahead of the replay when the replay follows. */
@@ -264,7 +264,8 @@ static int sink_thread_wanted(const struct mt_decode *d)
 				   : sysconf(_SC_NPROCESSORS_ONLN) >= SINK_THREAD_CPUS;
 }
 
-/* The merge into SINK, on a thread of its own where wanted and possible. */
+/* The merge into SINK, whose calls go to a thread of their own where
+ * wanted and possible. */
 static int merge(struct mt_decode *d, const struct mt_decode_sink *sink)
 {
 	struct mt_sink_thread *st;
