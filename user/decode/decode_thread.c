@@ -655,6 +655,13 @@ static void heap_down(struct merge *m, size_t i)
 	h[i] = e;
 }
 
+/* Where the merge puts EV of T: its time, or for an inferred frame that
+ * arrives late, where T has got to. */
+static inline uint64_t place_of(const struct timeline *t, const struct mt_ev *ev)
+{
+	return ev->ts > t->merged_tsc ? ev->ts : t->merged_tsc;
+}
+
 /* Thread I's next event and its place in E: 1, or 0 when it has none
  * (yet), or -ENOMEM. */
 static inline __attribute__((always_inline)) int place(struct merge *m, size_t i,
@@ -668,7 +675,7 @@ static inline __attribute__((always_inline)) int place(struct merge *m, size_t i
 		return -ENOMEM;
 	if (!ev)
 		return 0;
-	*e = (struct heap_ent){ ev->ts > t->merged_tsc ? ev->ts : t->merged_tsc, i, ev };
+	*e = (struct heap_ent){ place_of(t, ev), i, ev };
 	return 1;
 }
 
@@ -726,9 +733,9 @@ static inline __attribute__((always_inline)) int emit(struct merge *m, struct ti
  * The first thread's events that still come before every other thread's
  * next one and up to BOUND (once final, any), straight from its queue:
  * one thread runs for thousands of events before another's turn, and the
- * heap's place() and peek() for each cost a fifth of the merge. Stops
- * where the general step has more to weigh: an inferred frame due, the
- * trigger's time reached, the queue empty after its replay went on.
+ * heap's steps for each cost a fifth of the merge. Stops where the
+ * general step has more to weigh: the trigger's time reached, or the
+ * thread without an event until the next hand-over.
  */
 static int emit_run(struct merge *m, uint64_t bound, int trig_final)
 {
@@ -752,12 +759,10 @@ static int emit_run(struct merge *m, uint64_t bound, int trig_final)
 		const struct mt_ev *ev;
 		uint64_t at, at_ns;
 
-		if (t->queue_head == t->queue_len)
-			replay(m, t);
-		if (t->ndue || t->oom || t->queue_head == t->queue_len)
-			return 0;
-		ev = &t->queue[t->queue_head];
-		at = ev->ts > t->merged_tsc ? ev->ts : t->merged_tsc;
+		ev = peek(m, t);
+		if (!ev || t->oom)
+			return 0;	/* heap_next() tells what it is */
+		at = place_of(t, ev);
 		if (at > lim || (at == lim && !tie))
 			return 0;
 		at_ns = to_ns(m->d, &m->at_cache, at);
